@@ -44,6 +44,9 @@ void gst_gpustream_plugin_init (GstPlugin * plugin);
 gboolean gst_gpustream_built_with_cuda (void);
 /* TRUE when the CUDA driver loads and at least one device is present. */
 gboolean gst_gpustream_gpu_available (void);
+/* Why gst_gpustream_gpu_available() is FALSE ("built without CUDA", "no CUDA
+ * driver", "no CUDA device", ...), for error messages; NULL when it is TRUE. */
+const gchar *gst_gpustream_gpu_unavailable_reason (void);
 
 /* ---- the GPU part of an element --------------------------------------- *
  * Embed one GstGpuStreamGpu in the instance of every GPU-capable element,

@@ -1,0 +1,37 @@
+/* gpsprivate.h: what the files of libgstgpustream share, not installed. */
+#ifndef GPS_PRIVATE_H
+#define GPS_PRIVATE_H
+
+#include "config.h"
+#include "gstgpustream.h"
+
+#if GS_HAVE_CUDA
+#include <gst/cuda/cuda-gst.h>
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudautils.h>
+#endif
+
+G_BEGIN_DECLS
+
+/* One category per file; all registered together by gps_debug_init, which
+ * every entry point calls (the library is used by tests without a plugin). */
+G_GNUC_INTERNAL extern GstDebugCategory *gps_debug;
+G_GNUC_INTERNAL extern GstDebugCategory *gps_coder_debug;
+G_GNUC_INTERNAL extern GstDebugCategory *gps_cuda_debug;
+
+G_GNUC_INTERNAL void gps_debug_init (void);
+
+#if GS_HAVE_CUDA
+/* "name: description" of a CUresult, for logs. Static storage. */
+G_GNUC_INTERNAL const gchar *gps_cuda_strerror (CUresult res);
+
+/* The rlnc_product_batch kernel of ctx, loading the embedded fatbin on first
+ * use. Thread-safe; the module lives as long as ctx. */
+G_GNUC_INTERNAL gboolean gps_cuda_get_rlnc_kernel (GstCudaContext * ctx,
+    CUfunction * func);
+#endif
+
+G_END_DECLS
+
+#endif /* GPS_PRIVATE_H */
