@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""./run bench [AREA ...]: every figure beside the anchor measured in the same run.
+
+Areas:
+  kernels   kernels/bench: RLNC encode / decode vs ISA-L called directly, vs the
+            scalar reference, and the GPU kernels where a GPU is present
+  nc        the kernel figures plus the elements in a pipeline
+            (fakesrc ! ncencoder ! fakesink) against the raw kernel
+  all       everything
+
+Figures go to stdout as a table and, one JSON object a line, to
+build/bench/results-<time>.jsonl (and build/bench/latest.jsonl)."""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+class Results:
+    def __init__(self, path):
+        self.path = path
+        self.rows = []
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.f = open(path, "w")
+        self.context = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+                        "cpu": cpu_model(), "cores": os.cpu_count(),
+                        "commit": self._commit()}
+
+    @staticmethod
+    def _commit():
+        try:
+            return subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                  capture_output=True, text=True,
+                                  cwd=os.path.dirname(os.path.abspath(__file__))
+                                  ).stdout.strip()
+        except OSError:
+            return ""
+
+    def add(self, row):
+        row = dict(row)
+        row.setdefault("context", self.context)
+        self.rows.append(row)
+        self.f.write(json.dumps(row) + "\n")
+        self.f.flush()
+
+    def close(self):
+        self.f.close()
+
+
+def run_kernel_bench(build, results):
+    """Runs kernels/bench/bench_rlnc (and the GPU one where built); its JSON
+    lines join ours. Returns the rows."""
+    rows = []
+    for name in ("bench_rlnc", "bench_rlnc_gpu"):
+        exe = os.path.join(build, "kernels", "bench", name)
+        if not os.path.exists(exe):
+            continue
+        jpath = os.path.join(build, "bench", name + ".jsonl")
+        args = [exe, "--json", jpath]
+        print("$ " + " ".join(args), flush=True)
+        subprocess.run(args, check=True)
+        if os.path.exists(jpath):
+            for line in open(jpath):
+                line = line.strip()
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    results.add(r)
+                    rows.append(r)
+    return rows
+
+
+def kernel_encode_mbps(rows, m, k):
+    """Our CPU encode figure at (m, k) from bench_rlnc's lines."""
+    for r in rows:
+        if r.get("bench") == "rlnc" and r.get("op") == "encode" and \
+                r.get("m") == m and r.get("k") == k and r.get("device", "cpu") == "cpu":
+            return r.get("mbps")
+    return None
+
+
+def element_encode_mbps(m, k, total_mb, backend="cpu"):
+    """fakesrc ! ncencoder ! fakesink, coded output MB/s. systematic=false and
+    redundancy=0 make the element compute m coded blocks per generation, the
+    same work as the kernel bench's encode (n = m)."""
+    import gi
+    gi.require_version("Gst", "1.0")
+    from gi.repository import Gst
+    Gst.init(None)
+    bufsize = m * k
+    nbuf = max(1, int(total_mb * 1e6 / bufsize))
+    desc = ("fakesrc num-buffers=%d sizetype=fixed sizemax=%d filltype=nothing ! "
+            "ncencoder generation-size=%d block-size=%d systematic=false redundancy=0 "
+            "backend=%s ! fakesink sync=false"
+            % (nbuf, bufsize, m, k, backend))
+    p = Gst.parse_launch(desc)
+    t0 = time.perf_counter()
+    p.set_state(Gst.State.PLAYING)
+    msg = p.get_bus().timed_pop_filtered(300 * Gst.SECOND,
+                                         Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    dt = time.perf_counter() - t0
+    p.set_state(Gst.State.NULL)
+    if msg is None or msg.type == Gst.MessageType.ERROR:
+        raise RuntimeError("element bench failed: " + desc)
+    return nbuf * bufsize / dt / 1e6, desc
+
+
+def bench_nc_elements(results, krows):
+    print("\nncencoder in a pipeline vs the raw kernel (coded output, CPU backend)")
+    print("%6s %6s %12s %12s %8s" % ("m", "k", "element MB/s", "kernel MB/s", "ratio"))
+    for m, k in ((64, 1024), (64, 4096)):
+        kernel = kernel_encode_mbps(krows, m, k)
+        best = 0.0
+        for _ in range(3):
+            mbps, desc = element_encode_mbps(m, k, 200)
+            best = max(best, mbps)
+        ratio = best / kernel if kernel else None
+        print("%6d %6d %12.1f %12s %8s" % (m, k, best,
+              "%.1f" % kernel if kernel else "n/a", "%.2f" % ratio if ratio else "n/a"))
+        results.add({"bench": "nc-element", "op": "ncencoder", "m": m, "k": k,
+                     "mbps": round(best, 1), "anchor": "kernel rlnc_encode",
+                     "anchor_mbps": kernel, "ratio": round(ratio, 3) if ratio else None,
+                     "target": 0.8, "device": "cpu", "pipeline": desc})
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", required=True)
+    p.add_argument("areas", nargs="*", default=["all"])
+    a = p.parse_args()
+    areas = set(a.areas)
+    if "all" in areas:
+        areas = {"kernels", "nc"}
+    unknown = areas - {"kernels", "nc"}
+    if unknown:
+        p.error("unknown area(s): " + ", ".join(sorted(unknown)))
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = os.path.join(a.build, "bench", "results-%s.jsonl" % stamp)
+    results = Results(out)
+    print("machine: %s, %d cores (CPU figures)" % (cpu_model(), os.cpu_count()))
+    krows = run_kernel_bench(a.build, results)
+    if "nc" in areas:
+        bench_nc_elements(results, krows)
+    results.close()
+    latest = os.path.join(a.build, "bench", "latest.jsonl")
+    if os.path.lexists(latest):
+        os.remove(latest)
+    os.symlink(os.path.basename(out), latest)
+    print("\nJSON lines: %s" % out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Network-coded RTP over real UDP on loopback, through the impairment relay.
+
+    sender:   filesrc ! ncencoder ! rtpncpay ! udpsink  -> relay (loss, ...)
+    receiver: udpsrc ! rtpncdepay ! ncdecoder ! filesink <-
+
+Used by `./run demo` (pipelines/nc-demo.py) and by the network tests, so the
+demo shows exactly what the tests check. Needs the build's plugins on
+GST_PLUGIN_PATH (./run sets it)."""
+
+import os
+import sys
+import time
+
+import gi
+
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from udp_impair import Impairment, Relay  # noqa: E402
+
+RTP_CAPS = ("application/x-rtp,media=(string)application,clock-rate=(int)90000,"
+            "encoding-name=(string)X-RLNC,payload=(int)96")
+
+
+def _props(d):
+    return " ".join("%s=%s" % (k, v) for k, v in d.items())
+
+
+def _wait(pipeline, timeout_s, what):
+    bus = pipeline.get_bus()
+    msg = bus.timed_pop_filtered(int(timeout_s * Gst.SECOND),
+                                 Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    if msg is None:
+        raise RuntimeError("%s: no EOS within %d s" % (what, timeout_s))
+    if msg.type == Gst.MessageType.ERROR:
+        err, dbg = msg.parse_error()
+        raise RuntimeError("%s: %s (%s)" % (what, err.message, dbg))
+
+
+def make_test_ts(path, frames=300, width=640, height=360):
+    """A test video as MPEG-TS (H.264), the demo's built-in input."""
+    p = Gst.parse_launch(
+        "videotestsrc num-buffers=%d pattern=ball ! "
+        "video/x-raw,width=%d,height=%d,framerate=30/1 ! "
+        "x264enc speed-preset=ultrafast tune=zerolatency bitrate=2000 "
+        "key-int-max=30 ! h264parse ! mpegtsmux ! filesink location=%s"
+        % (frames, width, height, path))
+    p.set_state(Gst.State.PLAYING)
+    try:
+        _wait(p, 120, "making the test MPEG-TS")
+    finally:
+        p.set_state(Gst.State.NULL)
+
+
+def run(input_path, output_path, encoder=None, impairment=None,
+        rate_bps=0.0, send_bitrate=40_000_000, decoder=None, timeout_s=120):
+    """Sends input_path through ncencoder/RTP/UDP/relay/ncdecoder into
+    output_path. Returns a dict of what happened."""
+    Gst.init(None)
+    encoder = encoder or {}
+    decoder = decoder or {}
+    impairment = impairment or Impairment()
+
+    rx = Gst.parse_launch(
+        "udpsrc name=src port=0 address=127.0.0.1 buffer-size=4194304 caps=\"%s\" ! "
+        "rtpncdepay ! ncdecoder name=dec %s ! filesink name=out location=%s"
+        % (RTP_CAPS, _props(decoder), output_path))
+    rx.set_state(Gst.State.PLAYING)
+    if rx.get_state(10 * Gst.SECOND)[0] == Gst.StateChangeReturn.FAILURE:
+        raise RuntimeError("receiver pipeline did not start")
+    rx_port = rx.get_by_name("src").get_property("port")
+    if rx_port == 0:
+        # udpsrc reads the bound port back into "port" once it is bound
+        raise RuntimeError("receiver did not bind")
+
+    relay = Relay(("127.0.0.1", 0), ("127.0.0.1", rx_port), impairment,
+                  rate_bps=rate_bps).start()
+
+    # max-bitrate paces the sender: unpaced UDP on loopback overflows socket
+    # buffers, and that loss would not be the loss we asked the relay for.
+    tx = Gst.parse_launch(
+        "filesrc location=%s blocksize=65536 ! ncencoder name=enc %s ! "
+        "rtpncpay name=pay ! udpsink host=127.0.0.1 port=%d sync=false "
+        "max-bitrate=%d"
+        % (input_path, _props(encoder), relay.port, send_bitrate))
+    t0 = time.monotonic()
+    tx.set_state(Gst.State.PLAYING)
+    try:
+        _wait(tx, timeout_s, "sender")
+    finally:
+        tx.set_state(Gst.State.NULL)
+
+    # let the relay drain (delay, rate, reordered packets), then end the
+    # receiver: UDP has no end of stream, so we send it EOS
+    last = -1
+    while True:
+        time.sleep(0.3)
+        fwd = impairment.stats["forwarded"] + impairment.stats["dropped"]
+        if fwd == last:
+            break
+        last = fwd
+    relay_stats = relay.stop()
+    time.sleep(0.2)
+    rx.send_event(Gst.Event.new_eos())
+    try:
+        _wait(rx, 30, "receiver")
+        dec_stats = rx.get_by_name("dec").get_property("stats")
+    finally:
+        rx.set_state(Gst.State.NULL)
+    elapsed = time.monotonic() - t0
+
+    stats = {}
+    for i in range(dec_stats.n_fields()):
+        name = dec_stats.nth_field_name(i)
+        stats[name] = dec_stats.get_value(name)
+    with open(input_path, "rb") as f:
+        original = f.read()
+    with open(output_path, "rb") as f:
+        decoded = f.read()
+    matching = sum(1 for a, b in zip(original, decoded) if a == b) \
+        if len(original) < 64 << 20 else None
+    return {
+        "input_bytes": len(original),
+        "output_bytes": len(decoded),
+        "identical": original == decoded,
+        "matching_bytes": matching,
+        "relay": relay_stats,
+        "decoder": stats,
+        "seconds": elapsed,
+    }
