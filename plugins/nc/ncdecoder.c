@@ -16,7 +16,9 @@
  * `stats`. generation-timeout is measured on the monotonic clock from the
  * arrival of the generation's first packet (for a generation of which nothing
  * arrived: of the oldest packet pending after it), so it works whatever the
- * packets' timestamps are. Packets that fail to parse (CRC included), carry
+ * packets' timestamps are, and a timer enforces it even when no packet
+ * arrives any more (a live source that stops without EOS does not keep
+ * decoded data waiting behind an incomplete generation). Packets that fail to parse (CRC included), carry
  * another m/k than the stream, or belong to a generation already output or
  * lost are dropped and counted.
  *
@@ -134,6 +136,15 @@ struct _GstNcDecoder
   guint64 st_latency_max_us;
 
   DecState *state;
+
+  /* The timeout timer: a thread that sleeps until the earliest pending
+   * generation is due and then runs dec_advance under the sink pad's stream
+   * lock, as a packet arriving would. timer_lock guards the fields below. */
+  GThread *timer;
+  GMutex timer_lock;
+  GCond timer_cond;
+  gint64 timer_deadline;        /* monotonic us, 0 = nothing pending */
+  gboolean timer_stop;
 };
 
 #define gst_nc_decoder_parent_class parent_class
@@ -355,6 +366,87 @@ dec_advance (GstNcDecoder * self, DecState * st, gboolean eos)
   return ret;
 }
 
+/* When the oldest pending generation times out (0: never). */
+static gint64
+dec_next_deadline (DecState * st)
+{
+  guint32 oldest;
+  gint64 since = 0;
+
+  if (st->timeout == 0 || !dec_oldest_pending (st, &oldest, &since))
+    return 0;
+  return since + (gint64) (st->timeout / GST_USECOND) + 1;
+}
+
+static void
+dec_arm_timer (GstNcDecoder * self, DecState * st)
+{
+  gint64 deadline = dec_next_deadline (st);
+
+  g_mutex_lock (&self->timer_lock);
+  if (deadline != self->timer_deadline) {
+    self->timer_deadline = deadline;
+    g_cond_signal (&self->timer_cond);
+  }
+  g_mutex_unlock (&self->timer_lock);
+}
+
+static gpointer
+dec_timer_main (gpointer data)
+{
+  GstNcDecoder *self = data;
+
+  g_mutex_lock (&self->timer_lock);
+  while (!self->timer_stop) {
+    gint64 deadline = self->timer_deadline;
+
+    if (deadline == 0) {
+      g_cond_wait (&self->timer_cond, &self->timer_lock);
+      continue;
+    }
+    if (g_get_monotonic_time () < deadline) {
+      g_cond_wait_until (&self->timer_cond, &self->timer_lock, deadline);
+      continue;
+    }
+    self->timer_deadline = 0;
+    g_mutex_unlock (&self->timer_lock);
+
+    /* serialised with chain and events: the state is the streaming
+     * thread's, and downstream sees one pushing thread at a time */
+    GST_PAD_STREAM_LOCK (self->sinkpad);
+    if (self->state && !self->timer_stop) {
+      GST_DEBUG_OBJECT (self, "generation timeout timer fired");
+      dec_advance (self, self->state, FALSE);
+      dec_arm_timer (self, self->state);
+    }
+    GST_PAD_STREAM_UNLOCK (self->sinkpad);
+    g_mutex_lock (&self->timer_lock);
+  }
+  g_mutex_unlock (&self->timer_lock);
+  return NULL;
+}
+
+static void
+dec_timer_start (GstNcDecoder * self)
+{
+  self->timer_stop = FALSE;
+  self->timer_deadline = 0;
+  self->timer = g_thread_new ("ncdecoder-timer", dec_timer_main, self);
+}
+
+static void
+dec_timer_stop (GstNcDecoder * self)
+{
+  if (!self->timer)
+    return;
+  g_mutex_lock (&self->timer_lock);
+  self->timer_stop = TRUE;
+  g_cond_signal (&self->timer_cond);
+  g_mutex_unlock (&self->timer_lock);
+  g_thread_join (self->timer);
+  self->timer = NULL;
+}
+
 static void
 dec_warn_bad (GstNcDecoder * self, DecState * st, const gchar * what)
 {
@@ -512,6 +604,7 @@ gst_nc_decoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 
   if (ret == GST_FLOW_OK)
     ret = dec_advance (self, st, FALSE);
+  dec_arm_timer (self, st);
   return ret;
 }
 
@@ -584,8 +677,10 @@ gst_nc_decoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       return TRUE;
     }
     case GST_EVENT_EOS:
-      if (st)
+      if (st) {
         dec_advance (self, st, TRUE);
+        dec_arm_timer (self, st);
+      }
       break;
     case GST_EVENT_FLUSH_STOP:
       if (st)
@@ -687,6 +782,8 @@ gst_nc_decoder_change_state (GstElement * element, GstStateChange transition)
       break;
     case GST_STATE_CHANGE_READY_TO_PAUSED:
       self->state = dec_state_new (self);
+      if (self->state->timeout > 0)
+        dec_timer_start (self);
       break;
     default:
       break;
@@ -696,6 +793,8 @@ gst_nc_decoder_change_state (GstElement * element, GstStateChange transition)
 
   switch (transition) {
     case GST_STATE_CHANGE_PAUSED_TO_READY:
+      /* the pads are inactive now: the timer cannot race with chain */
+      dec_timer_stop (self);
       g_clear_pointer (&self->state, dec_state_free);
       break;
     case GST_STATE_CHANGE_READY_TO_NULL:
@@ -768,6 +867,8 @@ gst_nc_decoder_finalize (GObject * object)
   GstNcDecoder *self = GST_NC_DECODER (object);
 
   g_clear_pointer (&self->state, dec_state_free);
+  g_mutex_clear (&self->timer_lock);
+  g_cond_clear (&self->timer_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -841,4 +942,6 @@ gst_nc_decoder_init (GstNcDecoder * self)
   gst_gpustream_gpu_init (&self->gpu);
   self->max_in_flight = DEFAULT_MAX_GENERATIONS_IN_FLIGHT;
   self->timeout = DEFAULT_GENERATION_TIMEOUT;
+  g_mutex_init (&self->timer_lock);
+  g_cond_init (&self->timer_cond);
 }

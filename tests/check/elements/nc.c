@@ -389,6 +389,60 @@ GST_START_TEST (test_missing_and_late)
 
 GST_END_TEST;
 
+/* A live source that goes silent without EOS: the generation timeout is
+ * enforced by the decoder's timer, so a complete generation waiting behind
+ * an incomplete one comes out (DISCONT, the loss counted) with no further
+ * packet and no EOS. */
+GST_START_TEST (test_timeout_without_traffic)
+{
+  GBytes *in = random_bytes (2 * 8 * 128, 21);
+  GPtrArray *pkts = encode (in, "generation-size=8 block-size=128 redundancy=2",
+      NULL);
+  GstHarness *h = harness_new ("ncdecoder",
+      "generation-timeout=200000000 max-generations-in-flight=16");
+  GstStructure *stats;
+  GstBuffer *out = NULL;
+  GstMapInfo map;
+  gint64 start;
+  guint i, sent0 = 0;
+
+  gst_harness_set_src_caps_str (h, "application/x-rlnc");
+  for (i = 0; i < pkts->len; i++) {
+    GstBuffer *b = g_ptr_array_index (pkts, i);
+    if (packet_generation (b) == 0 && sent0++ >= 5)
+      continue;                 /* generation 0 stays at rank 5 of 8 */
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (b)),
+        GST_FLOW_OK);
+  }
+  fail_unless (gst_harness_try_pull (h) == NULL);       /* 1 waits for 0 */
+
+  start = g_get_monotonic_time ();
+  while (!out && g_get_monotonic_time () - start < 5 * G_USEC_PER_SEC) {
+    out = gst_harness_try_pull (h);
+    if (!out)
+      g_usleep (10000);
+  }
+  fail_unless (out != NULL, "the timeout did not release generation 1");
+  fail_unless (g_get_monotonic_time () - start >= 100000);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (out, GST_BUFFER_FLAG_DISCONT));
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  fail_unless_equals_int (map.size, 8 * 128);
+  fail_unless (memcmp (map.data, (const guint8 *) g_bytes_get_data (in,
+              NULL) + 8 * 128, 8 * 128) == 0);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+
+  g_object_get (h->element, "stats", &stats, NULL);
+  fail_unless_equals_uint64 (stat (stats, "generations-lost"), 1);
+  fail_unless_equals_uint64 (stat (stats, "generations-decoded"), 1);
+  gst_structure_free (stats);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (pkts);
+  g_bytes_unref (in);
+}
+
+GST_END_TEST;
+
 /* A sender that restarts its generation numbering is followed, not
  * ignored as late. */
 GST_START_TEST (test_sender_restart)
@@ -769,6 +823,7 @@ nc_suite (void)
   tcase_add_test (tc, test_burst_loss);
   tcase_add_test (tc, test_loss_beyond_redundancy);
   tcase_add_test (tc, test_missing_and_late);
+  tcase_add_test (tc, test_timeout_without_traffic);
   tcase_add_test (tc, test_sender_restart);
   tcase_add_test (tc, test_relay);
   tcase_add_test (tc, test_bad_input);
