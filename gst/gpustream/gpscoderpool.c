@@ -369,13 +369,39 @@ copy_2d (const void *src_host, CUdeviceptr src_dev, gsize src_pitch,
   return CuMemcpy2DAsync (&cp, stream);
 }
 
+/* A contiguous host <-> device copy through CuMemcpy2DAsync (the 1.22
+ * loader has no cuMemcpyHtoDAsync): rows of at most 1 GiB, each its own
+ * copy, so that no pitch nears CU_DEVICE_ATTRIBUTE_MAX_PITCH (2^31 - 1). */
+static CUresult
+copy_linear (const void *src_host, void *dst_host, CUdeviceptr src_dev,
+    CUdeviceptr dst_dev, gsize size, CUstream stream)
+{
+  const gsize max_row = (gsize) 1 << 30;
+  gsize done = 0;
+
+  while (done < size) {
+    gsize w = MIN (size - done, max_row);
+    CUresult res = copy_2d (src_host ? (const guint8 *) src_host + done : NULL,
+        src_host ? 0 : src_dev + done, w,
+        dst_host ? (guint8 *) dst_host + done : NULL,
+        dst_host ? 0 : dst_dev + done, w, w, 1, stream);
+
+    if (res != CUDA_SUCCESS)
+      return res;
+    done += w;
+  }
+  return CUDA_SUCCESS;
+}
+
 /* Where each job's parts lie, as offsets valid both in the pinned staging
  * buffer and in the device buffer (one layout, so a descriptor is the
  * device base plus the offset):
  *   [descriptors][coefs of every job] [src of job 0][src of job 1]...
  *   [out of job 0][out of job 1]...
  * src and out rows are at a pitch of k rounded up to 16 bytes, as the
- * kernel wants. */
+ * kernel wants (cuMemAlloc/cuMemAllocHost bases are 256-byte aligned and
+ * every offset is a multiple of 16). Everything before the first out is
+ * one host -> device copy, everything from it on one copy back. */
 typedef struct {
   gsize pitch, coefs, src, out;
 } JobLayout;
@@ -388,8 +414,8 @@ run_batch_on_gpu (GpuCoder * c, GstGpuStreamCoderJob ** jobs, guint njobs,
 {
   JobLayout lay[GPU_BATCH_MAX_JOBS];
   RlncGpuProduct *desc;
-  gsize off, head_size, total;
-  guint64 max_nk = 0;
+  gsize off, out_base, total;
+  guint blocks_x = 1;
   CUresult res = CUDA_SUCCESS;
   const gchar *what = "";
   guint i;
@@ -405,13 +431,15 @@ run_batch_on_gpu (GpuCoder * c, GstGpuStreamCoderJob ** jobs, guint njobs,
     lay[i].pitch = ALIGN16 (MAX (p->k, 1));
     lay[i].coefs = off;
     off += ALIGN16 ((gsize) p->n * p->m);
-    max_nk = MAX (max_nk, (guint64) p->n * p->k);
+    /* the grid must cover the product with the most work items (not the
+     * most bytes: short rows pack several row tiles in a block) */
+    blocks_x = MAX (blocks_x, rlnc_gpu_blocks_x ((guint32) p->n, p->k));
   }
-  head_size = off;
   for (i = 0; i < njobs; i++) {
     lay[i].src = off;
     off += lay[i].pitch * jobs[i]->p.m;
   }
+  out_base = off;
   for (i = 0; i < njobs; i++) {
     lay[i].out = off;
     off += lay[i].pitch * jobs[i]->p.n;
@@ -448,32 +476,23 @@ run_batch_on_gpu (GpuCoder * c, GstGpuStreamCoderJob ** jobs, guint njobs,
       memcpy (c->host + lay[i].src + r * lay[i].pitch, p->src[r], p->k);
   }
 
-  /* host -> device: descriptors + coefficients in one row, then each job's
-   * sources as m rows at the pitch (only k bytes of each row matter) */
-  CHECK (copy_2d (c->host, 0, head_size, NULL, c->dev, head_size, head_size,
-          1, c->stream), "cuMemcpy2DAsync (descriptors)");
-  for (i = 0; i < njobs; i++) {
-    if (jobs[i]->p.m <= 0)
-      continue;
-    CHECK (copy_2d (c->host + lay[i].src, 0, lay[i].pitch, NULL,
-            c->dev + lay[i].src, lay[i].pitch, jobs[i]->p.k, jobs[i]->p.m,
-            c->stream), "cuMemcpy2DAsync (sources)");
-  }
+  /* host -> device: descriptors, coefficients and every source in one
+   * linear copy (the row padding goes along, unread), instead of one 2D copy
+   * per job: a batch of 64 small jobs would otherwise cost 129 driver calls */
+  CHECK (copy_linear (c->host, NULL, 0, c->dev, out_base, c->stream),
+      "cuMemcpy2DAsync (descriptors, coefficients, sources)");
 
   /* one launch for the whole batch: blockIdx.y picks the product */
   desc_dev = c->dev;
   args[0] = &desc_dev;
   args[1] = &njobs32;
-  CHECK (CuLaunchKernel (func, rlnc_gpu_blocks_x (max_nk), njobs, 1,
+  CHECK (CuLaunchKernel (func, blocks_x, njobs, 1,
           RLNC_GPU_THREADS, 1, 1, 0, c->stream, args, NULL),
       "cuLaunchKernel");
 
-  /* device -> host: the outputs, n rows each */
-  for (i = 0; i < njobs; i++) {
-    CHECK (copy_2d (NULL, c->dev + lay[i].out, lay[i].pitch,
-            c->host + lay[i].out, 0, lay[i].pitch, jobs[i]->p.k,
-            jobs[i]->p.n, c->stream), "cuMemcpy2DAsync (outputs)");
-  }
+  /* device -> host: every output, again one linear copy */
+  CHECK (copy_linear (NULL, c->host + out_base, c->dev + out_base, 0,
+          total - out_base, c->stream), "cuMemcpy2DAsync (outputs)");
   CHECK (CuStreamSynchronize (c->stream), "cuStreamSynchronize");
   gst_cuda_context_pop (NULL);
 #undef CHECK

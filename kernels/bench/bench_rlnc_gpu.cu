@@ -1,6 +1,8 @@
 /* bench_rlnc_gpu.cu: GB/s of coded output of rlnc_product_batch (n = m),
  * kernel only (cudaEvent) and end to end from pinned host memory (copy in,
  * product, copy out), plus batched products (64 generations per launch).
+ * Rows of each configuration's output are checked against rlnc_encode_ref
+ * (exit 1 on a mismatch). The grid is rlnc_gpu_blocks_x's, as the coder's.
  * Usage: bench_rlnc_gpu [--quick] [--json FILE]. Prints SKIP and exits 0
  * without a device. */
 #include <cstdio>
@@ -74,7 +76,7 @@ bench (int m, size_t k, int batch)
   CK (cudaMemcpy (djobs, jobs.data (), sizeof (RlncGpuProduct) * batch, cudaMemcpyHostToDevice));
   CK (cudaMemcpy (dcoef, hcoef, (size_t) m * m * batch, cudaMemcpyHostToDevice));
   CK (cudaMemcpy (dsrc, hsrc, gen * batch, cudaMemcpyHostToDevice));
-  dim3 grid (rlnc_gpu_blocks_x ((uint64_t) m * k), batch);
+  dim3 grid (rlnc_gpu_blocks_x ((uint32_t) m, k), batch);
   auto kern = [&] { rlnc_product_batch<<<grid, RLNC_GPU_THREADS>>> (djobs, batch); };
   auto e2e = [&] {
     cudaMemcpyAsync (dcoef, hcoef, (size_t) m * m * batch, cudaMemcpyHostToDevice);
@@ -85,6 +87,22 @@ bench (int m, size_t k, int batch)
   float kms = time_ms (kern, 20);
   CK (cudaGetLastError ());
   float ems = time_ms (e2e, 10);
+  CK (cudaGetLastError ());
+  /* a rate of wrong output is no rate: spot-check the first and last rows of
+   * the first and last generation (hout is from the last e2e run) */
+  for (int b : { 0, batch - 1 })
+    for (int r : { 0, m - 1 }) {
+      std::vector<uint8_t> want (k);
+      std::vector<const uint8_t *> sp (m);
+      for (int i = 0; i < m; i++) sp[i] = hsrc + b * gen + (size_t) i * k;
+      uint8_t *op = want.data ();
+      rlnc_encode_ref (k, m, 1, hcoef + ((size_t) b * m + r) * m, sp.data (), &op);
+      if (memcmp (want.data (), hout + b * gen + (size_t) r * k, k) != 0) {
+        fprintf (stderr, "m=%d k=%zu batch=%d: generation %d row %d differs from "
+                 "rlnc_encode_ref\n", m, k, batch, b, r);
+        exit (1);
+      }
+    }
   double bytes = (double) gen * batch;
   printf ("# m=%3d k=%5zu batch=%2d | kernel %8.2f GB/s | end-to-end (pinned) %8.2f GB/s\n",
           m, k, batch, bytes / kms / 1e6, bytes / ems / 1e6);

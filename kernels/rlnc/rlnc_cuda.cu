@@ -14,7 +14,8 @@
  * - coefficients of the block's row tiles are staged in shared memory; every
  *   thread of a warp reads the same coefficient (broadcast, no conflicts).
  * - blockIdx.y = job; blockIdx.x strides over (row group, column span) work
- *   items so any grid size covers any shape; for short rows the block splits
+ *   items so any grid size covers any shape (rlnc_gpu_blocks_x sizes the grid
+ *   to the work items, one per block); for short rows the block splits
  *   into several row tiles (rlnc_product_layout); k need not be a multiple
  *   of 16 (tail bytes take the byte path of rlnc_product_load16/store16).
  * The per-thread code is all in rlnc_product.h, which the CPU test runs. */
@@ -23,12 +24,16 @@
 #include "rlnc/rlnc_product.h"
 #include "rlnc/rlnc.h"
 
-#define RLNC_GPU_STAGE ((RLNC_GPU_THREADS / 32) * RLNC_PRODUCT_ROWS * RLNC_MAX_M)
+/* static shared memory is limited to 48 KiB per block */
+static_assert (RLNC_GPU_STAGE_BYTES <= 48 * 1024, "coefficient stage too big");
+static_assert (RLNC_GPU_THREADS % 32 == 0 &&
+               (RLNC_GPU_THREADS & (RLNC_GPU_THREADS - 1)) == 0,
+               "rlnc_product_span wants a power-of-two block of whole warps");
 
 extern "C" __global__ void __launch_bounds__ (RLNC_GPU_THREADS, 2)
 rlnc_product_batch (const RlncGpuProduct *jobs, uint32_t njobs)
 {
-  __shared__ uint8_t scoef[RLNC_GPU_STAGE];   /* 16 KiB: up to 64 rows x 256 */
+  __shared__ uint8_t scoef[RLNC_GPU_STAGE_BYTES]; /* 16 KiB: 64 rows x 256 */
   if (blockIdx.y >= njobs)
     return;
   const RlncGpuProduct job = jobs[blockIdx.y];

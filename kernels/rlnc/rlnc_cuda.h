@@ -11,14 +11,26 @@
 #ifndef RLNC_CUDA_H
 #define RLNC_CUDA_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include "rlnc/rlnc.h"
+#include "rlnc/rlnc_product.h"
 
 #define RLNC_GPU_KERNEL_NAME "rlnc_product_batch"
 #define RLNC_GPU_THREADS 256   /* threads per block */
 #define RLNC_GPU_BLOCKS_X 1024 /* gridDim.x upper bound; the kernel strides */
 
-/* One product, all pointers device pointers. Pitches are multiples of 16
- * bytes; k need not be (the kernel handles the tail). */
+/* Shared staging of one work item's coefficients: at most
+ * (threads / 32) groups x RLNC_PRODUCT_ROWS rows x RLNC_MAX_M bytes (the
+ * smallest span is a warp, see rlnc_product_span). 16 KiB. */
+#define RLNC_GPU_STAGE_BYTES \
+  ((RLNC_GPU_THREADS / 32) * RLNC_PRODUCT_ROWS * RLNC_MAX_M)
+
+/* One product, all pointers device pointers. Rows (src, out) must be 16-byte
+ * aligned: base pointers and pitches multiples of 16 (the full-word path is
+ * a 16-byte vector load/store); k need not be (the kernel handles the
+ * tail). m must be 1..RLNC_MAX_M (the kernel skips other jobs). out must
+ * not overlap src or coefs: src is read through the read-only cache. */
 typedef struct {
   uint64_t coefs;     /* n x m bytes, row-major */
   uint64_t src;       /* m rows of src_pitch bytes */
@@ -30,24 +42,57 @@ typedef struct {
   uint32_t n;
 } RlncGpuProduct;
 
+/* The host C compiler fills the descriptors the device reads: pin the
+ * layout so that a change on one side cannot silently shift fields. */
+#ifdef __cplusplus
+#define RLNC_GPU_ASSERT(c, msg) static_assert (c, msg)
+#define RLNC_GPU_ALIGNOF(t) alignof (t)
+#else
+#define RLNC_GPU_ASSERT(c, msg) _Static_assert (c, msg)
+#define RLNC_GPU_ALIGNOF(t) _Alignof (t)
+#endif
+RLNC_GPU_ASSERT (sizeof (RlncGpuProduct) == 56, "RlncGpuProduct size");
+RLNC_GPU_ASSERT (RLNC_GPU_ALIGNOF (RlncGpuProduct) == 8, "RlncGpuProduct align");
+RLNC_GPU_ASSERT (offsetof (RlncGpuProduct, k) == 24, "RlncGpuProduct.k");
+RLNC_GPU_ASSERT (offsetof (RlncGpuProduct, out_pitch) == 40,
+    "RlncGpuProduct.out_pitch");
+RLNC_GPU_ASSERT (offsetof (RlncGpuProduct, m) == 48, "RlncGpuProduct.m");
+RLNC_GPU_ASSERT (offsetof (RlncGpuProduct, n) == 52, "RlncGpuProduct.n");
+
 /* Kernel signature (extern "C"):
  *   __global__ void rlnc_product_batch (const RlncGpuProduct *jobs,
  *                                       uint32_t njobs);
  * launched with grid (blocks_x, njobs), block (RLNC_GPU_THREADS), no dynamic
- * shared memory. */
+ * shared memory.
+ *
+ * blocks_x for one n x k product: its number of work items, i.e. blocks that
+ * have something to do (rlnc_product_layout: a work item is up to
+ * RLNC_PRODUCT_ROWS rows x 16 bytes per thread, several row tiles per block
+ * for short rows), capped at RLNC_GPU_BLOCKS_X (the kernel strides past the
+ * cap). A batch launches the largest value over its products; the blocks of
+ * a smaller product past its own count return at once. */
 static inline unsigned int
-rlnc_gpu_blocks_x (uint64_t max_n_times_k)
+rlnc_gpu_blocks_x (uint32_t n, uint64_t k)
 {
-  uint64_t words = (max_n_times_k + 15) / 16;   /* 16 bytes per thread step */
-  uint64_t blocks = (words + RLNC_GPU_THREADS - 1) / RLNC_GPU_THREADS;
-  if (blocks < 1)
-    blocks = 1;
-  return blocks > RLNC_GPU_BLOCKS_X ? RLNC_GPU_BLOCKS_X : (unsigned int) blocks;
+  RlncProductLayout l;
+
+  if (n == 0 || k == 0)
+    return 1;
+  l = rlnc_product_layout (n, k, RLNC_GPU_THREADS);
+  if (l.nwork < 1)
+    return 1;
+  return l.nwork > RLNC_GPU_BLOCKS_X ? RLNC_GPU_BLOCKS_X : (unsigned int) l.nwork;
 }
 
 /* The embedded fatbin (native code for sm_75..sm_90 plus PTX), generated at
  * build time when the cuda option is on; GS_HAVE_CUDA tells. */
+#ifdef __cplusplus
+extern "C" {   /* defined by the generated C file */
+#endif
 extern const unsigned char rlnc_fatbin[];
 extern const uint64_t rlnc_fatbin_size;
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* RLNC_CUDA_H */

@@ -40,9 +40,16 @@ rlnc_product_load16 (const uint8_t *row, uint64_t k, uint64_t w, uint32_t v[4])
 #endif
     return;
   }
+  /* Fixed trip count, unrolled: every v[] index is a constant. A data-
+   * dependent v[b >> 2] made nvcc keep the caller's source word in local
+   * memory (a 16-byte stack store + load per source row, tail or not). */
   v[0] = v[1] = v[2] = v[3] = 0;
-  for (uint32_t b = 0; off + b < k && b < 16u; b++)
-    v[b >> 2] |= (uint32_t) row[off + b] << ((b & 3u) * 8u);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (uint32_t b = 0; b < 16u; b++)
+    if (off + b < k)
+      v[b >> 2] |= (uint32_t) row[off + b] << ((b & 3u) * 8u);
 }
 
 GS_HD void
@@ -57,8 +64,12 @@ rlnc_product_store16 (uint8_t *row, uint64_t k, uint64_t w, const uint32_t v[4])
 #endif
     return;
   }
-  for (uint32_t b = 0; off + b < k && b < 16u; b++)
-    row[off + b] = (uint8_t) (v[b >> 2] >> ((b & 3u) * 8u));
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (uint32_t b = 0; b < 16u; b++)   /* constant indices, as in load16 */
+    if (off + b < k)
+      row[off + b] = (uint8_t) (v[b >> 2] >> ((b & 3u) * 8u));
 }
 
 /* acc[r] = sum_{i<m} coefs[r*m + i] * src_i[word w], r < nrows

@@ -421,32 +421,50 @@ test_recode (int m, size_t k)
 
 /* ---- GPU kernel, emulated ----------------------------------------------- */
 /* Runs rlnc_product_batch's blocks and threads one after the other with the
- * very code of rlnc_product.h (stage coefficients, per-thread step, store),
- * on pitched buffers whose padding must stay untouched. */
+ * very code of rlnc_product.h (stage coefficients, per-thread step, store)
+ * and the kernel's constants (RLNC_GPU_THREADS, RLNC_GPU_STAGE_BYTES), on
+ * pitched buffers whose padding must stay untouched. Also counts the
+ * (row, 16-byte word) cells each thread stores: the tiling must write each
+ * exactly once, and no block may stage more than the kernel's shared array. */
 static void
 emulate_product (uint32_t m, uint32_t n, uint64_t k, uint32_t blocks_x)
 {
   uint64_t sp = ((k + 15) & ~(uint64_t) 15) + 16, op = ((k + 15) & ~(uint64_t) 15) + 32;
+  uint64_t nwords = (k + 15) / 16;
   uint8_t *coefs = malloc ((size_t) n * m), *src = malloc (sp * m + 16),
-          *out = malloc (op * n + 16), *stage = malloc (((256 / 32) * RLNC_PRODUCT_ROWS * RLNC_MAX_M));
+          *out = malloc (op * n + 16), *stage = malloc (RLNC_GPU_STAGE_BYTES),
+          *hits = calloc ((size_t) n * nwords, 1);
+  int overstage = 0, multi = 0;
   fill (coefs, (size_t) n * m);
   fill (src, sp * m);
   memset (out, 0xA5, op * n);
-  RlncProductLayout l = rlnc_product_layout (n, k, 256);
+  RlncProductLayout l = rlnc_product_layout (n, k, RLNC_GPU_THREADS);
   for (uint32_t bx = 0; bx < blocks_x; bx++)
     for (uint64_t work = bx; work < l.nwork; work += blocks_x) {
       uint32_t rows_here;
       uint32_t row0 = rlnc_product_block_rows (&l, work, n, &rows_here);
+      if ((uint64_t) rows_here * m > RLNC_GPU_STAGE_BYTES) {
+        overstage++;
+        continue;
+      }
       memcpy (stage, coefs + (size_t) row0 * m, (size_t) rows_here * m);
-      for (uint32_t tid = 0; tid < 256; tid++) {
+      for (uint32_t tid = 0; tid < RLNC_GPU_THREADS; tid++) {
         uint32_t tile_row, nrows;
         uint64_t w;
         if (!rlnc_product_thread_tile (&l, work, tid, n, &tile_row, &nrows, &w))
           continue;
+        /* the kernel reads stage rows [tile_row - row0, + nrows) */
+        if (tile_row < row0 || tile_row + nrows > row0 + rows_here) {
+          overstage++;
+          continue;
+        }
         uint32_t acc[RLNC_PRODUCT_ROWS][4];
         rlnc_product_step (stage + (tile_row - row0) * m, m, nrows, src, sp, k, w, acc);
-        for (uint32_t r = 0; r < nrows; r++)
+        for (uint32_t r = 0; r < nrows; r++) {
           rlnc_product_store16 (out + (tile_row + r) * op, k, w, acc[r]);
+          if (hits[(size_t) (tile_row + r) * nwords + w]++)
+            multi++;
+        }
       }
     }
   Blocks want = blocks_new ((int) n, (size_t) k);
@@ -460,15 +478,45 @@ emulate_product (uint32_t m, uint32_t n, uint64_t k, uint32_t blocks_x)
     for (uint64_t b = k; b < op; b++)
       pad += out[j * op + b] != 0xA5;
   }
-  check (bad == 0 && pad == 0,
-         "kernel emulation m=%u n=%u k=%llu grid.x=%u: == encode_ref (%d rows wrong, %d pad bytes touched)",
-         m, n, (unsigned long long) k, blocks_x, bad, pad);
+  check (bad == 0 && pad == 0 && overstage == 0 && multi == 0,
+         "kernel emulation m=%u n=%u k=%llu grid.x=%u: == encode_ref (%d rows wrong, "
+         "%d pad bytes touched, %d stage overruns, %d cells written twice)",
+         m, n, (unsigned long long) k, blocks_x, bad, pad, overstage, multi);
   blocks_free (&want);
   free (sptr);
   free (coefs);
   free (src);
   free (out);
   free (stage);
+  free (hits);
+}
+
+/* gridDim.x: one block per work item of the product (each thread makes
+ * RLNC_PRODUCT_ROWS rows x 16 bytes), capped; never 0. */
+static void
+test_gpu_geometry (void)
+{
+  static const struct { uint32_t n; uint64_t k; unsigned want; } g[] = {
+    { 64, 4096, 8 },        /* 8 row tiles x one 256-word span */
+    { 256, 4096, 32 },
+    { 64, 1024, 2 },        /* span 64: 4 tiles per block */
+    { 512, 31, 8 },         /* span 32: 64 rows per block */
+    { 5, 17, 1 },
+    { 20, 70000, 54 },      /* 3 row tiles x 18 spans */
+    { 1, 1, 1 },
+    { 0, 4096, 1 },
+    { 4096, 1 << 20, RLNC_GPU_BLOCKS_X },
+  };
+  int bad = 0;
+  for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+    unsigned got = rlnc_gpu_blocks_x (g[i].n, g[i].k);
+    if (got != g[i].want) {
+      printf ("# blocks_x (n=%u, k=%llu) = %u, want %u\n", g[i].n,
+              (unsigned long long) g[i].k, got, g[i].want);
+      bad++;
+    }
+  }
+  check (bad == 0, "GPU grid: rlnc_gpu_blocks_x == work items (capped)");
 }
 
 int
@@ -484,12 +532,18 @@ main (void)
   emulate_product (1, 1, 1, 1);
   emulate_product (3, 5, 17, 3);
   emulate_product (16, 9, 1023, 2);
-  emulate_product (64, 64, 4096, rlnc_gpu_blocks_x (64ull * 4096));
+  test_gpu_geometry ();
+  emulate_product (64, 64, 4096, rlnc_gpu_blocks_x (64, 4096));
   emulate_product (64, 64, 4096, 7);
   emulate_product (255, 13, 4097, 1024);
   emulate_product (256, 70, 100, 5);
   emulate_product (7, 512, 31, 1024);
   emulate_product (32, 20, 70000, 4);
+  emulate_product (32, 20, 70000, rlnc_gpu_blocks_x (20, 70000));
+  emulate_product (256, 512, 33, rlnc_gpu_blocks_x (512, 33));
+  emulate_product (256, 512, 33, 3);
+  emulate_product (256, 65, 4100, rlnc_gpu_blocks_x (65, 4100));
+  emulate_product (100, 9, 513, 1);
   printf ("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
 }
