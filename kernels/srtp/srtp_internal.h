@@ -1,0 +1,30 @@
+/* srtp_internal.h: shared between srtp_ref.c and srtp_batch.c (not API). */
+#ifndef SRTP_INTERNAL_H
+#define SRTP_INTERNAL_H
+
+#include "srtp/srtp_kernels.h"
+
+/* A received packet between parsing and commit. */
+typedef struct {
+  GsSrtpDesc d;           /* len = without tag / trailer; roc = ROC or trailer */
+  uint64_t index;         /* 48-bit SRTP or 31-bit SRTCP index */
+  int64_t v;              /* guessed ROC (RTP) */
+  uint16_t seq;
+} GsSrtpUnprot;
+
+void gsrtp_wipe (void *p, size_t n);
+void gsrtp_update_roc (GsSrtpCtx *ctx, uint16_t seq, int64_t v);
+GsSrtpResult gsrtp_replay_check (const GsSrtpReplay *r, uint64_t idx);
+void gsrtp_replay_add (GsSrtpReplay *r, uint64_t idx);
+GsSrtpResult gsrtp_rtp_header_len (const uint8_t *pkt, size_t len, uint32_t *hl);
+int gsrtp_ct_equal (const uint8_t *a, const uint8_t *b, size_t n);
+GsSrtpResult gsrtp_prepare_unprotect (GsSrtpCtx *ctx, const uint8_t *pkt, size_t len,
+    int is_rtcp, GsSrtpUnprot *u);
+void gsrtp_hd_expected_tag (const GsAesTables *t, const GsSrtpKeys *k, const uint8_t *pkt,
+    const GsSrtpDesc *d, uint8_t tag[20]);
+void gsrtp_hd_decrypt (const GsAesTables *t, const GsSrtpKeys *k, uint8_t *pkt,
+    const GsSrtpDesc *d);
+const uint8_t *gsrtp_received_tag (const GsSrtpKeys *k, const uint8_t *pkt, const GsSrtpDesc *d);
+void gsrtp_commit_unprotect (GsSrtpCtx *ctx, const GsSrtpUnprot *u);
+
+#endif /* SRTP_INTERNAL_H */

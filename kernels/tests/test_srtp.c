@@ -1,0 +1,728 @@
+/* test_srtp.c: kernels/srtp against published vectors (FIPS-197, FIPS 180,
+ * RFC 2202, RFC 3711 B.2/B.3, SP 800-38D), byte for byte against libsrtp2
+ * (protect both ways, unprotect both ways) and OpenSSL's GCM, the batched
+ * and GPU-emulation paths against the scalar reference, negative cases and
+ * ROC estimation. One line per check, then "N passed, N failed". Keys are
+ * never printed. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "srtp/srtp_kernels.h"
+#include "srtp/srtp_internal.h"
+#ifdef HAVE_LIBSRTP2
+#include <srtp2/srtp.h>
+#endif
+#ifdef HAVE_LIBCRYPTO
+#include <openssl/evp.h>
+#endif
+
+static int n_pass, n_fail;
+
+static void
+check (int ok, const char *fmt, ...)
+{
+  va_list ap;
+  printf ("%s - ", ok ? "ok" : "FAIL");
+  va_start (ap, fmt);
+  vprintf (fmt, ap);
+  va_end (ap);
+  printf ("\n");
+  ok ? n_pass++ : n_fail++;
+}
+
+static uint32_t rs = 0x12345678;
+static uint32_t
+rnd32 (void)
+{
+  rs ^= rs << 13; rs ^= rs >> 17; rs ^= rs << 5;
+  return rs;
+}
+static void
+rnd_fill (uint8_t *p, size_t n)
+{
+  while (n--)
+    *p++ = (uint8_t) rnd32 ();
+}
+
+static void
+hex (const char *s, uint8_t *out, size_t *n)
+{
+  size_t i = 0;
+  while (s[0] && s[1]) {
+    unsigned v;
+    sscanf (s, "%2x", &v);
+    out[i++] = (uint8_t) v;
+    s += 2;
+  }
+  if (n)
+    *n = i;
+}
+
+static int
+eqhex (const uint8_t *got, const char *want)
+{
+  uint8_t w[256];
+  size_t n;
+  hex (want, w, &n);
+  return memcmp (got, w, n) == 0;
+}
+
+/* ---- primitives ---- */
+static void
+test_vectors (void)
+{
+  const GsAesTables *t = gsrtp_aes_tables ();
+  uint8_t key[80], in[16], out[64], buf[256];
+  uint32_t rk[60];
+  size_t n;
+  int nr;
+
+  hex ("000102030405060708090a0b0c0d0e0f", key, NULL);
+  hex ("00112233445566778899aabbccddeeff", in, NULL);
+  nr = gs_aes_expand (t, key, 16, rk);
+  gs_aes_encrypt_block (t, rk, nr, in, out);
+  check (nr == 10 && eqhex (out, "69c4e0d86a7b0430d8cdb78070b4c55a"), "FIPS-197 C.1 AES-128");
+  hex ("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", key, NULL);
+  nr = gs_aes_expand (t, key, 32, rk);
+  gs_aes_encrypt_block (t, rk, nr, in, out);
+  check (nr == 14 && eqhex (out, "8ea2b7ca516745bfeafc49904b496089"), "FIPS-197 C.3 AES-256");
+
+  gsrtp_sha1 ((const uint8_t *) "abc", 3, out);
+  check (eqhex (out, "a9993e364706816aba3e25717850c26c9cd0d89d"), "SHA-1 \"abc\"");
+  {
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    gsrtp_sha1 ((const uint8_t *) m, strlen (m), out);
+    check (eqhex (out, "84983e441c3bd26ebaae4aa1f95129e5e54670f1"), "SHA-1 448-bit message");
+  }
+  {
+    uint8_t *m = malloc (1000000);
+    memset (m, 'a', 1000000);
+    gsrtp_sha1 (m, 1000000, out);
+    check (eqhex (out, "34aa973cd4c4daa4f61eeb2bdbad27316534016f"), "SHA-1 a million 'a'");
+    free (m);
+  }
+
+  {
+    struct { const char *key; int krep; int klen; const char *data; int drep; int dlen; const char *mac; } v[] = {
+      { "0b", 20, 0, "Hi There", 0, 0, "b617318655057264e28bc0b6fb378c8ef146be00" },
+      { "Jefe", -1, 0, "what do ya want for nothing?", 0, 0, "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79" },
+      { "aa", 20, 0, "\xdd", 50, 0, "125d7342b9ac11cd91a39af48aa17b4f63f175d3" },
+      { "0102030405060708090a0b0c0d0e0f10111213141516171819", 1, 0, "\xcd", 50, 0,
+        "4c9007f4026250c6bc8414f9bf50c86c2d7235da" },
+      { "0c", 20, 0, "Test With Truncation", 0, 0, "4c1a03424b55e07fe7f27be1d58bb9324a9a5a04" },
+      { "aa", 80, 0, "Test Using Larger Than Block-Size Key - Hash Key First", 0, 0,
+        "aa4ae5e15272d00e95705637ce8a3b55ed402112" },
+      { "aa", 80, 0, "Test Using Larger Than Block-Size Key and Larger Than One Block-Size Data", 0, 0,
+        "e8e99d0f45237d786d6bbaa7965c7808bbff1a91" },
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+      size_t kl, dl;
+      if (v[i].krep < 0) {
+        kl = strlen (v[i].key);
+        memcpy (key, v[i].key, kl);
+      } else {
+        uint8_t k1[64];
+        size_t k1n;
+        hex (v[i].key, k1, &k1n);
+        kl = 0;
+        for (int r = 0; r < v[i].krep; r++) {
+          memcpy (key + kl, k1, k1n);
+          kl += k1n;
+        }
+      }
+      if (v[i].drep) {
+        memset (buf, v[i].data[0], v[i].drep);
+        dl = v[i].drep;
+      } else {
+        dl = strlen (v[i].data);
+        memcpy (buf, v[i].data, dl);
+      }
+      gsrtp_hmac_sha1 (key, kl, buf, dl, out);
+      check (eqhex (out, v[i].mac), "RFC 2202 HMAC-SHA1 case %zu", i + 1);
+    }
+  }
+
+  /* RFC 3711 B.2: AES-CM keystream, salt F0..FD, SSRC 0, index 0 */
+  {
+    uint8_t iv[16], ks[48];
+    hex ("2b7e151628aed2a6abf7158809cf4f3c", key, NULL);
+    hex ("f0f1f2f3f4f5f6f7f8f9fafbfcfd0000", iv, NULL);
+    nr = gs_aes_expand (t, key, 16, rk);
+    memset (ks, 0, sizeof ks);
+    gs_aes_ctr_xor (t, rk, nr, iv, ks, sizeof ks);
+    check (eqhex (ks, "e03ead0935c95e80e166b16dd92b4eb4d23513162b02d0f72a43a2fe4a5f97ab"
+                      "41e95b3bb0a2e8dd477901e4fca894c0"), "RFC 3711 B.2 AES-CM keystream");
+  }
+  /* RFC 3711 B.3: key derivation */
+  {
+    uint8_t mk[16], ms[14], o[20];
+    hex ("e1f97a0d3e018be0d64fa32c06de4139", mk, NULL);
+    hex ("0ec675ad498afeebb6960b3aabe6", ms, NULL);
+    gsrtp_kdf (mk, 16, ms, 0, o, 16);
+    check (eqhex (o, "c61e7a93744f39ee10734afe3ff7a087"), "RFC 3711 B.3 KDF cipher key");
+    gsrtp_kdf (mk, 16, ms, 2, o, 14);
+    check (eqhex (o, "30cbbc08863d8c85d49db34a9ae1"), "RFC 3711 B.3 KDF cipher salt");
+    gsrtp_kdf (mk, 16, ms, 1, o, 20);
+    check (eqhex (o, "cebe321f6ff7716b6fd4ab49af256a156d38baa4"), "RFC 3711 B.3 KDF auth key");
+  }
+  /* SP 800-38D (GCM spec) test cases 1 and 2: zero key, zero IV */
+  {
+    GsSrtpKeys k;
+    uint8_t iv[12] = { 0 }, p[16] = { 0 }, tag[16];
+    memset (&k, 0, sizeof k);
+    memset (key, 0, 16);
+    k.rounds = (uint8_t) gs_aes_expand (t, key, 16, k.rk);
+    gs_aes_encrypt_block (t, k.rk, k.rounds, k.gcm_h, k.gcm_h);
+    gs_gcm_tag (t, &k, iv, p, 0, p, 0, p, 0, tag);
+    check (eqhex (tag, "58e2fccefa7e3061367f1d57a4e7455a"), "GCM test case 1 (empty)");
+    gs_gcm_ctr (t, &k, iv, p, 16);
+    gs_gcm_tag (t, &k, iv, p, 0, p, 0, p, 16, tag);
+    check (eqhex (p, "0388dace60b6a392f328c2b971b2fe78") && eqhex (tag, "ab6e47d42cec13bdf53a67b21257bddf"),
+        "GCM test case 2 (one zero block)");
+  }
+  (void) n;
+}
+
+#ifdef HAVE_LIBCRYPTO
+/* Our GCM (GS_HD, as used in SRTP) against OpenSSL EVP AES-GCM. */
+static void
+test_gcm_openssl (void)
+{
+  const GsAesTables *t = gsrtp_aes_tables ();
+  int bad = 0, cases = 0;
+  for (int kl = 16; kl <= 32; kl += 16) {
+    for (int c = 0; c < 200; c++) {
+      uint8_t key[32], iv[12], aad[64], pt[600], ct[600], ot[600], tag[16], otag[16];
+      GsSrtpKeys k;
+      int alen = (int) (rnd32 () % 64), plen = (int) (rnd32 () % 600), ol;
+      rnd_fill (key, kl); rnd_fill (iv, 12); rnd_fill (aad, alen); rnd_fill (pt, plen);
+      memset (&k, 0, sizeof k);
+      k.rounds = (uint8_t) gs_aes_expand (t, key, kl, k.rk);
+      gs_aes_encrypt_block (t, k.rk, k.rounds, k.gcm_h, k.gcm_h);
+      memcpy (ct, pt, plen);
+      gs_gcm_ctr (t, &k, iv, ct, plen);
+      gs_gcm_tag (t, &k, iv, aad, alen, aad, 0, ct, plen, tag);
+      EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new ();
+      EVP_EncryptInit_ex (x, kl == 16 ? EVP_aes_128_gcm () : EVP_aes_256_gcm (), NULL, key, iv);
+      EVP_EncryptUpdate (x, NULL, &ol, aad, alen);
+      EVP_EncryptUpdate (x, ot, &ol, pt, plen);
+      EVP_EncryptFinal_ex (x, ot + ol, &ol);
+      EVP_CIPHER_CTX_ctrl (x, EVP_CTRL_GCM_GET_TAG, 16, otag);
+      EVP_CIPHER_CTX_free (x);
+      cases++;
+      if (memcmp (ct, ot, plen) || memcmp (tag, otag, 16))
+        bad++;
+    }
+  }
+  check (bad == 0, "AES-128/256-GCM == OpenSSL EVP (%d random cases, %d differ)", cases, bad);
+}
+#endif
+
+/* ---- packets ---- */
+typedef struct {
+  const char *name;
+  GsSrtpPolicy pol;
+#ifdef HAVE_LIBSRTP2
+  void (*set) (srtp_crypto_policy_t *);
+#endif
+} Profile;
+
+#ifdef HAVE_LIBSRTP2
+static void set_80 (srtp_crypto_policy_t *p) { srtp_crypto_policy_set_rtp_default (p); }
+#define P(name, c, a, fn) { name, { c, a }, fn }
+#else
+#define P(name, c, a, fn) { name, { c, a } }
+#endif
+
+static const Profile profiles[] = {
+  P ("AES_CM_128_HMAC_SHA1_80", GSRTP_CIPHER_AES_128_CM, GSRTP_AUTH_HMAC_SHA1_80, set_80),
+  P ("AES_CM_128_HMAC_SHA1_32", GSRTP_CIPHER_AES_128_CM, GSRTP_AUTH_HMAC_SHA1_32,
+      srtp_crypto_policy_set_aes_cm_128_hmac_sha1_32),
+  P ("AES_256_CM_HMAC_SHA1_80", GSRTP_CIPHER_AES_256_CM, GSRTP_AUTH_HMAC_SHA1_80,
+      srtp_crypto_policy_set_aes_cm_256_hmac_sha1_80),
+  P ("AES_256_CM_HMAC_SHA1_32", GSRTP_CIPHER_AES_256_CM, GSRTP_AUTH_HMAC_SHA1_32,
+      srtp_crypto_policy_set_aes_cm_256_hmac_sha1_32),
+  P ("AEAD_AES_128_GCM", GSRTP_CIPHER_AES_128_GCM, GSRTP_AUTH_NULL,
+      srtp_crypto_policy_set_aes_gcm_128_16_auth),
+  P ("AEAD_AES_256_GCM", GSRTP_CIPHER_AES_256_GCM, GSRTP_AUTH_NULL,
+      srtp_crypto_policy_set_aes_gcm_256_16_auth),
+  P ("NULL_HMAC_SHA1_80", GSRTP_CIPHER_NULL, GSRTP_AUTH_HMAC_SHA1_80,
+      srtp_crypto_policy_set_null_cipher_hmac_sha1_80),
+  P ("AES_CM_128_NULL_AUTH", GSRTP_CIPHER_AES_128_CM, GSRTP_AUTH_NULL,
+      srtp_crypto_policy_set_aes_cm_128_null_auth),
+  P ("AES_256_CM_NULL_AUTH", GSRTP_CIPHER_AES_256_CM, GSRTP_AUTH_NULL,
+      srtp_crypto_policy_set_aes_cm_256_null_auth),
+  P ("NULL_NULL", GSRTP_CIPHER_NULL, GSRTP_AUTH_NULL,
+      srtp_crypto_policy_set_null_cipher_hmac_null),
+};
+#define N_PROFILES (sizeof profiles / sizeof *profiles)
+
+/* An RTP packet: variant bit 0 = 2 CSRCs, bit 1 = header extension. */
+static size_t
+make_rtp (uint8_t *p, uint32_t ssrc, uint16_t seq, int variant, size_t payload)
+{
+  size_t hl = 12;
+  int cc = (variant & 1) ? 2 : 0;
+  p[0] = (uint8_t) (0x80 | cc | ((variant & 2) ? 0x10 : 0));
+  p[1] = (uint8_t) (rnd32 () & 0xff);
+  p[2] = (uint8_t) (seq >> 8);
+  p[3] = (uint8_t) seq;
+  gs_st32 (p + 4, rnd32 ());
+  gs_st32 (p + 8, ssrc);
+  rnd_fill (p + 12, 4 * cc);
+  hl += 4 * cc;
+  if (variant & 2) {
+    p[hl] = 0xbe; p[hl + 1] = 0xde; p[hl + 2] = 0; p[hl + 3] = 3;
+    rnd_fill (p + hl + 4, 12);
+    hl += 16;
+  }
+  rnd_fill (p + hl, payload);
+  return hl + payload;
+}
+
+static size_t
+make_rtcp (uint8_t *p, uint32_t ssrc, size_t body)
+{
+  size_t len = 8 + (body & ~(size_t) 3);
+  p[0] = 0x80 | 1;
+  p[1] = 200;
+  p[2] = (uint8_t) ((len / 4 - 1) >> 8);
+  p[3] = (uint8_t) (len / 4 - 1);
+  gs_st32 (p + 4, ssrc);
+  rnd_fill (p + 8, len - 8);
+  return len;
+}
+
+#ifdef HAVE_LIBSRTP2
+static srtp_t
+lib_session (const Profile *pr, uint8_t *key, int outbound)
+{
+  srtp_policy_t pol;
+  srtp_t s = NULL;
+  memset (&pol, 0, sizeof pol);
+  pr->set (&pol.rtp);
+  pr->set (&pol.rtcp);
+  pol.ssrc.type = outbound ? ssrc_any_outbound : ssrc_any_inbound;
+  pol.key = key;
+  pol.window_size = 128;
+  if (srtp_create (&s, &pol) != srtp_err_status_ok)
+    return NULL;
+  return s;
+}
+
+/* Every payload size 0..1500 across 3 SSRCs, sequence numbers from 65500 so
+ * each SSRC wraps (ROC 0 -> 1), four header shapes; SRTCP every 8th. */
+static void
+test_libsrtp_profile (const Profile *pr)
+{
+  enum { NS = 3 };
+  uint8_t key[46], a[1600], b[1600], orig[1600];
+  size_t kl = gsrtp_master_key_len (pr->pol.cipher) + gsrtp_master_salt_len (pr->pol.cipher);
+  GsSrtpCtx tx[NS], rx[NS];
+  uint32_t ssrc[NS];
+  uint16_t seq[NS];
+  srtp_t ltx, lrx_ours, lrx_lib;
+  int diff = 0, ours_rejected = 0, lib_rejected = 0, n = 0, rdiff = 0, rn = 0, rrej = 0;
+  rnd_fill (key, kl);
+  ltx = lib_session (pr, key, 1);
+  lrx_ours = lib_session (pr, key, 0);
+  lrx_lib = NULL;
+  if (!ltx || !lrx_ours) {
+    printf ("SKIP - %s: this libsrtp2 build does not offer it\n", pr->name);
+    if (ltx) srtp_dealloc (ltx);
+    if (lrx_ours) srtp_dealloc (lrx_ours);
+    return;
+  }
+  (void) lrx_lib;
+  for (int i = 0; i < NS; i++) {
+    ssrc[i] = rnd32 ();
+    seq[i] = (uint16_t) (65500 + i);
+    gsrtp_ctx_init (&tx[i], pr->pol, pr->pol, key, kl, 0);
+    gsrtp_ctx_init (&rx[i], pr->pol, pr->pol, key, kl, 0);
+  }
+  for (int size = 0; size <= 1500; size++) {
+    int s = size % NS, lenb;
+    size_t len = make_rtp (orig, ssrc[s], seq[s]++, size & 3, (size_t) size), ol, dl;
+    memcpy (a, orig, len);
+    memcpy (b, orig, len);
+    lenb = (int) len;
+    GsSrtpResult r = gsrtp_rtp_protect (&tx[s], a, len, sizeof a, &ol);
+    srtp_err_status_t e = srtp_protect (ltx, b, &lenb);
+    n++;
+    if (r != GSRTP_OK || e != srtp_err_status_ok || ol != (size_t) lenb || memcmp (a, b, ol)) {
+      if (diff++ < 3)
+        printf ("  %s: size %d differs (ours %s len %zu, libsrtp %d len %d)\n", pr->name, size,
+            gsrtp_result_name (r), ol, (int) e, lenb);
+      continue;
+    }
+    /* libsrtp unprotects ours; we unprotect libsrtp's (the same bytes) */
+    {
+      int l2 = (int) ol;
+      if (srtp_unprotect (lrx_ours, a, &l2) != srtp_err_status_ok || l2 != (int) len || memcmp (a, orig, len))
+        lib_rejected++;
+      if (gsrtp_rtp_unprotect (&rx[s], b, ol, &dl) != GSRTP_OK || dl != len || memcmp (b, orig, len))
+        ours_rejected++;
+    }
+    if (size % 8 == 0) {
+      size_t rl = make_rtcp (orig, ssrc[s], (size_t) size / 2);
+      memcpy (a, orig, rl);
+      memcpy (b, orig, rl);
+      lenb = (int) rl;
+      r = gsrtp_rtcp_protect (&tx[s], a, rl, sizeof a, &ol);
+      e = srtp_protect_rtcp (ltx, b, &lenb);
+      rn++;
+      if (r != GSRTP_OK || e != srtp_err_status_ok || ol != (size_t) lenb || memcmp (a, b, ol)) {
+        if (rdiff++ < 3)
+          printf ("  %s: SRTCP %zu differs (ours %s len %zu, libsrtp %d len %d)\n", pr->name, rl,
+              gsrtp_result_name (r), ol, (int) e, lenb);
+        continue;
+      }
+      int l2 = (int) ol;
+      if (srtp_unprotect_rtcp (lrx_ours, a, &l2) != srtp_err_status_ok || l2 != (int) rl || memcmp (a, orig, rl))
+        rrej++;
+      if (gsrtp_rtcp_unprotect (&rx[s], b, ol, &dl) != GSRTP_OK || dl != rl || memcmp (b, orig, rl))
+        rrej++;
+    }
+  }
+  check (diff == 0, "%s: SRTP protect == libsrtp for payloads 0..1500, 3 SSRCs, ROC 0->1 (%d/%d differ)",
+      pr->name, diff, n);
+  check (tx[0].roc == 1 && tx[1].roc == 1 && tx[2].roc == 1, "%s: sender ROC wrapped to 1", pr->name);
+  check (lib_rejected == 0, "%s: libsrtp unprotects ours (%d rejected)", pr->name, lib_rejected);
+  check (ours_rejected == 0, "%s: we unprotect libsrtp's (%d rejected)", pr->name, ours_rejected);
+  check (rdiff == 0, "%s: SRTCP protect == libsrtp (%d/%d differ)", pr->name, rdiff, rn);
+  check (rrej == 0, "%s: SRTCP unprotect both ways (%d rejected)", pr->name, rrej);
+  srtp_dealloc (ltx);
+  srtp_dealloc (lrx_ours);
+}
+#endif
+
+/* ---- batched and GPU emulation vs the scalar reference ---- */
+enum { NCTX = 12, NPKT = 3000 };
+
+static void
+test_batch (void)
+{
+  static GsSrtpCtx ref_tx[NCTX], bat_tx[NCTX], sca_tx[NCTX], emu_tx[NCTX];
+  static GsSrtpCtx ref_rx[NCTX], bat_rx[NCTX];
+  static uint8_t orig[NPKT][1600], ref[NPKT][1600], bat[NPKT][1600], sca[NPKT][1600];
+  static size_t olen[NPKT], rlen[NPKT];
+  static GsSrtpPacket bp[NPKT], sp[NPKT];
+  static int pctx[NPKT], prtcp[NPKT];
+  static uint16_t seqs[NCTX];
+  uint8_t key[46];
+  int bad = 0, sbad = 0, ebad = 0;
+  for (int c = 0; c < NCTX; c++) {
+    const Profile *pr = &profiles[c % N_PROFILES];
+    size_t kl = gsrtp_master_key_len (pr->pol.cipher) + gsrtp_master_salt_len (pr->pol.cipher);
+    rnd_fill (key, kl);
+    gsrtp_ctx_init (&ref_tx[c], pr->pol, pr->pol, key, kl, 0);
+    gsrtp_ctx_init (&ref_rx[c], pr->pol, pr->pol, key, kl, 0);
+    seqs[c] = (uint16_t) (65000 + 37 * c);
+  }
+  memcpy (bat_tx, ref_tx, sizeof ref_tx);
+  memcpy (sca_tx, ref_tx, sizeof ref_tx);
+  memcpy (emu_tx, ref_tx, sizeof ref_tx);
+  memcpy (bat_rx, ref_rx, sizeof ref_rx);
+  for (int i = 0; i < NPKT; i++) {
+    int c = (int) (rnd32 () % NCTX);
+    pctx[i] = c;
+    prtcp[i] = rnd32 () % 10 == 0;
+    olen[i] = prtcp[i] ? make_rtcp (orig[i], 0x1000 + c, rnd32 () % 1400)
+                       : make_rtp (orig[i], 0x1000 + c, seqs[c]++, (int) (rnd32 () & 3), rnd32 () % 1489);
+    memcpy (ref[i], orig[i], olen[i]);
+    memcpy (bat[i], orig[i], olen[i]);
+    memcpy (sca[i], orig[i], olen[i]);
+  }
+  /* reference: one by one */
+  for (int i = 0; i < NPKT; i++) {
+    GsSrtpResult r = prtcp[i] ? gsrtp_rtcp_protect (&ref_tx[pctx[i]], ref[i], olen[i], 1600, &rlen[i])
+                              : gsrtp_rtp_protect (&ref_tx[pctx[i]], ref[i], olen[i], 1600, &rlen[i]);
+    if (r != GSRTP_OK)
+      bad++;
+  }
+  check (bad == 0, "reference protects %d mixed packets", NPKT);
+  for (int i = 0; i < NPKT; i++) {
+    bp[i] = (GsSrtpPacket) { &bat_tx[pctx[i]], bat[i], (uint32_t) olen[i], 1600, (uint32_t) prtcp[i], 0 };
+    sp[i] = (GsSrtpPacket) { &sca_tx[pctx[i]], sca[i], (uint32_t) olen[i], 1600, (uint32_t) prtcp[i], 0 };
+  }
+  gsrtp_protect_batch (bp, NPKT, GSRTP_IMPL_ACCEL);
+  gsrtp_protect_batch (sp, NPKT, GSRTP_IMPL_SCALAR);
+  bad = 0;
+  for (int i = 0; i < NPKT; i++) {
+    if (bp[i].result != GSRTP_OK || bp[i].len != rlen[i] || memcmp (bat[i], ref[i], rlen[i]))
+      bad++;
+    if (sp[i].result != GSRTP_OK || sp[i].len != rlen[i] || memcmp (sca[i], ref[i], rlen[i]))
+      sbad++;
+  }
+  check (bad == 0, "batched protect (accel, cpu features 0x%x) == reference, %d packets, %d contexts (%d differ)",
+      gsrtp_cpu_features (), NPKT, NCTX, bad);
+  check (sbad == 0, "batched protect (scalar) == reference (%d differ)", sbad);
+
+  /* GPU emulation: host prepare, one buffer + descriptors + key array, then
+   * per descriptor the function the CUDA thread runs */
+  {
+    static uint8_t gbuf[NPKT * 1600];
+    static GsSrtpDesc d[NPKT];
+    static GsSrtpKeys keys[2 * NCTX];
+    for (int c = 0; c < NCTX; c++) {
+      keys[2 * c] = emu_tx[c].rtp_keys;
+      keys[2 * c + 1] = emu_tx[c].rtcp_keys;
+    }
+    for (int i = 0; i < NPKT; i++) {
+      memcpy (gbuf + 1600 * i, orig[i], olen[i]);
+      if (gsrtp_prepare_protect (&emu_tx[pctx[i]], orig[i], olen[i], 1600, prtcp[i], &d[i]) != GSRTP_OK)
+        ebad++;
+      d[i].offset = 1600 * i;
+      d[i].keys = 2 * pctx[i] + prtcp[i];
+    }
+    for (int i = 0; i < NPKT; i++) {
+      uint32_t l = gs_srtp_hd_protect (gsrtp_aes_tables (), &keys[d[i].keys], gbuf + d[i].offset, &d[i]);
+      if (l != rlen[i] || memcmp (gbuf + d[i].offset, ref[i], l))
+        ebad++;
+    }
+    check (ebad == 0, "GPU-emulation path (prepare + gs_srtp_hd_protect per descriptor) == reference (%d differ)", ebad);
+  }
+
+  /* unprotect: batch vs one by one, with tampered, duplicated and reordered
+   * packets mixed in */
+  {
+    static uint8_t in[NPKT + 200][1600], u1[NPKT + 200][1600], u2[NPKT + 200][1600];
+    static size_t inlen[NPKT + 200];
+    static int ictx[NPKT + 200], irtcp[NPKT + 200];
+    static GsSrtpPacket up[NPKT + 200];
+    int m = 0, diff = 0, okc = 0, rej = 0;
+    for (int i = 0; i < NPKT; i++) {
+      int j = i;
+      if (i + 1 < NPKT && rnd32 () % 20 == 0) {
+        /* swap neighbours */
+        memcpy (in[m], ref[i + 1], rlen[i + 1]);
+        inlen[m] = rlen[i + 1]; ictx[m] = pctx[i + 1]; irtcp[m] = prtcp[i + 1]; m++;
+        memcpy (in[m], ref[i], rlen[i]);
+        inlen[m] = rlen[i]; ictx[m] = pctx[i]; irtcp[m] = prtcp[i]; m++;
+        i++;
+        continue;
+      }
+      memcpy (in[m], ref[j], rlen[j]);
+      inlen[m] = rlen[j]; ictx[m] = pctx[j]; irtcp[m] = prtcp[j];
+      if (rnd32 () % 50 == 0)
+        in[m][rnd32 () % rlen[j]] ^= 0x01;    /* tamper */
+      m++;
+      if (rnd32 () % 40 == 0 && m < NPKT + 200) {  /* duplicate */
+        memcpy (in[m], ref[j], rlen[j]);
+        inlen[m] = rlen[j]; ictx[m] = pctx[j]; irtcp[m] = prtcp[j]; m++;
+      }
+    }
+    for (int i = 0; i < m; i++) {
+      size_t ol;
+      memcpy (u1[i], in[i], inlen[i]);
+      memcpy (u2[i], in[i], inlen[i]);
+      GsSrtpResult r = irtcp[i] ? gsrtp_rtcp_unprotect (&ref_rx[ictx[i]], u1[i], inlen[i], &ol)
+                                : gsrtp_rtp_unprotect (&ref_rx[ictx[i]], u1[i], inlen[i], &ol);
+      up[i] = (GsSrtpPacket) { &bat_rx[ictx[i]], u2[i], (uint32_t) inlen[i], 1600, (uint32_t) irtcp[i], 0 };
+      up[i].result = r;            /* remember the reference result in cap */
+      up[i].cap = r == GSRTP_OK ? (uint32_t) ol : 0;
+      r == GSRTP_OK ? okc++ : rej++;
+    }
+    GsSrtpResult refres[NPKT + 200];
+    uint32_t reflen[NPKT + 200];
+    for (int i = 0; i < m; i++) {
+      refres[i] = up[i].result;
+      reflen[i] = up[i].cap;
+    }
+    gsrtp_unprotect_batch (up, (size_t) m, GSRTP_IMPL_ACCEL);
+    for (int i = 0; i < m; i++) {
+      if (up[i].result != refres[i])
+        diff++;
+      else if (refres[i] == GSRTP_OK && (up[i].len != reflen[i] || memcmp (u1[i], u2[i], reflen[i])))
+        diff++;
+      else if (refres[i] != GSRTP_OK && memcmp (u2[i], in[i], inlen[i]))
+        diff++;      /* a rejected packet must be left as it came */
+    }
+    check (diff == 0 && rej > 0, "batched unprotect == one by one: %d packets, %d ok, %d rejected (%d differ)",
+        m, okc, rej, diff);
+  }
+}
+
+/* ---- negative cases ---- */
+static void
+test_negative (const Profile *pr)
+{
+  uint8_t key[46], bad_key[46], p[1600], q[1600], orig[1600];
+  size_t kl = gsrtp_master_key_len (pr->pol.cipher) + gsrtp_master_salt_len (pr->pol.cipher);
+  GsSrtpCtx tx, rx, rx2, wrong;
+  size_t len, pl, ol;
+  GsSrtpResult r;
+  rnd_fill (key, kl);
+  memcpy (bad_key, key, kl);
+  bad_key[3] ^= 0x40;
+  gsrtp_ctx_init (&tx, pr->pol, pr->pol, key, kl, 0);
+  gsrtp_ctx_init (&rx, pr->pol, pr->pol, key, kl, 0);
+  gsrtp_ctx_init (&wrong, pr->pol, pr->pol, bad_key, kl, 0);
+  len = make_rtp (orig, 0xabcdef01, 1000, 3, 200);
+  memcpy (p, orig, len);
+  gsrtp_rtp_protect (&tx, p, len, sizeof p, &pl);
+
+#define TRY(mut, want, what) do { \
+    memcpy (q, p, pl); \
+    size_t ql = pl; \
+    mut; \
+    uint8_t before[1600]; \
+    memcpy (before, q, ql); \
+    rx2 = rx; \
+    r = gsrtp_rtp_unprotect (&rx2, q, ql, &ol); \
+    check (r == (want) && memcmp (before, q, ql) == 0, "%s: %s -> %s, packet untouched", pr->name, what, \
+        gsrtp_result_name (r)); \
+  } while (0)
+  TRY (q[pl - 20] ^= 1, GSRTP_ERR_AUTH, "tampered payload");
+  TRY (q[pl - 1] ^= 0x80, GSRTP_ERR_AUTH, "tampered tag");
+  TRY (q[1] ^= 0x80, GSRTP_ERR_AUTH, "tampered header (marker)");
+  TRY (q[6] ^= 1, GSRTP_ERR_AUTH, "tampered header (timestamp)");
+  TRY (ql -= 1, GSRTP_ERR_AUTH, "truncated by one byte");
+  TRY (ql = 12 + gsrtp_rtp_overhead (pr->pol) - 1, GSRTP_ERR_TOO_SHORT, "shorter than header + tag");
+  TRY (ql = 5, GSRTP_ERR_TOO_SHORT, "shorter than the tag");
+  TRY (q[0] = (uint8_t) ((q[0] & 0x3f) | 0x40), GSRTP_ERR_BAD_HEADER, "RTP version 1");
+  {
+    memcpy (q, p, pl);
+    r = gsrtp_rtp_unprotect (&wrong, q, pl, &ol);
+    check (r == GSRTP_ERR_AUTH && memcmp (q, p, pl) == 0, "%s: wrong key -> %s, packet untouched", pr->name,
+        gsrtp_result_name (r));
+  }
+  memcpy (q, p, pl);
+  r = gsrtp_rtp_unprotect (&rx, q, pl, &ol);
+  check (r == GSRTP_OK && ol == len && memcmp (q, orig, len) == 0, "%s: genuine packet accepted", pr->name);
+  TRY ((void) 0, GSRTP_ERR_REPLAY, "same index twice");
+  /* older than the window (64): sender goes on to 1000 + 100, receiver sees
+   * 1100, then 1036 (distance 64: too old) and 1037 (63: inside) */
+  {
+    uint8_t pk[3][1600];
+    size_t pkl[3];
+    for (uint16_t s = 1001; s <= 1100; s++) {
+      size_t l = make_rtp (q, 0xabcdef01, s, 0, 50), o;
+      gsrtp_rtp_protect (&tx, q, l, sizeof q, &o);
+      int slot = s == 1036 ? 0 : s == 1037 ? 1 : s == 1100 ? 2 : -1;
+      if (slot >= 0) {
+        memcpy (pk[slot], q, o);
+        pkl[slot] = o;
+      }
+    }
+    r = gsrtp_rtp_unprotect (&rx, pk[2], pkl[2], &ol);
+    check (r == GSRTP_OK, "%s: jump ahead accepted", pr->name);
+    memcpy (q, pk[0], pkl[0]);
+    r = gsrtp_rtp_unprotect (&rx, q, pkl[0], &ol);
+    check (r == GSRTP_ERR_REPLAY_OLD && memcmp (q, pk[0], pkl[0]) == 0,
+        "%s: older than the 64-packet window -> %s", pr->name, gsrtp_result_name (r));
+    r = gsrtp_rtp_unprotect (&rx, pk[1], pkl[1], &ol);
+    check (r == GSRTP_OK, "%s: last index inside the window accepted", pr->name);
+  }
+  /* SRTCP */
+  {
+    size_t rl = make_rtcp (orig, 0xabcdef01, 100), rpl;
+    memcpy (p, orig, rl);
+    gsrtp_rtcp_protect (&tx, p, rl, sizeof p, &rpl);
+    memcpy (q, p, rpl);
+    q[20] ^= 4;
+    r = gsrtp_rtcp_unprotect (&rx, q, rpl, &ol);
+    check (r == GSRTP_ERR_AUTH, "%s: SRTCP tampered -> %s", pr->name, gsrtp_result_name (r));
+    memcpy (q, p, rpl);
+    q[rpl - (pr->pol.cipher >= GSRTP_CIPHER_AES_128_GCM ? 1 : 11)] ^= 1;   /* index */
+    r = gsrtp_rtcp_unprotect (&rx, q, rpl, &ol);
+    check (r == GSRTP_ERR_AUTH, "%s: SRTCP tampered index -> %s", pr->name, gsrtp_result_name (r));
+    memcpy (q, p, rpl);
+    r = gsrtp_rtcp_unprotect (&rx, q, rpl, &ol);
+    check (r == GSRTP_OK && ol == rl && memcmp (q, orig, rl) == 0, "%s: SRTCP genuine accepted", pr->name);
+    memcpy (q, p, rpl);
+    r = gsrtp_rtcp_unprotect (&rx, q, rpl, &ol);
+    check (r == GSRTP_ERR_REPLAY, "%s: SRTCP replay -> %s", pr->name, gsrtp_result_name (r));
+    r = gsrtp_rtcp_unprotect (&rx, q, 8 + gsrtp_rtcp_overhead (pr->pol) - 1, &ol);
+    check (r == GSRTP_ERR_TOO_SHORT, "%s: SRTCP too short -> %s", pr->name, gsrtp_result_name (r));
+  }
+  /* protect without room for the tag */
+  {
+    memcpy (q, orig, len);
+    r = gsrtp_rtp_protect (&tx, q, len, len + gsrtp_rtp_overhead (pr->pol) - 1, &ol);
+    check (r == GSRTP_ERR_NO_SPACE, "%s: protect without room for the tag -> %s", pr->name, gsrtp_result_name (r));
+  }
+#undef TRY
+}
+
+/* ---- ROC estimation ---- */
+static void
+test_roc (void)
+{
+  GsSrtpCtx c, tx, rx;
+  uint8_t key[30], p[256];
+  int64_t v;
+  uint64_t idx;
+  memset (&c, 0, sizeof c);
+  c.have_seq = 1;
+  c.roc = 5; c.s_l = 65530;
+  idx = gsrtp_estimate_index (&c, 3, &v);
+  check (v == 6 && idx == ((6ull << 16) | 3), "ROC: s_l 65530, seq 3 -> ROC+1");
+  gsrtp_estimate_index (&c, 65500, &v);
+  check (v == 5, "ROC: s_l 65530, seq 65500 -> same ROC");
+  c.s_l = 5;
+  gsrtp_estimate_index (&c, 65530, &v);
+  check (v == 4, "ROC: s_l 5, seq 65530 -> ROC-1 (late packet from before the wrap)");
+  gsrtp_estimate_index (&c, 20000, &v);
+  check (v == 5, "ROC: s_l 5, seq 20000 -> same ROC");
+  c.roc = 0;
+  gsrtp_estimate_index (&c, 65530, &v);
+  check (v == 0, "ROC: ROC 0, s_l 5, seq 65530 -> 0 (no ROC -1, as libsrtp)");
+
+  /* end to end: sender in order 65530..65535, 0..5; receiver gets them
+   * reordered around the wrap, in both directions */
+  rnd_fill (key, 30);
+  gsrtp_ctx_init (&tx, GSRTP_AES_CM_128_HMAC_SHA1_80, GSRTP_AES_CM_128_HMAC_SHA1_80, key, 30, 0);
+  gsrtp_ctx_init (&rx, GSRTP_AES_CM_128_HMAC_SHA1_80, GSRTP_AES_CM_128_HMAC_SHA1_80, key, 30, 0);
+  {
+    static uint8_t pk[12][256], orig[12][256];
+    size_t pl[12], ol[12];
+    uint16_t seqs[12];
+    int order[12] = { 0, 1, 2, 6, 3, 4, 7, 5, 9, 8, 11, 10 };   /* 65530.. with 0/1 before 65533.. */
+    int ok = 1;
+    for (int i = 0; i < 12; i++) {
+      seqs[i] = (uint16_t) (65530 + i);
+      ol[i] = make_rtp (orig[i], 0x55, seqs[i], 0, 40);
+      memcpy (pk[i], orig[i], ol[i]);
+      gsrtp_rtp_protect (&tx, pk[i], ol[i], 256, &pl[i]);
+    }
+    check (tx.roc == 1 && tx.s_l == 5, "ROC: sender ROC 1 after the wrap");
+    for (int j = 0; j < 12; j++) {
+      int i = order[j];
+      size_t o;
+      memcpy (p, pk[i], pl[i]);
+      if (gsrtp_rtp_unprotect (&rx, p, pl[i], &o) != GSRTP_OK || o != ol[i] || memcmp (p, orig[i], o))
+        ok = 0;
+    }
+    check (ok && rx.roc == 1, "ROC: receiver accepts packets reordered across 65535/0, ROC 1");
+    memcpy (p, pk[3], pl[3]);
+    {
+      size_t o;
+      check (gsrtp_rtp_unprotect (&rx, p, pl[3], &o) == GSRTP_ERR_REPLAY,
+          "ROC: replay of a pre-wrap packet after the wrap is caught");
+    }
+  }
+}
+
+int
+main (void)
+{
+  test_vectors ();
+#ifdef HAVE_LIBCRYPTO
+  test_gcm_openssl ();
+#endif
+#ifdef HAVE_LIBSRTP2
+  srtp_init ();
+  for (size_t i = 0; i < N_PROFILES; i++)
+    test_libsrtp_profile (&profiles[i]);
+#else
+  printf ("SKIP - libsrtp2 not found: no interop checks\n");
+#endif
+  test_batch ();
+  for (size_t i = 0; i < 6; i++)
+    test_negative (&profiles[i]);
+  test_roc ();
+  printf ("%d passed, %d failed\n", n_pass, n_fail);
+  return n_fail ? 1 : 0;
+}
