@@ -2,10 +2,13 @@
 """./run bench [AREA ...]: every figure beside the anchor measured in the same run.
 
 Areas:
-  kernels   kernels/bench: RLNC encode / decode vs ISA-L called directly, vs the
-            scalar reference, and the GPU kernels where a GPU is present
-  nc        the kernel figures plus the elements in a pipeline
-            (fakesrc ! ncencoder ! fakesink) against the raw kernel
+  nc        RLNC encode / decode vs ISA-L called directly and vs the scalar
+            reference, the GPU kernel where a GPU is present, and ncencoder in
+            a pipeline (fakesrc ! ncencoder ! fakesink) against the raw kernel
+  srtp      SRTP protect (AES-CM + HMAC-SHA1-80, AES-GCM) vs OpenSSL per
+            packet, as libsrtp's OpenSSL backend does it, and vs libsrtp2
+  dxt       DXT compression vs stb_dxt and libsquish, PSNR beside speed
+  kernels   every kernel benchmark (nc, srtp, dxt without the elements)
   all       everything
 
 Figures go to stdout as a table and, one JSON object a line, to
@@ -62,25 +65,47 @@ class Results:
         self.f.close()
 
 
-def run_kernel_bench(build, results):
-    """Runs kernels/bench/bench_rlnc (and the GPU one where built); its JSON
-    lines join ours. Returns the rows."""
+KERNEL_BENCHES = {"nc": ("bench_rlnc", "bench_rlnc_gpu"),
+                  "srtp": ("bench_srtp", "bench_srtp_gpu"),
+                  "dxt": ("bench_dxt", "bench_dxt_gpu")}
+
+
+def find_exe(build, name):
+    for root, _, files in os.walk(os.path.join(build, "kernels")):
+        if name in files and os.access(os.path.join(root, name), os.X_OK):
+            return os.path.join(root, name)
+    return None
+
+
+def run_kernel_bench(build, results, areas):
+    """Runs the kernel benchmark programs of the areas (the GPU ones where
+    built); their JSON lines join ours. Returns the rows."""
     rows = []
-    for name in ("bench_rlnc", "bench_rlnc_gpu"):
-        exe = os.path.join(build, "kernels", "bench", name)
-        if not os.path.exists(exe):
-            continue
-        jpath = os.path.join(build, "bench", name + ".jsonl")
-        args = [exe, "--json", jpath]
-        print("$ " + " ".join(args), flush=True)
-        subprocess.run(args, check=True)
-        if os.path.exists(jpath):
-            for line in open(jpath):
-                line = line.strip()
-                if line.startswith("{"):
-                    r = json.loads(line)
-                    results.add(r)
-                    rows.append(r)
+    for area in sorted(areas):
+        for name in KERNEL_BENCHES.get(area, ()):
+            exe = find_exe(build, name)
+            if exe is None:
+                print("(%s not built)" % name)
+                continue
+            rows += run_one(exe, name, build, results)
+    return rows
+
+
+def run_one(exe, name, build, results):
+    rows = []
+    jpath = os.path.join(build, "bench", name + ".jsonl")
+    if os.path.exists(jpath):
+        os.remove(jpath)
+    args = [exe, "--json", jpath]
+    print("$ " + " ".join(args), flush=True)
+    subprocess.run(args, check=True)
+    if os.path.exists(jpath):
+        for line in open(jpath):
+            line = line.strip()
+            if line.startswith("{"):
+                r = json.loads(line)
+                results.add(r)
+                rows.append(r)
     return rows
 
 
@@ -145,8 +170,10 @@ def main():
     a = p.parse_args()
     areas = set(a.areas)
     if "all" in areas:
-        areas = {"kernels", "nc"}
-    unknown = areas - {"kernels", "nc"}
+        areas = {"nc", "srtp", "dxt"}
+    if "kernels" in areas:
+        areas = (areas - {"kernels"}) | {"nc-kernels", "srtp", "dxt"}
+    unknown = areas - {"nc", "nc-kernels", "srtp", "dxt"}
     if unknown:
         p.error("unknown area(s): " + ", ".join(sorted(unknown)))
 
@@ -154,7 +181,8 @@ def main():
     out = os.path.join(a.build, "bench", "results-%s.jsonl" % stamp)
     results = Results(out)
     print("machine: %s, %d cores (CPU figures)" % (cpu_model(), os.cpu_count()))
-    krows = run_kernel_bench(a.build, results)
+    krows = run_kernel_bench(a.build, results,
+                             {x.replace("-kernels", "") for x in areas})
     if "nc" in areas:
         bench_nc_elements(results, krows)
     results.close()
