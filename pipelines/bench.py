@@ -98,7 +98,12 @@ def run_one(exe, name, build, results):
         os.remove(jpath)
     args = [exe, "--json", jpath]
     print("$ " + " ".join(args), flush=True)
-    subprocess.run(args, check=True)
+    rc = subprocess.run(args).returncode
+    if rc == 77:                  # the kernels' convention: no device, skipped
+        print("(%s skipped: no device)" % name)
+        return rows
+    if rc != 0:
+        raise SystemExit("bench: %s failed with exit status %d" % (name, rc))
     if os.path.exists(jpath):
         for line in open(jpath):
             line = line.strip()
