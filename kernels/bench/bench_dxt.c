@@ -1,0 +1,157 @@
+/* bench_dxt.c: single-core DXT encode speed (Mpix/s) and quality (RGB PSNR)
+ * on the test photograph tiled to 1920x1080, for our fast/high BC1, BC3 and
+ * YCoCg-DXT5 and the anchors stb_dxt (normal, highqual) and libsquish
+ * (range fit, cluster fit; block by block, one thread). Prints a table and
+ * one JSON line per figure; --json FILE also writes the JSON lines there.
+ * Targets: fast >= 2x stb_dxt normal at >= its PSNR; high >= 10x squish
+ * cluster fit within 0.2 dB. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "dxt/dxt.h"
+#include "../tests/test_dxt_common.c"   /* shared helpers, included (not linked) */
+
+#define W 1920
+#define H 1080
+
+static double
+now (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static FILE *json;
+
+typedef struct {
+  double mpix, psnr;
+} Fig;
+
+static void
+emit (const char *enc, const char *fmt, Fig f, const char *anchor, double ratio, double dpsnr)
+{
+  char line[512];
+  if (anchor)
+    snprintf (line, sizeof line, "{\"bench\":\"dxt\",\"encoder\":\"%s\",\"format\":\"%s\",\"mpix_s\":%.2f,\"psnr\":%.3f,"
+              "\"anchor\":\"%s\",\"ratio\":%.2f,\"psnr_delta\":%.3f,\"device\":\"cpu\"}", enc, fmt, f.mpix, f.psnr, anchor, ratio, dpsnr);
+  else
+    snprintf (line, sizeof line, "{\"bench\":\"dxt\",\"encoder\":\"%s\",\"format\":\"%s\",\"mpix_s\":%.2f,\"psnr\":%.3f,"
+              "\"anchor\":null,\"ratio\":null,\"device\":\"cpu\"}", enc, fmt, f.mpix, f.psnr);
+  printf ("%s\n", line);
+  if (json)
+    fprintf (json, "%s\n", line);
+}
+
+static uint8_t *frame, *blocks, *dec;
+
+static double
+psnr_blocks (DxtCodec c)
+{
+  dxt_decode_frame (c, blocks, W, H, dec, 4 * W);
+  return psnr_rgb (frame, dec, W, H);
+}
+
+/* run at least min_s seconds (and once), best time per frame */
+static Fig
+run_ours (DxtCodec c, DxtQuality q, double min_s)
+{
+  DxtImage im = { { frame, 0, 0 }, { 4 * W, 0, 0 }, W, H, DXT_FMT_RGBA };
+  double best = 1e9, t0 = now ();
+  do {
+    double t = now ();
+    dxt_encode_frame (&im, c, q, blocks);
+    t = now () - t;
+    best = t < best ? t : best;
+  } while (now () - t0 < min_s);
+  Fig f = { W * (double) H / best / 1e6, psnr_blocks (c) };
+  return f;
+}
+
+static Fig
+run_anchor (Anchor a, DxtCodec c, double min_s)
+{
+  double best = 1e9, t0 = now ();
+  Fig f = { -1, -1 };
+  do {
+    double t = now ();
+    if (!anchor_encode (a, c, frame, W, H, blocks))
+      return f;
+    t = now () - t;
+    best = t < best ? t : best;
+  } while (now () - t0 < min_s);
+  f.mpix = W * (double) H / best / 1e6;
+  f.psnr = psnr_blocks (c);
+  return f;
+}
+
+int
+main (int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    if (!strcmp (argv[i], "--json") && i + 1 < argc) {
+      json = fopen (argv[++i], "w");
+      if (!json) { perror (argv[i]); return 1; }
+    }
+  uint32_t pw = 1, ph = 1;
+  uint8_t *photo = load_photo (&pw, &ph);
+  frame = malloc ((size_t) W * H * 4);
+  blocks = malloc (dxt_frame_bytes (DXT_BC3, W, H));
+  dec = malloc ((size_t) W * H * 4);
+  for (uint32_t y = 0; y < H; y++)
+    for (uint32_t x = 0; x < W; x++) {
+      uint8_t *p = frame + 4 * ((size_t) y * W + x);
+      if (photo) {
+        /* mirrored tiling: no artificial edges at the seams */
+        uint32_t sx = x % (2 * pw), sy = y % (2 * ph);
+        sx = sx < pw ? sx : 2 * pw - 1 - sx;
+        sy = sy < ph ? sy : 2 * ph - 1 - sy;
+        memcpy (p, photo + 4 * ((size_t) sy * pw + sx), 4);
+      } else {
+        p[0] = x; p[1] = y; p[2] = x + y; p[3] = 255;
+      }
+    }
+  printf ("# dxt bench: %s 1920x1080 (tiled), single core, cpu path %s\n",
+          photo ? "coffee.png" : "synthetic ramp (no photo)", dxt_cpu_path_name (dxt_get_cpu_path ()));
+  const char *fmt_name[] = { "bc1", "bc3", "ycocg" };
+  Fig anc[2][4];
+  for (int ci = 0; ci < 2; ci++)
+    for (int a = 0; a < 4; a++)
+      anc[ci][a] = run_anchor ((Anchor) a, (DxtCodec) ci, a == ANCHOR_SQUISH_CLUSTER ? 0 : 0.4);
+  printf ("%-22s %-6s %10s %9s %-20s %7s %8s\n", "encoder", "format", "Mpix/s", "PSNR", "anchor", "ratio", "dPSNR");
+  for (int ci = 0; ci < 3; ci++) {
+    int ac = ci == DXT_BC1 ? 0 : 1;   /* ycocg is compared with the BC3 anchors (same size) */
+    for (int q = 0; q < 2; q++) {
+      Anchor an = q == DXT_FAST ? ANCHOR_STB_NORMAL : ANCHOR_SQUISH_CLUSTER;
+      Fig f = run_ours ((DxtCodec) ci, (DxtQuality) q, 0.5);
+      Fig a = anc[ac][an];
+      char enc[32];
+      snprintf (enc, sizeof enc, "gpustream-%s", q ? "high" : "fast");
+      double ratio = a.mpix > 0 ? f.mpix / a.mpix : 0, dp = f.psnr - a.psnr;
+      printf ("%-22s %-6s %10.2f %9.3f %-20s %7.2f %+8.3f\n", enc, fmt_name[ci], f.mpix, f.psnr,
+              a.mpix > 0 ? anchor_name (an) : "-", ratio, a.mpix > 0 ? dp : 0);
+      emit (enc, fmt_name[ci], f, a.mpix > 0 ? anchor_name (an) : NULL, ratio, dp);
+      if (q == DXT_FAST && ci != DXT_YCOCG) {
+        DxtCpuPath p = dxt_get_cpu_path ();
+        dxt_set_cpu_path (DXT_CPU_SCALAR);
+        Fig s = run_ours ((DxtCodec) ci, DXT_FAST, 0.4);
+        dxt_set_cpu_path (p);
+        ratio = a.mpix > 0 ? s.mpix / a.mpix : 0;
+        printf ("%-22s %-6s %10.2f %9.3f %-20s %7.2f %+8.3f\n", "gpustream-fast-scalar", fmt_name[ci], s.mpix, s.psnr,
+                a.mpix > 0 ? anchor_name (an) : "-", ratio, a.mpix > 0 ? s.psnr - a.psnr : 0);
+        emit ("gpustream-fast-scalar", fmt_name[ci], s, a.mpix > 0 ? anchor_name (an) : NULL, ratio, s.psnr - a.psnr);
+      }
+    }
+  }
+  for (int ci = 0; ci < 2; ci++)
+    for (int a = 0; a < 4; a++)
+      if (anc[ci][a].mpix > 0) {
+        printf ("%-22s %-6s %10.2f %9.3f\n", anchor_name ((Anchor) a), fmt_name[ci], anc[ci][a].mpix, anc[ci][a].psnr);
+        emit (anchor_name ((Anchor) a), fmt_name[ci], anc[ci][a], NULL, 0, 0);
+      }
+  if (json)
+    fclose (json);
+  free (photo); free (frame); free (blocks); free (dec);
+  return 0;
+}

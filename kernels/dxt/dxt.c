@@ -1,0 +1,174 @@
+/* dxt.c: frame and slice encoding on the CPU, decoding, and the choice of
+ * the SIMD path. The per-block math is in dxt_block.h. */
+#include <string.h>
+#include "dxt/dxt.h"
+#include "dxt/dxt_block.h"
+#include "dxt/dxt_simd.h"
+
+typedef DxtBc1Cand (*DxtBc1FastFn) (const uint8_t *px);
+
+static DxtBc1Cand
+bc1_fast_scalar (const uint8_t *px)
+{
+  return dxt_bc1_fast (px);
+}
+
+typedef DxtBc1Cand (*DxtBc1HighFn) (const uint8_t *px, int lock_blue);
+
+static DxtBc1Cand
+bc1_high_scalar (const uint8_t *px, int lock_blue)
+{
+  return dxt_bc1_high (px, lock_blue);
+}
+
+static DxtCpuPath cpu_path = DXT_CPU_AUTO;
+static DxtBc1FastFn bc1_fast_fn = bc1_fast_scalar;
+static DxtBc1HighFn bc1_high_fn = bc1_high_scalar;
+
+static int
+cpu_has (DxtCpuPath p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init ();
+  if (p == DXT_CPU_AVX2)
+    return __builtin_cpu_supports ("avx2");
+  if (p == DXT_CPU_SSE41)
+    return __builtin_cpu_supports ("sse4.1");
+#endif
+  return p == DXT_CPU_SCALAR;
+}
+
+DxtCpuPath
+dxt_set_cpu_path (DxtCpuPath p)
+{
+  if (p == DXT_CPU_AUTO || p > DXT_CPU_AVX2)
+    p = DXT_CPU_AVX2;
+  while (p > DXT_CPU_SCALAR && !cpu_has (p))
+    p = (DxtCpuPath) (p - 1);
+#if defined(__x86_64__) || defined(__i386__)
+  bc1_fast_fn = p == DXT_CPU_AVX2 ? dxt_bc1_fast_avx2
+      : p == DXT_CPU_SSE41 ? dxt_bc1_fast_sse41 : bc1_fast_scalar;
+  bc1_high_fn = p == DXT_CPU_AVX2 ? dxt_bc1_high_avx2 : bc1_high_scalar;
+#else
+  p = DXT_CPU_SCALAR;
+  bc1_fast_fn = bc1_fast_scalar;
+  bc1_high_fn = bc1_high_scalar;
+#endif
+  cpu_path = p;
+  return p;
+}
+
+DxtCpuPath
+dxt_get_cpu_path (void)
+{
+  if (cpu_path == DXT_CPU_AUTO)
+    dxt_set_cpu_path (DXT_CPU_AUTO);
+  return cpu_path;
+}
+
+const char *
+dxt_cpu_path_name (DxtCpuPath p)
+{
+  switch (p) {
+    case DXT_CPU_SCALAR: return "scalar";
+    case DXT_CPU_SSE41: return "sse4.1";
+    case DXT_CPU_AVX2: return "avx2";
+    default: return "auto";
+  }
+}
+
+static void
+encode_px (DxtCodec codec, DxtQuality q, const uint8_t *px, uint8_t *out)
+{
+  {
+    /* the SIMD path covers the colour block; alpha and the YCoCg
+     * conversion stay scalar (same steps as dxt_encode_block_hd) */
+    uint8_t *col = out, y[64];
+    if (codec == DXT_YCOCG) {
+      dxt_ycocg_convert (px, y);
+      px = y;
+    }
+    if (codec != DXT_BC1) {
+      dxt_alpha_encode_block (px + 3, q, out);
+      col = out + 8;
+    }
+    DxtBc1Cand b = q == DXT_FAST ? bc1_fast_fn (px) : bc1_high_fn (px, codec == DXT_YCOCG);
+    dxt_bc1_emit (b.c0, b.c1, b.idx, col);
+  }
+}
+
+void
+dxt_encode_block (DxtCodec codec, DxtQuality q, const uint8_t rgba[64], uint8_t *out)
+{
+  dxt_get_cpu_path ();
+  encode_px (codec, q, rgba, out);
+}
+
+void
+dxt_decode_block (DxtCodec codec, const uint8_t *in, uint8_t rgba[64])
+{
+  dxt_decode_block_hd (codec, in, rgba);
+}
+
+static int
+image_ok (const DxtImage *img)
+{
+  if (!img || img->width == 0 || img->height == 0 || !img->plane[0])
+    return 0;
+  if (img->format < 0 || img->format >= DXT_FMT_COUNT)
+    return 0;
+  if (img->format == DXT_FMT_I420 && (!img->plane[1] || !img->plane[2]))
+    return 0;
+  if (img->format == DXT_FMT_NV12 && !img->plane[1])
+    return 0;
+  return 1;
+}
+
+int
+dxt_encode_slice (const DxtImage *img, DxtCodec codec, DxtQuality q,
+                  uint32_t row0, uint32_t nrows, uint8_t *out)
+{
+  if (!image_ok (img) || !out || (unsigned) codec > DXT_YCOCG || (unsigned) q > DXT_HIGH)
+    return -1;
+  uint32_t by_n = dxt_blocks_y (img->height), bx_n = dxt_blocks_x (img->width);
+  if (row0 > by_n || nrows > by_n - row0)
+    return -1;
+  dxt_get_cpu_path ();
+  const uint32_t bb = dxt_block_bytes (codec);
+  uint8_t px[64];
+  for (uint32_t by = row0; by < row0 + nrows; by++)
+    for (uint32_t bx = 0; bx < bx_n; bx++) {
+      dxt_load_block (img, bx, by, px);
+      encode_px (codec, q, px, out);
+      out += bb;
+    }
+  return 0;
+}
+
+int
+dxt_encode_frame (const DxtImage *img, DxtCodec codec, DxtQuality q, uint8_t *out)
+{
+  if (!image_ok (img))
+    return -1;
+  return dxt_encode_slice (img, codec, q, 0, dxt_blocks_y (img->height), out);
+}
+
+int
+dxt_decode_frame (DxtCodec codec, const uint8_t *blocks, uint32_t width,
+                  uint32_t height, uint8_t *rgba, uint32_t stride)
+{
+  if (!blocks || !rgba || width == 0 || height == 0 || (unsigned) codec > DXT_YCOCG
+      || stride < 4 * width)
+    return -1;
+  const uint32_t bb = dxt_block_bytes (codec), bx_n = dxt_blocks_x (width);
+  uint8_t px[64];
+  for (uint32_t by = 0; by < dxt_blocks_y (height); by++)
+    for (uint32_t bx = 0; bx < bx_n; bx++) {
+      dxt_decode_block_hd (codec, blocks + ((size_t) by * bx_n + bx) * bb, px);
+      for (uint32_t j = 0; j < 4 && by * 4 + j < height; j++) {
+        uint32_t n = width - bx * 4 < 4 ? width - bx * 4 : 4;
+        memcpy (rgba + (size_t) (by * 4 + j) * stride + (size_t) bx * 16, px + 16 * j, 4 * n);
+      }
+    }
+  return 0;
+}

@@ -1,0 +1,686 @@
+/* dxt_block.h: the per-block DXT math, written once (GS_HD) for the CPU
+ * reference and the CUDA kernel (dxt_cuda.cu), so the CPU tests exercise the
+ * exact lines the GPU runs.
+ *
+ * Determinism: everything is integer arithmetic (no float at all), so host
+ * and device agree bit for bit whatever the compiler does with FMA
+ * contraction or reassociation. Ties are broken by a fixed order (first
+ * minimum in index order 0,1,2,3 / 0..7).
+ *
+ * A block is 16 pixels RGBA8, row-major: px[4*i + c]. */
+#ifndef GS_DXT_BLOCK_H
+#define GS_DXT_BLOCK_H
+
+#include <stdint.h>
+#include <string.h>
+#include "common/gs_hd.h"
+#include "dxt/dxt.h"
+
+/* ---------------------------------------------------------------- basics */
+
+GS_HD int dxt_clamp255 (int v) { return v < 0 ? 0 : (v > 255 ? 255 : v); }
+GS_HD int dxt_exp5 (int v) { return (v << 3) | (v >> 2); }
+GS_HD int dxt_exp6 (int v) { return (v << 2) | (v >> 4); }
+
+/* Nearest 5/6-bit value whose expansion is nearest to v (0..255, ties to
+ * the lower value): closed forms checked against a search for all v. */
+GS_HD int
+dxt_q_bits (int v, int bits)
+{
+  return bits == 5 ? (v * 497 + 1984) >> 12 : (v * 4033 + 8192) >> 14;
+}
+
+GS_HD uint32_t
+dxt_pack565 (const int c[3])
+{
+  return ((uint32_t) dxt_q_bits (c[0], 5) << 11) | ((uint32_t) dxt_q_bits (c[1], 6) << 5)
+      | (uint32_t) dxt_q_bits (c[2], 5);
+}
+
+GS_HD void
+dxt_unpack565 (uint32_t c, int rgb[3])
+{
+  rgb[0] = dxt_exp5 ((c >> 11) & 31);
+  rgb[1] = dxt_exp6 ((c >> 5) & 63);
+  rgb[2] = dxt_exp5 (c & 31);
+}
+
+/* 4-colour palette of colour words c0, c1 (any order). */
+GS_HD void
+dxt_bc1_palette4 (uint32_t c0, uint32_t c1, int pal[4][3])
+{
+  dxt_unpack565 (c0, pal[0]);
+  dxt_unpack565 (c1, pal[1]);
+  for (int c = 0; c < 3; c++) {
+    pal[2][c] = (2 * pal[0][c] + pal[1][c] + 1) / 3;
+    pal[3][c] = (pal[0][c] + 2 * pal[1][c] + 1) / 3;
+  }
+}
+
+/* Nearest palette entry per pixel (RGB squared distance): indices packed
+ * 2 bits per pixel, pixel 0 in the low bits; *err = summed distance. */
+GS_HD uint32_t
+dxt_bc1_select (const uint8_t *px, const int pal[4][3], int *err)
+{
+  uint32_t idx = 0;
+  int total = 0;
+  for (int i = 0; i < 16; i++) {
+    int best = 0, bd = 0;
+    for (int k = 0; k < 4; k++) {
+      int dr = px[4 * i] - pal[k][0], dg = px[4 * i + 1] - pal[k][1], db = px[4 * i + 2] - pal[k][2];
+      int d = dr * dr + dg * dg + db * db;
+      if (k == 0 || d < bd) { bd = d; best = k; }
+    }
+    idx |= (uint32_t) best << (2 * i);
+    total += bd;
+  }
+  *err = total;
+  return idx;
+}
+
+typedef struct {
+  uint32_t c0, c1, idx;
+  int err;
+} DxtBc1Cand;
+
+/* Evaluate endpoint words (c0 >= c1 after the swap, 4-colour mode) and keep
+ * them in *best when they lower the error. Returns 1 when kept. */
+GS_HD int
+dxt_bc1_try (const uint8_t *px, uint32_t c0, uint32_t c1, DxtBc1Cand *best)
+{
+  if (c0 < c1) { uint32_t t = c0; c0 = c1; c1 = t; }
+  int pal[4][3];
+  dxt_bc1_palette4 (c0, c1, pal);
+  int err;
+  uint32_t idx = dxt_bc1_select (px, pal, &err);
+  if (err < best->err) {
+    best->c0 = c0; best->c1 = c1; best->idx = idx; best->err = err;
+    return 1;
+  }
+  return 0;
+}
+
+/* Write the block. c0 >= c1 on entry; c0 == c1 cannot be 4-colour mode, so
+ * move green by one step and point every pixel at the unchanged endpoint
+ * (keeps red/blue bits: YCoCg stores its scale in blue). */
+GS_HD void
+dxt_bc1_emit (uint32_t c0, uint32_t c1, uint32_t idx, uint8_t *out)
+{
+  if (c0 == c1) {
+    if (c0 & 0x7e0u) { c1 = c0 - 0x20u; idx = 0; }
+    else { c0 = c1 + 0x20u; idx = 0x55555555u; }
+  }
+  out[0] = (uint8_t) c0; out[1] = (uint8_t) (c0 >> 8);
+  out[2] = (uint8_t) c1; out[3] = (uint8_t) (c1 >> 8);
+  out[4] = (uint8_t) idx; out[5] = (uint8_t) (idx >> 8);
+  out[6] = (uint8_t) (idx >> 16); out[7] = (uint8_t) (idx >> 24);
+}
+
+/* Least-squares endpoints for fixed indices. Index k puts the pixel at
+ * ((3-w) e0 + w e1) / 3 with w = {0,3,1,2}[k]; normal equations solved
+ * exactly in integers (sums are small: |n| < 2^24). Returns 0 when all
+ * pixels share one weight (singular). e0/e1 are 0..255 values. */
+typedef struct {
+  int saa, sab, sbb, sax[3], sbx[3];
+} DxtLsqSums;
+
+GS_HD void
+dxt_bc1_lsq_sums (const uint8_t *px, uint32_t idx, DxtLsqSums *s)
+{
+  s->saa = s->sab = s->sbb = 0;
+  for (int c = 0; c < 3; c++) s->sax[c] = s->sbx[c] = 0;
+  for (int i = 0; i < 16; i++) {
+    int k = (idx >> (2 * i)) & 3;
+    int b = (0x2130 >> (4 * k)) & 15;   /* {0,3,1,2}[k] */
+    int a = 3 - b;
+    s->saa += a * a; s->sab += a * b; s->sbb += b * b;
+    for (int c = 0; c < 3; c++) {
+      s->sax[c] += a * px[4 * i + c];
+      s->sbx[c] += b * px[4 * i + c];
+    }
+  }
+}
+
+GS_HD int
+dxt_lsq_round (int n, int det)
+{
+  if (n <= 0)
+    return 0;
+  int v = (2 * n + det) / (2 * det);
+  return v > 255 ? 255 : v;
+}
+
+GS_HD int
+dxt_bc1_lsq_solve (const DxtLsqSums *s, int e0[3], int e1[3])
+{
+  int det = s->saa * s->sbb - s->sab * s->sab;
+  if (det == 0)
+    return 0;
+  for (int c = 0; c < 3; c++) {
+    e0[c] = dxt_lsq_round (3 * (s->sbb * s->sax[c] - s->sab * s->sbx[c]), det);
+    e1[c] = dxt_lsq_round (3 * (s->saa * s->sbx[c] - s->sab * s->sax[c]), det);
+  }
+  return 1;
+}
+
+/* Per-channel endpoint pair whose 1/3 point reproduces v best (one
+ * channel of a solid block): searched, no tables, so device code needs no
+ * constant memory. */
+GS_HD void
+dxt_solid_pair (int v, int bits, int *q0, int *q1)
+{
+  int maxq = (1 << bits) - 1;
+  int bq0 = dxt_q_bits (v, bits), bq1 = bq0;
+  int be = (bits == 5 ? dxt_exp5 (bq0) : dxt_exp6 (bq0)) - v;
+  be = be < 0 ? -be : be;
+  for (int a = 0; a <= maxq && be > 0; a++) {
+    int ea = bits == 5 ? dxt_exp5 (a) : dxt_exp6 (a);
+    int g = dxt_q_bits (dxt_clamp255 (3 * v - 2 * ea), bits);
+    for (int d = -1; d <= 1; d++) {
+      int b = g + d;
+      if (b < 0 || b > maxq)
+        continue;
+      int eb = bits == 5 ? dxt_exp5 (b) : dxt_exp6 (b);
+      int e = (2 * ea + eb + 1) / 3 - v;
+      e = e < 0 ? -e : e;
+      if (e < be) { be = e; bq0 = a; bq1 = b; }
+    }
+  }
+  *q0 = bq0; *q1 = bq1;
+}
+
+GS_HD void
+dxt_bc1_solid (const uint8_t *px, DxtBc1Cand *best)
+{
+  int q0[3], q1[3];
+  dxt_solid_pair (px[0], 5, &q0[0], &q1[0]);
+  dxt_solid_pair (px[1], 6, &q0[1], &q1[1]);
+  dxt_solid_pair (px[2], 5, &q0[2], &q1[2]);
+  uint32_t c0 = ((uint32_t) q0[0] << 11) | ((uint32_t) q0[1] << 5) | (uint32_t) q0[2];
+  uint32_t c1 = ((uint32_t) q1[0] << 11) | ((uint32_t) q1[1] << 5) | (uint32_t) q1[2];
+  dxt_bc1_try (px, c0, c1, best);
+}
+
+/* Channel bounds of the block: mn/mx[3]. */
+GS_HD void
+dxt_bc1_bounds (const uint8_t *px, int mn[3], int mx[3])
+{
+  for (int c = 0; c < 3; c++) { mn[c] = 255; mx[c] = 0; }
+  for (int i = 0; i < 16; i++)
+    for (int c = 0; c < 3; c++) {
+      int v = px[4 * i + c];
+      mn[c] = v < mn[c] ? v : mn[c];
+      mx[c] = v > mx[c] ? v : mx[c];
+    }
+}
+
+/* Sums of (x - centre) products used to pick the box diagonal: cov[0] =
+ * (r,g), cov[1] = (b,g), cov[2] = (r,b). Centre is 2*(min+max)/2, the
+ * products use doubled coordinates so the centre is an integer. */
+GS_HD void
+dxt_bc1_diag_cov (const uint8_t *px, const int mn[3], const int mx[3], int cov[3])
+{
+  cov[0] = cov[1] = cov[2] = 0;
+  for (int i = 0; i < 16; i++) {
+    int r = 2 * px[4 * i] - mn[0] - mx[0];
+    int g = 2 * px[4 * i + 1] - mn[1] - mx[1];
+    int b = 2 * px[4 * i + 2] - mn[2] - mx[2];
+    cov[0] += r * g; cov[1] += b * g; cov[2] += r * b;
+  }
+}
+
+/* Box diagonal + inset (van Waveren): endpoints e0 (high end), e1. */
+GS_HD void
+dxt_bc1_box_endpoints (const int mn[3], const int mx[3], const int cov[3],
+                       int e0[3], int e1[3])
+{
+  for (int c = 0; c < 3; c++) {
+    int inset = (mx[c] - mn[c]) >> 4;
+    e0[c] = mx[c] - inset;
+    e1[c] = mn[c] + inset;
+  }
+  /* green is the reference axis; with flat green decide blue against red */
+  int flip_r = cov[0] < 0, flip_b = cov[1] < 0;
+  if (mx[1] == mn[1]) { flip_r = 0; flip_b = cov[2] < 0; }
+  if (flip_r) { int t = e0[0]; e0[0] = e1[0]; e1[0] = t; }
+  if (flip_b) { int t = e0[2]; e0[2] = e1[2]; e1[2] = t; }
+}
+
+GS_HD int
+dxt_is_solid (const int mn[3], const int mx[3])
+{
+  return mn[0] == mx[0] && mn[1] == mx[1] && mn[2] == mx[2];
+}
+
+/* ------------------------------------------------------------ BC1 colour */
+
+/* fast: box diagonal with inset, then one least-squares step. */
+GS_HD DxtBc1Cand
+dxt_bc1_fast (const uint8_t *px)
+{
+  DxtBc1Cand best;
+  best.c0 = best.c1 = best.idx = 0;
+  best.err = 0x7fffffff;
+  int mn[3], mx[3], cov[3], e0[3], e1[3];
+  dxt_bc1_bounds (px, mn, mx);
+  if (dxt_is_solid (mn, mx)) {
+    dxt_bc1_solid (px, &best);
+    return best;
+  }
+  dxt_bc1_diag_cov (px, mn, mx, cov);
+  dxt_bc1_box_endpoints (mn, mx, cov, e0, e1);
+  dxt_bc1_try (px, dxt_pack565 (e0), dxt_pack565 (e1), &best);
+  DxtLsqSums s;
+  dxt_bc1_lsq_sums (px, best.idx, &s);
+  if (dxt_bc1_lsq_solve (&s, e0, e1))
+    dxt_bc1_try (px, dxt_pack565 (e0), dxt_pack565 (e1), &best);
+  return best;
+}
+
+/* Principal axis of the block's colours: covariance, then integer power
+ * iteration with renormalisation by shifts (keeps |v| < 2^10). */
+GS_HD int
+dxt_principal_axis (const uint8_t *px, int axis[3])
+{
+  int sum[3] = { 0, 0, 0 };
+  for (int i = 0; i < 16; i++)
+    for (int c = 0; c < 3; c++) sum[c] += px[4 * i + c];
+  /* 16 * covariance, exact: 16 * sum(x y) - sum(x) sum(y) */
+  int sxy[6] = { 0, 0, 0, 0, 0, 0 };
+  for (int i = 0; i < 16; i++) {
+    int r = px[4 * i], g = px[4 * i + 1], b = px[4 * i + 2];
+    sxy[0] += r * r; sxy[1] += r * g; sxy[2] += r * b;
+    sxy[3] += g * g; sxy[4] += g * b; sxy[5] += b * b;
+  }
+  int64_t m[3][3];
+  m[0][0] = 16 * (int64_t) sxy[0] - (int64_t) sum[0] * sum[0];
+  m[0][1] = m[1][0] = 16 * (int64_t) sxy[1] - (int64_t) sum[0] * sum[1];
+  m[0][2] = m[2][0] = 16 * (int64_t) sxy[2] - (int64_t) sum[0] * sum[2];
+  m[1][1] = 16 * (int64_t) sxy[3] - (int64_t) sum[1] * sum[1];
+  m[1][2] = m[2][1] = 16 * (int64_t) sxy[4] - (int64_t) sum[1] * sum[2];
+  m[2][2] = 16 * (int64_t) sxy[5] - (int64_t) sum[2] * sum[2];
+  /* start from the row of the largest variance: never orthogonal to the
+   * principal axis unless the matrix is degenerate */
+  int r0 = 0;
+  if (m[1][1] > m[r0][r0]) r0 = 1;
+  if (m[2][2] > m[r0][r0]) r0 = 2;
+  if (m[r0][r0] == 0)
+    return 0;
+  int64_t v[3] = { m[r0][0], m[r0][1], m[r0][2] };
+  for (int it = 0; it < 6; it++) {
+    int64_t mx = 0;
+    for (int c = 0; c < 3; c++) {
+      int64_t a = v[c] < 0 ? -v[c] : v[c];
+      mx = a > mx ? a : mx;
+    }
+    if (mx == 0)
+      return 0;
+    int sh = 0;
+    while ((mx >> sh) >= 1024) sh++;
+    int64_t w[3];
+    for (int c = 0; c < 3; c++) w[c] = v[c] >> sh;   /* |w| < 2^10, |m| < 2^21 */
+    for (int c = 0; c < 3; c++)
+      v[c] = m[c][0] * w[0] + m[c][1] * w[1] + m[c][2] * w[2];
+  }
+  int64_t mx = 0;
+  for (int c = 0; c < 3; c++) {
+    int64_t a = v[c] < 0 ? -v[c] : v[c];
+    mx = a > mx ? a : mx;
+  }
+  if (mx == 0)
+    return 0;
+  int sh = 0;
+  while ((mx >> sh) >= 1024) sh++;
+  for (int c = 0; c < 3; c++) axis[c] = (int) (v[c] >> sh);
+  return 1;
+}
+
+/* high: principal-axis extremes and the fast candidate, iterated least
+ * squares, then a greedy +-1 walk over the six 565 endpoint fields (the
+ * error is measured after quantisation, which least squares cannot see).
+ * lock_blue keeps the blue fields (YCoCg stores its scale there). */
+GS_HD DxtBc1Cand
+dxt_bc1_high (const uint8_t *px, int lock_blue)
+{
+  DxtBc1Cand best;
+  best.c0 = best.c1 = best.idx = 0;
+  best.err = 0x7fffffff;
+  int mn[3], mx[3], cov[3], e0[3], e1[3];
+  dxt_bc1_bounds (px, mn, mx);
+  if (dxt_is_solid (mn, mx)) {
+    dxt_bc1_solid (px, &best);
+    return best;
+  }
+  dxt_bc1_diag_cov (px, mn, mx, cov);
+  dxt_bc1_box_endpoints (mn, mx, cov, e0, e1);
+  dxt_bc1_try (px, dxt_pack565 (e0), dxt_pack565 (e1), &best);
+  int axis[3];
+  if (dxt_principal_axis (px, axis)) {
+    int lo = 0, hi = 0, plo = 0x7fffffff, phi = -0x7fffffff;
+    for (int i = 0; i < 16; i++) {
+      int p = px[4 * i] * axis[0] + px[4 * i + 1] * axis[1] + px[4 * i + 2] * axis[2];
+      if (p < plo) { plo = p; lo = i; }
+      if (p > phi) { phi = p; hi = i; }
+    }
+    for (int c = 0; c < 3; c++) { e0[c] = px[4 * hi + c]; e1[c] = px[4 * lo + c]; }
+    dxt_bc1_try (px, dxt_pack565 (e0), dxt_pack565 (e1), &best);
+  }
+  for (int it = 0; it < 3; it++) {
+    DxtLsqSums s;
+    dxt_bc1_lsq_sums (px, best.idx, &s);
+    if (!dxt_bc1_lsq_solve (&s, e0, e1))
+      break;
+    uint32_t a = dxt_pack565 (e0), b = dxt_pack565 (e1);
+    if (!dxt_bc1_try (px, a, b, &best))
+      break;
+  }
+  /* fields: shift and maximum of r, g, b in a 565 word */
+  const int fsh[3] = { 11, 5, 0 }, fmax[3] = { 31, 63, 31 };
+  for (int pass = 0; pass < 2 && best.err > 0; pass++) {
+    int improved = 0;
+    for (int f = 0; f < 6; f++) {
+      int ch = f % 3;
+      if (lock_blue && ch == 2)
+        continue;
+      for (int d = -1; d <= 1; d += 2) {
+        uint32_t w[2] = { best.c0, best.c1 };
+        int v = (int) ((w[f / 3] >> fsh[ch]) & (uint32_t) fmax[ch]) + d;
+        if (v < 0 || v > fmax[ch])
+          continue;
+        w[f / 3] = (w[f / 3] & ~((uint32_t) fmax[ch] << fsh[ch])) | ((uint32_t) v << fsh[ch]);
+        improved |= dxt_bc1_try (px, w[0], w[1], &best);
+      }
+    }
+    if (!improved)
+      break;
+  }
+  return best;
+}
+
+GS_HD void
+dxt_bc1_encode_block (const uint8_t *px, int quality, uint8_t *out)
+{
+  DxtBc1Cand b = quality == DXT_HIGH ? dxt_bc1_high (px, 0) : dxt_bc1_fast (px);
+  dxt_bc1_emit (b.c0, b.c1, b.idx, out);
+}
+
+/* ----------------------------------------------------------- alpha block */
+
+/* Palette of an alpha block: a0 > a1: 8 values, else 6 values + 0, 255. */
+GS_HD void
+dxt_alpha_palette (int a0, int a1, int pal[8])
+{
+  pal[0] = a0; pal[1] = a1;
+  if (a0 > a1) {
+    for (int k = 1; k < 7; k++) pal[k + 1] = ((7 - k) * a0 + k * a1 + 3) / 7;
+  } else {
+    for (int k = 1; k < 5; k++) pal[k + 1] = ((5 - k) * a0 + k * a1 + 2) / 5;
+    pal[6] = 0; pal[7] = 255;
+  }
+}
+
+typedef struct {
+  int a0, a1, err;
+  uint64_t idx;
+} DxtAlphaCand;
+
+/* a: 16 values with stride 4 (the alpha channel of a block). */
+GS_HD int
+dxt_alpha_try (const uint8_t *a, int a0, int a1, DxtAlphaCand *best)
+{
+  int pal[8];
+  dxt_alpha_palette (a0, a1, pal);
+  uint64_t idx = 0;
+  int total = 0;
+  for (int i = 0; i < 16; i++) {
+    int bk = 0, bd = 0;
+    for (int k = 0; k < 8; k++) {
+      int d = a[4 * i] - pal[k];
+      d = d * d;
+      if (k == 0 || d < bd) { bd = d; bk = k; }
+    }
+    idx |= (uint64_t) bk << (3 * i);
+    total += bd;
+  }
+  if (total < best->err) {
+    best->a0 = a0; best->a1 = a1; best->idx = idx; best->err = total;
+    return 1;
+  }
+  return 0;
+}
+
+GS_HD void
+dxt_alpha_encode_block (const uint8_t *a, int quality, uint8_t *out)
+{
+  DxtAlphaCand best;
+  best.a0 = best.a1 = 0; best.idx = 0; best.err = 0x7fffffff;
+  int mn = 255, mx = 0;
+  for (int i = 0; i < 16; i++) {
+    int v = a[4 * i];
+    mn = v < mn ? v : mn;
+    mx = v > mx ? v : mx;
+  }
+  if (mn == mx) {
+    best.a0 = best.a1 = mn;   /* index 0 everywhere reproduces it */
+  } else {
+    dxt_alpha_try (a, mx, mn, &best);
+    if (quality == DXT_HIGH) {
+      /* least squares in 8-value mode: index k at weight w/7 of a1,
+       * w = {0,7,1,2,3,4,5,6}[k] */
+      int saa = 0, sab = 0, sbb = 0, sax = 0, sbx = 0;
+      for (int i = 0; i < 16; i++) {
+        int k = (int) ((best.idx >> (3 * i)) & 7);
+        int b = k == 0 ? 0 : (k == 1 ? 7 : k - 1);
+        int aw = 7 - b, x = a[4 * i];
+        saa += aw * aw; sab += aw * b; sbb += b * b; sax += aw * x; sbx += b * x;
+      }
+      int det = saa * sbb - sab * sab;
+      if (det != 0) {
+        int h = dxt_lsq_round (7 * (sbb * sax - sab * sbx), det);
+        int l = dxt_lsq_round (7 * (saa * sbx - sab * sax), det);
+        if (h > l)
+          dxt_alpha_try (a, h, l, &best);
+      }
+      /* 6-value mode with explicit 0 and 255: wins when both extremes
+       * and a cluster in between are present */
+      int imn = 255, imx = 0;
+      for (int i = 0; i < 16; i++) {
+        int v = a[4 * i];
+        if (v != 0 && v != 255) {
+          imn = v < imn ? v : imn;
+          imx = v > imx ? v : imx;
+        }
+      }
+      if (imn <= imx)
+        dxt_alpha_try (a, imn, imx, &best);
+    }
+  }
+  out[0] = (uint8_t) best.a0; out[1] = (uint8_t) best.a1;
+  for (int j = 0; j < 6; j++) out[2 + j] = (uint8_t) (best.idx >> (8 * j));
+}
+
+/* ------------------------------------------------------------ YCoCg-DXT5 */
+
+/* RGB -> (Co, Cg, scale-in-blue, Y) in place of a block, as in the YCoCg-DXT
+ * paper: Co = (R-B)/2 + 128, Cg = (2G-R-B)/4 + 128, Y = (R+2G+B)/4, then Co
+ * and Cg scaled about 128 by s = 4, 2 or 1 when the block's chroma fits, to
+ * use more of the 5/6 endpoint bits. Blue holds exp5(s - 1) so any
+ * quantisation of the constant channel keeps it. */
+GS_HD void
+dxt_ycocg_convert (const uint8_t *px, uint8_t *out)
+{
+  int co[16], cg[16], m = 0;
+  for (int i = 0; i < 16; i++) {
+    int r = px[4 * i], g = px[4 * i + 1], b = px[4 * i + 2];
+    int y = (r + 2 * g + b + 2) >> 2;
+    co[i] = ((2 * r - 2 * b + 2) >> 2);          /* -127..128 */
+    cg[i] = ((-r + 2 * g - b + 2) >> 2);         /* -127..128 */
+    int ac = co[i] < 0 ? -co[i] : co[i], ag = cg[i] < 0 ? -cg[i] : cg[i];
+    m = ac > m ? ac : m;
+    m = ag > m ? ag : m;
+    out[4 * i + 3] = (uint8_t) y;
+  }
+  int s = m <= 31 ? 4 : (m <= 63 ? 2 : 1);
+  for (int i = 0; i < 16; i++) {
+    out[4 * i] = (uint8_t) dxt_clamp255 (co[i] * s + 128);
+    out[4 * i + 1] = (uint8_t) dxt_clamp255 (cg[i] * s + 128);
+    out[4 * i + 2] = (uint8_t) dxt_exp5 (s - 1);
+  }
+}
+
+GS_HD int
+dxt_shr_round (int x, int sh)
+{
+  /* round-half-up division by 2^sh, independent of the sign convention of >> */
+  return ((x + ((1 << sh) >> 1) + 4096) >> sh) - (4096 >> sh);
+}
+
+/* Decoded YCoCg block colour (R8 = Co', G8 = Cg', B8 = blue, A8 = Y) -> RGB. */
+GS_HD void
+dxt_ycocg_to_rgb (int co8, int cg8, int b8, int y, uint8_t *rgb)
+{
+  int s1 = b8 >> 3;                         /* s - 1: 0, 1 or 3 */
+  int sh = s1 == 0 ? 0 : (s1 == 1 ? 1 : 2); /* s - 1 = 2 is unused: decode as 4 */
+  int co = co8 - 128, cg = cg8 - 128;
+  rgb[0] = (uint8_t) dxt_clamp255 (y + dxt_shr_round (co - cg, sh));
+  rgb[1] = (uint8_t) dxt_clamp255 (y + dxt_shr_round (cg, sh));
+  rgb[2] = (uint8_t) dxt_clamp255 (y - dxt_shr_round (co + cg, sh));
+}
+
+/* ---------------------------------------------------------- whole blocks */
+
+GS_HD void
+dxt_encode_block_hd (int codec, int quality, const uint8_t *px, uint8_t *out)
+{
+  if (codec == DXT_BC1) {
+    dxt_bc1_encode_block (px, quality, out);
+  } else if (codec == DXT_BC3) {
+    dxt_alpha_encode_block (px + 3, quality, out);
+    dxt_bc1_encode_block (px, quality, out + 8);
+  } else {
+    uint8_t y[64];
+    dxt_ycocg_convert (px, y);
+    dxt_alpha_encode_block (y + 3, quality, out);
+    DxtBc1Cand b = quality == DXT_HIGH ? dxt_bc1_high (y, 1) : dxt_bc1_fast (y);
+    dxt_bc1_emit (b.c0, b.c1, b.idx, out + 8);
+  }
+}
+
+/* Colour block decode; four_colour forces the 4-colour palette (BC3). */
+GS_HD void
+dxt_bc1_decode_block (const uint8_t *in, int four_colour, uint8_t *px)
+{
+  uint32_t c0 = in[0] | (uint32_t) in[1] << 8, c1 = in[2] | (uint32_t) in[3] << 8;
+  uint32_t idx = in[4] | (uint32_t) in[5] << 8 | (uint32_t) in[6] << 16 | (uint32_t) in[7] << 24;
+  int pal[4][3], alpha3 = 255;
+  if (four_colour || c0 > c1) {
+    dxt_bc1_palette4 (c0, c1, pal);
+  } else {
+    dxt_unpack565 (c0, pal[0]);
+    dxt_unpack565 (c1, pal[1]);
+    for (int c = 0; c < 3; c++) {
+      pal[2][c] = (pal[0][c] + pal[1][c] + 1) / 2;
+      pal[3][c] = 0;
+    }
+    alpha3 = 0;
+  }
+  for (int i = 0; i < 16; i++) {
+    int k = (idx >> (2 * i)) & 3;
+    px[4 * i] = (uint8_t) pal[k][0];
+    px[4 * i + 1] = (uint8_t) pal[k][1];
+    px[4 * i + 2] = (uint8_t) pal[k][2];
+    px[4 * i + 3] = (uint8_t) (k == 3 ? alpha3 : 255);
+  }
+}
+
+/* Alpha block decode into the alpha channel (stride 4). */
+GS_HD void
+dxt_alpha_decode_block (const uint8_t *in, uint8_t *a)
+{
+  int pal[8];
+  dxt_alpha_palette (in[0], in[1], pal);
+  uint64_t idx = 0;
+  for (int j = 0; j < 6; j++) idx |= (uint64_t) in[2 + j] << (8 * j);
+  for (int i = 0; i < 16; i++) a[4 * i] = (uint8_t) pal[(idx >> (3 * i)) & 7];
+}
+
+GS_HD void
+dxt_decode_block_hd (int codec, const uint8_t *in, uint8_t *px)
+{
+  if (codec == DXT_BC1) {
+    dxt_bc1_decode_block (in, 0, px);
+    return;
+  }
+  dxt_bc1_decode_block (in + 8, 1, px);
+  dxt_alpha_decode_block (in, px + 3);
+  if (codec == DXT_YCOCG) {
+    for (int i = 0; i < 16; i++) {
+      uint8_t *p = px + 4 * i;
+      dxt_ycocg_to_rgb (p[0], p[1], p[2], p[3], p);
+      p[3] = 255;
+    }
+  }
+}
+
+/* ----------------------------------------------------------- block loads */
+
+/* BT.601 limited range -> RGB, integer (see dxt.h). */
+GS_HD void
+dxt_yuv_to_rgb (int y, int u, int v, uint8_t *p)
+{
+  int c = 298 * (y - 16) + 128, d = u - 128, e = v - 128;
+  p[0] = (uint8_t) dxt_clamp255 ((c + 409 * e) >> 8);
+  p[1] = (uint8_t) dxt_clamp255 ((c - 100 * d - 208 * e) >> 8);
+  p[2] = (uint8_t) dxt_clamp255 ((c + 516 * d) >> 8);
+  p[3] = 255;
+}
+
+/* Load block (bx, by) of img as RGBA with edge replication. */
+GS_HD void
+dxt_load_block (const DxtImage *img, uint32_t bx, uint32_t by, uint8_t *px)
+{
+  if (img->format == DXT_FMT_RGBA && bx * 4 + 4 <= img->width && by * 4 + 4 <= img->height) {
+    /* interior RGBA block: four 16-byte row copies */
+    for (int j = 0; j < 4; j++)
+      memcpy (px + 16 * j, img->plane[0] + (size_t) (by * 4 + j) * img->stride[0] + 16 * (size_t) bx, 16);
+    return;
+  }
+  uint32_t xs[4], ys[4];
+  for (int k = 0; k < 4; k++) {
+    uint32_t x = bx * 4 + k, y = by * 4 + k;
+    xs[k] = x < img->width ? x : img->width - 1;
+    ys[k] = y < img->height ? y : img->height - 1;
+  }
+  const int f = img->format;
+  for (int j = 0; j < 4; j++) {
+    const uint8_t *row = img->plane[0] + (size_t) ys[j] * img->stride[0];
+    uint8_t *o = px + 16 * j;
+    if (f <= DXT_FMT_BGRX) {
+      /* channel offsets: swap R/B for BGR*, alpha forced for *X */
+      const int rb = (f == DXT_FMT_BGRA || f == DXT_FMT_BGRX) ? 2 : 0;
+      const int ax = (f == DXT_FMT_RGBX || f == DXT_FMT_BGRX);
+      for (int k = 0; k < 4; k++) {
+        const uint8_t *p = row + 4 * (size_t) xs[k];
+        o[4 * k] = p[rb]; o[4 * k + 1] = p[1]; o[4 * k + 2] = p[2 - rb];
+        o[4 * k + 3] = ax ? 255 : p[3];
+      }
+    } else if (f == DXT_FMT_UYVY || f == DXT_FMT_YUY2) {
+      const int yo = f == DXT_FMT_UYVY ? 1 : 0, uo = f == DXT_FMT_UYVY ? 0 : 1;
+      for (int k = 0; k < 4; k++) {
+        const uint8_t *p = row + 2 * (size_t) (xs[k] & ~1u);
+        dxt_yuv_to_rgb (p[yo + 2 * (xs[k] & 1)], p[uo], p[uo + 2], o + 4 * k);
+      }
+    } else {
+      const uint8_t *c1 = img->plane[1] + (size_t) (ys[j] >> 1) * img->stride[1];
+      const uint8_t *c2 = f == DXT_FMT_I420 ? img->plane[2] + (size_t) (ys[j] >> 1) * img->stride[2] : 0;
+      for (int k = 0; k < 4; k++) {
+        uint32_t cx = xs[k] >> 1;
+        int u = f == DXT_FMT_I420 ? c1[cx] : c1[2 * cx];
+        int v = f == DXT_FMT_I420 ? c2[cx] : c1[2 * cx + 1];
+        dxt_yuv_to_rgb (row[xs[k]], u, v, o + 4 * k);
+      }
+    }
+  }
+}
+
+#endif /* GS_DXT_BLOCK_H */
