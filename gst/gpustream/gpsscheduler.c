@@ -1,0 +1,1063 @@
+/* gpsscheduler.c: the GPU-centric model of paper 001 (sections 4 and 5).
+ *
+ * Buffer swapping, and why the collector path takes no lock
+ * ---------------------------------------------------------
+ * Each pipeline owns three batches (a, b, c of Table 2). collect_idx says
+ * which one collectors fill. A collector:
+ *
+ *   1. loads collect_idx = i and announces itself: writers[i]++;
+ *   2. re-checks collect_idx == i (the paper's opportunistic re-check); if
+ *      the worker swapped in between, it withdraws (writers[i]--) and starts
+ *      again on the new batch: nothing was written, so nothing is duplicated;
+ *   3. reserves a slot with reserved[i]++ (several streams share a pipeline),
+ *      writes the item, and leaves: writers[i]--.
+ *
+ * The worker stores the new collect_idx, then waits for writers[old] to
+ * reach 0. All of these are sequentially consistent atomics, so either the
+ * collector's re-check sees the new index (and retries), or the worker sees
+ * the collector's announcement (and waits for its write): no item is lost.
+ * The wait is a few instructions long unless a collector is preempted inside
+ * step 3, in which case the worker yields. Per stream, one thread collects,
+ * so slots, and batches, keep each stream's order.
+ *
+ * The worker never copies: it takes the collector's batch, gives the
+ * collector the batch the forwarder released, processes, and hands the
+ * processed batch to the forwarder (waiting for it to release the previous
+ * one, Table 2 step 3). Only that hand-off, once per cycle and pipeline,
+ * takes a mutex. A batch is grown only while nobody else can see it (when it
+ * is the worker's spare), so collectors never see a reallocation.
+ *
+ * Timing: the worker sleeps until P_k = P_0 + k I with clock_nanosleep
+ * (TIMER_ABSTIME, CLOCK_MONOTONIC): the launch times do not drift with the
+ * processing time. A launch a whole cycle late or more is counted and the
+ * schedule re-aligned to the grid of P_0. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpsscheduler.h"
+
+GST_DEBUG_CATEGORY_STATIC (gps_sched_debug);
+#define GST_CAT_DEFAULT gps_sched_debug
+
+#define INITIAL_BATCH 256
+#define MAX_BATCH (1u << 20)
+/* latency histogram: 8 linear sub-buckets per power of two (12.5 %) */
+#define HIST_SUB 8
+#define HIST_BUCKETS (HIST_SUB + 61 * HIST_SUB)
+
+typedef struct _Pipeline Pipeline;
+
+struct _GstGpuStreamSchedStream
+{
+  gint refcount;
+  GstGpuStreamScheduler *sched;
+  guint32 w;
+  GstClockTime d;
+  guint64 v;
+  gpointer data;
+  GDestroyNotify destroy;
+
+  gint removed;                 /* atomic */
+  gint epoch;                   /* atomic, flush epoch */
+  Pipeline *pl;                 /* set while running, before any push */
+  guint pl_index;
+
+  /* policer: token bucket in bytes; touched by the collecting thread only */
+  gdouble tb_tokens;
+  gdouble tb_depth;
+  guint64 tb_last;
+
+  /* stats: atomics, written by the collector (drops) and forwarder */
+  guint64 packets, bytes, drops_policed, drops_overflow, misses, lat_max;
+  guint64 hist[HIST_BUCKETS];
+};
+
+typedef struct
+{
+  GstGpuStreamSchedItem *items;
+  guint cap;
+  gint reserved;                /* atomic: slots handed out */
+  gint writers;                 /* atomic: collectors inside */
+} Batch;
+
+struct _Pipeline
+{
+  GstGpuStreamScheduler *sched;
+  guint index;
+  Batch bufs[3];
+  gint collect_idx;             /* atomic */
+  gint spare;                   /* worker only */
+  gint work_idx;                /* worker only */
+  guint work_n;
+  guint work_reserved;
+  guint64 rate;                 /* sum of v of its streams, under sched lock */
+
+  /* forwarder hand-off */
+  GThread *thread;
+  GMutex lock;
+  GCond cond;
+  gint fwd_idx;
+  guint fwd_n;
+  gboolean fwd_done;
+  gboolean stop;
+};
+
+struct _GstGpuStreamScheduler
+{
+  GstGpuStreamProcessor processor;
+  gpointer proc_data;
+  GstGpuStreamSchedCallbacks cb;
+
+  GMutex lock;                  /* params, streams, admission, stats */
+  GstGpuStreamSchedulerParams params;
+  GList *streams;
+  guint64 beta;
+  guint64 admitted, refused;
+  guint64 gone_packets, gone_policed, gone_overflow, gone_misses;
+  guint64 cycles, launches, late;
+  GstClockTime worst_batch, last_batch;
+
+  /* between start and stop */
+  gint running;                 /* atomic */
+  gint stopping;                /* atomic */
+  GstClockTime cycle;           /* snapshot of params.cycle at start */
+  gint rt_priority;
+  gboolean use_gpu;
+  GstObject *cuda_context;
+  Pipeline *pipelines;
+  guint n_pipelines;
+  GThread *worker;
+};
+
+static void
+sched_debug_init (void)
+{
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once)) {
+    GST_DEBUG_CATEGORY_INIT (gps_sched_debug, "gpustreamsched", 0,
+        "gst-gpustream real-time scheduler");
+    g_once_init_leave (&once, 1);
+  }
+}
+
+G_DEFINE_QUARK (gst-gpustream-scheduler-error-quark,
+    gst_gpustream_scheduler_error);
+
+guint64
+gst_gpustream_sched_now (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (guint64) ts.tv_sec * GST_SECOND + ts.tv_nsec;
+}
+
+static void
+sleep_until (guint64 t)
+{
+  struct timespec ts;
+
+  ts.tv_sec = t / GST_SECOND;
+  ts.tv_nsec = t % GST_SECOND;
+  while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR);
+}
+
+static inline void
+atomic_add64 (guint64 * p, guint64 v)
+{
+  __atomic_fetch_add (p, v, __ATOMIC_RELAXED);
+}
+
+static inline guint64
+atomic_get64 (guint64 * p)
+{
+  return __atomic_load_n (p, __ATOMIC_RELAXED);
+}
+
+/* ---- latency histogram -------------------------------------------------- */
+
+static guint
+hist_index (guint64 v)
+{
+  guint e;
+
+  if (v < HIST_SUB)
+    return v;
+  e = 63 - __builtin_clzll (v);     /* >= 3 */
+  return HIST_SUB + (e - 3) * HIST_SUB + ((v >> (e - 3)) & (HIST_SUB - 1));
+}
+
+static guint64
+hist_upper (guint i)
+{
+  guint e, sub;
+
+  if (i < HIST_SUB)
+    return i;
+  e = (i - HIST_SUB) / HIST_SUB + 3;
+  sub = (i - HIST_SUB) % HIST_SUB;
+  return (((guint64) HIST_SUB + sub + 1) << (e - 3)) - 1;
+}
+
+static guint64
+hist_percentile (const guint64 * hist, guint64 total, gdouble p)
+{
+  guint64 want, acc = 0;
+  guint i;
+
+  if (total == 0)
+    return 0;
+  want = (guint64) ceil (p * total);
+  if (want == 0)
+    want = 1;
+  for (i = 0; i < HIST_BUCKETS; i++) {
+    acc += hist[i];
+    if (acc >= want)
+      return hist_upper (i);
+  }
+  return hist_upper (HIST_BUCKETS - 1);
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+static void
+stream_unref (GstGpuStreamSchedStream * s)
+{
+  if (!g_atomic_int_dec_and_test (&s->refcount))
+    return;
+  if (s->destroy)
+    s->destroy (s->data);
+  g_free (s);
+}
+
+static void
+stream_setup_policer (GstGpuStreamSchedStream * s, GstClockTime cycle,
+    GstClockTime burst)
+{
+  if (burst == 0)
+    burst = cycle;
+  /* one burst of the declared rate plus one packet: a source that keeps
+   * its rate on average passes, a faster one is cut to v */
+  s->tb_depth = (gdouble) s->v * burst / GST_SECOND + s->w;
+  s->tb_tokens = s->tb_depth;
+  s->tb_last = gst_gpustream_sched_now ();
+}
+
+static gboolean
+batch_collect (Pipeline * pl, const GstGpuStreamSchedItem * item)
+{
+  Batch *b;
+  gint idx, slot;
+  gboolean ok;
+
+  for (;;) {
+    idx = g_atomic_int_get (&pl->collect_idx);
+    b = &pl->bufs[idx];
+    g_atomic_int_inc (&b->writers);
+    if (G_LIKELY (g_atomic_int_get (&pl->collect_idx) == idx))
+      break;
+    /* swapped between the load and the announcement: try the new batch */
+    g_atomic_int_add (&b->writers, -1);
+  }
+  slot = g_atomic_int_add (&b->reserved, 1);
+  ok = (guint) slot < b->cap;
+  if (ok)
+    b->items[slot] = *item;
+  g_atomic_int_add (&b->writers, -1);
+  return ok;
+}
+
+gboolean
+gst_gpustream_sched_stream_push (GstGpuStreamSchedStream * s, gpointer data,
+    guint32 size, guint16 flags)
+{
+  GstGpuStreamScheduler *sched = s->sched;
+  GstGpuStreamSchedItem item;
+  Pipeline *pl;
+  guint64 now;
+
+  if (G_UNLIKELY (!g_atomic_int_get (&sched->running) ||
+          g_atomic_int_get (&s->removed)))
+    return FALSE;
+  pl = g_atomic_pointer_get (&s->pl);
+  if (G_UNLIKELY (pl == NULL))
+    return FALSE;
+
+  now = gst_gpustream_sched_now ();
+  if (flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) {
+    s->tb_tokens += (gdouble) (now - s->tb_last) * s->v / GST_SECOND;
+    if (s->tb_tokens > s->tb_depth)
+      s->tb_tokens = s->tb_depth;
+    s->tb_last = now;
+    if (s->tb_tokens < size) {
+      atomic_add64 (&s->drops_policed, 1);
+      return FALSE;
+    }
+    s->tb_tokens -= size;
+  }
+
+  item.data = data;
+  item.stream = s;
+  item.arrival = now;
+  item.size = size;
+  item.flags = flags;
+  item.epoch = (guint16) g_atomic_int_get (&s->epoch);
+  g_atomic_int_inc (&s->refcount);
+  if (G_UNLIKELY (!batch_collect (pl, &item))) {
+    g_atomic_int_add (&s->refcount, -1);        /* never the last one */
+    if (flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+      atomic_add64 (&s->drops_overflow, 1);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void
+gst_gpustream_sched_stream_flush (GstGpuStreamSchedStream * s)
+{
+  g_atomic_int_inc (&s->epoch);
+}
+
+void
+gst_gpustream_sched_stream_get_stats (GstGpuStreamSchedStream * s,
+    GstGpuStreamSchedStreamStats * st)
+{
+  guint64 hist[HIST_BUCKETS], total = 0;
+  guint i;
+
+  for (i = 0; i < HIST_BUCKETS; i++) {
+    hist[i] = atomic_get64 (&s->hist[i]);
+    total += hist[i];
+  }
+  st->w = s->w;
+  st->d = s->d;
+  st->v = s->v;
+  st->pipeline = s->pl_index;
+  st->packets = atomic_get64 (&s->packets);
+  st->bytes = atomic_get64 (&s->bytes);
+  st->drops_policed = atomic_get64 (&s->drops_policed);
+  st->drops_overflow = atomic_get64 (&s->drops_overflow);
+  st->misses = atomic_get64 (&s->misses);
+  st->latency_p50 = hist_percentile (hist, total, 0.50);
+  st->latency_p99 = hist_percentile (hist, total, 0.99);
+  st->latency_max = atomic_get64 (&s->lat_max);
+}
+
+/* ---- admission (section 4.4) -------------------------------------------- */
+
+static GstClockTime
+bound_3i_mu (const GstGpuStreamSchedulerParams * p)
+{
+  return 3 * p->cycle + p->mu;
+}
+
+static GstClockTime
+sched_theta_locked (GstGpuStreamScheduler * sched)
+{
+  GstClockTime theta = GST_CLOCK_TIME_NONE;
+  GList *l;
+
+  for (l = sched->streams; l; l = l->next) {
+    GstGpuStreamSchedStream *s = l->data;
+    theta = MIN (theta, s->d);
+  }
+  return theta;
+}
+
+/* Theorem 1 for the admitted set plus <d, v>; v = 0 checks the set alone. */
+static gboolean
+sched_check_locked (GstGpuStreamScheduler * sched, GstClockTime d, guint64 v,
+    GError ** error)
+{
+  const GstGpuStreamSchedulerParams *p = &sched->params;
+  GstClockTime theta = MIN (sched_theta_locked (sched), d);
+  GstClockTime bound = bound_3i_mu (p);
+
+  if (p->capacity > 0 && sched->beta + v > p->capacity) {
+    g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+        GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
+        "stream refused: total rate %.3g + %.3g B/s exceeds capacity "
+        "%.3g B/s", (gdouble) sched->beta, (gdouble) v,
+        (gdouble) p->capacity);
+    return FALSE;
+  }
+  if (GST_CLOCK_TIME_IS_VALID (theta) && theta <= bound) {
+    g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+        GST_GPUSTREAM_SCHEDULER_ERROR_DEADLINE,
+        "stream refused: deadline %.6g ms is not above 3 x cycle %.6g ms + "
+        "mu %.6g ms", theta / 1e6, p->cycle / 1e6, p->mu / 1e6);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static Pipeline *
+least_loaded_locked (GstGpuStreamScheduler * sched)
+{
+  Pipeline *best = NULL;
+  guint i;
+
+  for (i = 0; i < sched->n_pipelines; i++)
+    if (!best || sched->pipelines[i].rate < best->rate)
+      best = &sched->pipelines[i];
+  return best;
+}
+
+static void
+stream_assign_locked (GstGpuStreamScheduler * sched,
+    GstGpuStreamSchedStream * s)
+{
+  Pipeline *pl = least_loaded_locked (sched);
+
+  pl->rate += s->v;
+  s->pl_index = pl->index;
+  stream_setup_policer (s, sched->cycle, sched->params.police_burst);
+  g_atomic_pointer_set (&s->pl, pl);
+}
+
+GstGpuStreamSchedStream *
+gst_gpustream_scheduler_add_stream (GstGpuStreamScheduler * sched, guint32 w,
+    GstClockTime d, guint64 v, gpointer stream_data, GDestroyNotify destroy,
+    GError ** error)
+{
+  GstGpuStreamSchedStream *s;
+  GError *err = NULL;
+
+  if (w == 0 || v == 0 || d == 0 || !GST_CLOCK_TIME_IS_VALID (d)) {
+    g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+        GST_GPUSTREAM_SCHEDULER_ERROR_INVALID,
+        "stream refused: max-packet-size, deadline and max-rate must all be "
+        "set (got w=%u B, d=%" GST_TIME_FORMAT ", v=%" G_GUINT64_FORMAT
+        " B/s)", w, GST_TIME_ARGS (d), v);
+    g_mutex_lock (&sched->lock);
+    sched->refused++;
+    g_mutex_unlock (&sched->lock);
+    return NULL;
+  }
+
+  g_mutex_lock (&sched->lock);
+  if (!sched_check_locked (sched, d, v, &err)) {
+    if (sched->params.admission) {
+      sched->refused++;
+      g_mutex_unlock (&sched->lock);
+      GST_INFO ("%s", err->message);
+      g_propagate_error (error, err);
+      return NULL;
+    }
+    GST_WARNING ("admission off, admitting anyway: %s", err->message);
+    g_clear_error (&err);
+  }
+
+  s = g_new0 (GstGpuStreamSchedStream, 1);
+  s->refcount = 1;
+  s->sched = sched;
+  s->w = w;
+  s->d = d;
+  s->v = v;
+  s->data = stream_data;
+  s->destroy = destroy;
+  sched->beta += v;
+  sched->admitted++;
+  sched->streams = g_list_append (sched->streams, s);
+  if (sched->pipelines)
+    stream_assign_locked (sched, s);
+  GST_INFO ("stream admitted: w %u B, d %.3f ms, v %.3g B/s; beta %.3g B/s, "
+      "theta %.3f ms", w, d / 1e6, (gdouble) v, (gdouble) sched->beta,
+      sched_theta_locked (sched) / 1e6);
+  g_mutex_unlock (&sched->lock);
+  return s;
+}
+
+void
+gst_gpustream_scheduler_remove_stream (GstGpuStreamScheduler * sched,
+    GstGpuStreamSchedStream * s)
+{
+  GstGpuStreamSchedStreamStats st;
+
+  g_mutex_lock (&sched->lock);
+  g_atomic_int_set (&s->removed, 1);
+  sched->streams = g_list_remove (sched->streams, s);
+  sched->beta -= s->v;
+  if (s->pl)
+    s->pl->rate -= s->v;
+  gst_gpustream_sched_stream_get_stats (s, &st);
+  sched->gone_packets += st.packets;
+  sched->gone_policed += st.drops_policed;
+  sched->gone_overflow += st.drops_overflow;
+  sched->gone_misses += st.misses;
+  g_mutex_unlock (&sched->lock);
+  stream_unref (s);
+}
+
+/* The paper's worker owns its core; on a shared machine SCHED_FIFO is the
+ * nearest thing. Only when asked for, since it needs CAP_SYS_NICE. */
+static void
+thread_set_realtime (gint priority, const gchar * what)
+{
+  struct sched_param sp = { 0 };
+  gint res;
+
+  if (priority <= 0)
+    return;
+  sp.sched_priority = priority;
+  res = pthread_setschedparam (pthread_self (), SCHED_FIFO, &sp);
+  if (res != 0)
+    GST_WARNING ("%s: SCHED_FIFO %d refused (%s), running at normal "
+        "priority", what, priority, g_strerror (res));
+}
+
+/* ---- the forwarder ------------------------------------------------------ */
+
+static void
+item_drop (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * it)
+{
+  if (sched->cb.drop)
+    sched->cb.drop (it->data);
+  stream_unref (it->stream);
+}
+
+static void
+forward_item (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * it,
+    gboolean stopping)
+{
+  GstGpuStreamSchedStream *s = it->stream;
+
+  if (stopping || g_atomic_int_get (&s->removed) ||
+      it->epoch != (guint16) g_atomic_int_get (&s->epoch)) {
+    item_drop (sched, it);
+    return;
+  }
+  if (it->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) {
+    /* the packet is done when it leaves us: measured before the push, so a
+     * downstream that blocks (a synchronising sink) shows up only in the
+     * packets that wait behind it */
+    guint64 lat = gst_gpustream_sched_now () - it->arrival;
+    guint64 old = atomic_get64 (&s->lat_max);
+
+    atomic_add64 (&s->hist[hist_index (lat)], 1);
+    atomic_add64 (&s->packets, 1);
+    atomic_add64 (&s->bytes, it->size);
+    if (lat > s->d)
+      atomic_add64 (&s->misses, 1);
+    while (lat > old && !__atomic_compare_exchange_n (&s->lat_max, &old, lat,
+            FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  }
+  sched->cb.forward (s->data, it->data, it->flags);
+  stream_unref (s);
+}
+
+static gpointer
+forwarder_main (gpointer user_data)
+{
+  Pipeline *pl = user_data;
+  GstGpuStreamScheduler *sched = pl->sched;
+
+  thread_set_realtime (sched->rt_priority, "forwarder");
+  g_mutex_lock (&pl->lock);
+  for (;;) {
+    Batch *b;
+    guint i, n;
+
+    while (pl->fwd_done && !pl->stop)
+      g_cond_wait (&pl->cond, &pl->lock);
+    if (pl->fwd_done)
+      break;
+    b = &pl->bufs[pl->fwd_idx];
+    n = pl->fwd_n;
+    g_mutex_unlock (&pl->lock);
+
+    for (i = 0; i < n; i++)
+      forward_item (sched, &b->items[i],
+          g_atomic_int_get (&sched->stopping));
+
+    g_mutex_lock (&pl->lock);
+    pl->fwd_done = TRUE;        /* Table 2, step 2: the batch is available */
+    g_cond_broadcast (&pl->cond);
+  }
+  g_mutex_unlock (&pl->lock);
+  return NULL;
+}
+
+/* ---- the worker --------------------------------------------------------- */
+
+static void
+pipeline_swap (Pipeline * pl)
+{
+  gint old = g_atomic_int_get (&pl->collect_idx);
+  Batch *b = &pl->bufs[old];
+  guint spins = 0;
+  guint reserved;
+
+  g_atomic_int_set (&pl->collect_idx, pl->spare);
+  while (g_atomic_int_get (&b->writers) != 0)
+    if (++spins > 64)
+      g_thread_yield ();        /* a collector was preempted mid-write */
+  reserved = (guint) g_atomic_int_get (&b->reserved);
+  pl->work_idx = old;
+  pl->work_reserved = reserved;
+  pl->work_n = MIN (reserved, b->cap);
+}
+
+static void
+pipeline_handoff (Pipeline * pl)
+{
+  gint released;
+  Batch *b;
+
+  g_mutex_lock (&pl->lock);
+  while (!pl->fwd_done)         /* Table 2, step 3: wait for the forwarder */
+    g_cond_wait (&pl->cond, &pl->lock);
+  released = pl->fwd_idx;
+  pl->fwd_idx = pl->work_idx;
+  pl->fwd_n = pl->work_n;
+  pl->fwd_done = FALSE;
+  g_cond_broadcast (&pl->cond);
+  g_mutex_unlock (&pl->lock);
+
+  /* the released batch is the next spare: nobody else sees it, so this is
+   * the one place a batch may grow */
+  b = &pl->bufs[released];
+  if (pl->work_reserved * 2 > b->cap && b->cap < MAX_BATCH) {
+    guint cap = b->cap;
+    while (cap < pl->work_reserved * 2 && cap < MAX_BATCH)
+      cap *= 2;
+    b->items = g_renew (GstGpuStreamSchedItem, b->items, cap);
+    b->cap = cap;
+  }
+  g_atomic_int_set (&b->reserved, 0);
+  pl->spare = released;
+}
+
+static void
+run_processor (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * items,
+    guint n)
+{
+  if (n == 0)
+    return;
+  if (sched->use_gpu)
+    sched->processor.process_gpu (sched->proc_data, sched->cuda_context,
+        items, n);
+  else
+    sched->processor.process_cpu (sched->proc_data, items, n);
+}
+
+static gpointer
+worker_main (gpointer user_data)
+{
+  GstGpuStreamScheduler *sched = user_data;
+  const guint64 cycle = sched->cycle;
+  const guint64 p0 = gst_gpustream_sched_now ();
+  guint64 k = 1;
+
+  thread_set_realtime (sched->rt_priority, "worker");
+  while (!g_atomic_int_get (&sched->stopping)) {
+    guint64 target = p0 + k * cycle, now, t0, ts;
+    gboolean late = FALSE;
+    guint i;
+
+    sleep_until (target);
+    if (g_atomic_int_get (&sched->stopping))
+      break;
+    now = gst_gpustream_sched_now ();
+    if (now >= target + cycle) {
+      /* a whole cycle behind: launch now, on the grid, and say so */
+      k = (now - p0) / cycle;
+      late = TRUE;
+    }
+
+    for (i = 0; i < sched->n_pipelines; i++)
+      pipeline_swap (&sched->pipelines[i]);
+    t0 = gst_gpustream_sched_now ();
+    for (i = 0; i < sched->n_pipelines; i++) {
+      Pipeline *pl = &sched->pipelines[i];
+      run_processor (sched, pl->bufs[pl->work_idx].items, pl->work_n);
+    }
+    ts = gst_gpustream_sched_now () - t0;
+    for (i = 0; i < sched->n_pipelines; i++)
+      pipeline_handoff (&sched->pipelines[i]);
+
+    g_mutex_lock (&sched->lock);
+    sched->cycles = k;
+    sched->launches++;
+    sched->late += late;
+    sched->last_batch = ts;
+    sched->worst_batch = MAX (sched->worst_batch, ts);
+    g_mutex_unlock (&sched->lock);
+    if (ts >= cycle)
+      GST_LOG ("batch took %" G_GUINT64_FORMAT " ns >= cycle %"
+          G_GUINT64_FORMAT " ns (T_S < I violated)", ts, cycle);
+    k++;
+  }
+  return NULL;
+}
+
+/* ---- the scheduler ------------------------------------------------------ */
+
+GstGpuStreamScheduler *
+gst_gpustream_scheduler_new (const GstGpuStreamProcessor * processor,
+    gpointer proc_data, const GstGpuStreamSchedCallbacks * callbacks)
+{
+  GstGpuStreamScheduler *sched;
+
+  g_return_val_if_fail (processor && processor->process_cpu, NULL);
+  g_return_val_if_fail (callbacks && callbacks->forward, NULL);
+  sched_debug_init ();
+
+  sched = g_new0 (GstGpuStreamScheduler, 1);
+  sched->processor = *processor;
+  sched->proc_data = proc_data;
+  sched->cb = *callbacks;
+  g_mutex_init (&sched->lock);
+  sched->params.cycle = 10 * GST_MSECOND;
+  sched->params.capacity = 0;
+  sched->params.mu = 100 * GST_USECOND;
+  sched->params.admission = TRUE;
+  sched->params.police_burst = 0;
+  return sched;
+}
+
+void
+gst_gpustream_scheduler_free (GstGpuStreamScheduler * sched)
+{
+  if (!sched)
+    return;
+  gst_gpustream_scheduler_stop (sched);
+  while (sched->streams)
+    gst_gpustream_scheduler_remove_stream (sched, sched->streams->data);
+  g_mutex_clear (&sched->lock);
+  g_free (sched);
+}
+
+void
+gst_gpustream_scheduler_set_params (GstGpuStreamScheduler * sched,
+    const GstGpuStreamSchedulerParams * params)
+{
+  g_mutex_lock (&sched->lock);
+  sched->params = *params;
+  g_mutex_unlock (&sched->lock);
+}
+
+void
+gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
+    GstGpuStreamSchedulerParams * params)
+{
+  g_mutex_lock (&sched->lock);
+  *params = sched->params;
+  g_mutex_unlock (&sched->lock);
+}
+
+gboolean
+gst_gpustream_scheduler_is_running (GstGpuStreamScheduler * sched)
+{
+  return g_atomic_int_get (&sched->running);
+}
+
+gboolean
+gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
+    guint n_pipelines, GstGpuStreamBackend backend, GstObject * cuda_context,
+    GError ** error)
+{
+  GList *l;
+  guint i;
+
+  g_return_val_if_fail (n_pipelines > 0, FALSE);
+  if (g_atomic_int_get (&sched->running))
+    return TRUE;
+
+  g_mutex_lock (&sched->lock);
+  if (sched->params.cycle == 0) {
+    g_mutex_unlock (&sched->lock);
+    g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+        GST_GPUSTREAM_SCHEDULER_ERROR_INVALID, "cycle must be > 0");
+    return FALSE;
+  }
+  /* the cycle or capacity may have changed since the streams came in */
+  if (sched->params.admission && sched->streams &&
+      !sched_check_locked (sched, GST_CLOCK_TIME_NONE, 0, error)) {
+    g_mutex_unlock (&sched->lock);
+    return FALSE;
+  }
+  sched->cycle = sched->params.cycle;
+  sched->rt_priority = sched->params.rt_priority;
+  sched->cycles = sched->launches = sched->late = 0;
+  sched->use_gpu = backend != GST_GPUSTREAM_BACKEND_CPU &&
+      sched->processor.process_gpu != NULL && cuda_context != NULL;
+  sched->cuda_context = cuda_context ? gst_object_ref (cuda_context) : NULL;
+  sched->n_pipelines = n_pipelines;
+  sched->pipelines = g_new0 (Pipeline, n_pipelines);
+  g_atomic_int_set (&sched->stopping, 0);
+  for (i = 0; i < n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+    guint j;
+
+    pl->sched = sched;
+    pl->index = i;
+    for (j = 0; j < 3; j++) {
+      pl->bufs[j].cap = INITIAL_BATCH;
+      pl->bufs[j].items = g_new (GstGpuStreamSchedItem, INITIAL_BATCH);
+    }
+    /* Table 2, row 1 with the forwarder's batch already released */
+    pl->collect_idx = 0;
+    pl->spare = 1;
+    pl->fwd_idx = 2;
+    pl->fwd_done = TRUE;
+    g_mutex_init (&pl->lock);
+    g_cond_init (&pl->cond);
+  }
+  for (l = sched->streams; l; l = l->next)
+    stream_assign_locked (sched, l->data);
+  g_atomic_int_set (&sched->running, 1);
+  g_mutex_unlock (&sched->lock);
+
+  for (i = 0; i < n_pipelines; i++) {
+    gchar *name = g_strdup_printf ("gps-fwd-%u", i);
+    sched->pipelines[i].thread = g_thread_new (name, forwarder_main,
+        &sched->pipelines[i]);
+    g_free (name);
+  }
+  sched->worker = g_thread_new ("gps-worker", worker_main, sched);
+  GST_INFO ("started: %u pipelines, cycle %.3f ms, processor %s on %s",
+      n_pipelines, sched->cycle / 1e6, sched->processor.name,
+      sched->use_gpu ? "GPU" : "CPU");
+  return TRUE;
+}
+
+void
+gst_gpustream_scheduler_stop (GstGpuStreamScheduler * sched)
+{
+  GList *l;
+  guint i;
+
+  if (!g_atomic_int_get (&sched->running))
+    return;
+  g_atomic_int_set (&sched->stopping, 1);
+  g_thread_join (sched->worker);
+  sched->worker = NULL;
+  for (i = 0; i < sched->n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+    g_mutex_lock (&pl->lock);
+    pl->stop = TRUE;
+    g_cond_broadcast (&pl->cond);
+    g_mutex_unlock (&pl->lock);
+    g_thread_join (pl->thread);
+  }
+
+  g_mutex_lock (&sched->lock);
+  g_atomic_int_set (&sched->running, 0);
+  for (l = sched->streams; l; l = l->next) {
+    GstGpuStreamSchedStream *s = l->data;
+    g_atomic_pointer_set (&s->pl, NULL);
+  }
+  g_mutex_unlock (&sched->lock);
+
+  /* no collector runs now (the caller's contract): drop what was batched */
+  for (i = 0; i < sched->n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+    Batch *b = &pl->bufs[pl->collect_idx];
+    guint j, n = MIN ((guint) b->reserved, b->cap);
+
+    for (j = 0; j < n; j++)
+      item_drop (sched, &b->items[j]);
+    for (j = 0; j < 3; j++)
+      g_free (pl->bufs[j].items);
+    g_mutex_clear (&pl->lock);
+    g_cond_clear (&pl->cond);
+  }
+  g_clear_pointer (&sched->pipelines, g_free);
+  sched->n_pipelines = 0;
+  gst_clear_object (&sched->cuda_context);
+}
+
+void
+gst_gpustream_scheduler_get_stats (GstGpuStreamScheduler * sched,
+    GstGpuStreamSchedulerStats * st)
+{
+  g_mutex_lock (&sched->lock);
+  st->beta = sched->beta;
+  st->theta = sched_theta_locked (sched);
+  st->n_streams = g_list_length (sched->streams);
+  st->streams_admitted = sched->admitted;
+  st->streams_refused = sched->refused;
+  st->cycles = sched->cycles;
+  st->launches = sched->launches;
+  st->late_launches = sched->late;
+  st->worst_batch = sched->worst_batch;
+  st->last_batch = sched->last_batch;
+  st->gone_packets = sched->gone_packets;
+  st->gone_drops_policed = sched->gone_policed;
+  st->gone_drops_overflow = sched->gone_overflow;
+  st->gone_misses = sched->gone_misses;
+  g_mutex_unlock (&sched->lock);
+}
+
+/* ---- calibration -------------------------------------------------------- */
+
+#define CAL_REPEAT 7
+#define CAL_MAX_PACKETS (1u << 16)
+
+/* worst time of CAL_REPEAT batches of n packets of size bytes */
+static guint64
+cal_worst (const GstGpuStreamProcessor * proc, gpointer proc_data,
+    gboolean gpu, GstObject * ctx, GstGpuStreamMakePacket make,
+    GDestroyNotify drop, gpointer user_data, guint n, guint32 size)
+{
+  GstGpuStreamSchedItem *items = g_new0 (GstGpuStreamSchedItem, n);
+  guint64 worst = 0;
+  guint r, i;
+
+  for (r = 0; r < CAL_REPEAT; r++) {
+    guint64 t0;
+
+    for (i = 0; i < n; i++) {
+      items[i].data = make (user_data, size);
+      items[i].size = size;
+      items[i].flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
+    }
+    t0 = gst_gpustream_sched_now ();
+    if (gpu)
+      proc->process_gpu (proc_data, ctx, items, n);
+    else
+      proc->process_cpu (proc_data, items, n);
+    worst = MAX (worst, gst_gpustream_sched_now () - t0);
+    for (i = 0; i < n; i++)
+      drop (items[i].data);
+  }
+  g_free (items);
+  return worst;
+}
+
+gboolean
+gst_gpustream_scheduler_calibrate (const GstGpuStreamProcessor * proc,
+    gpointer proc_data, GstGpuStreamBackend backend, GstObject * ctx,
+    GstGpuStreamMakePacket make, GDestroyNotify drop, gpointer user_data,
+    GstClockTime cycle, guint32 w, gdouble margin,
+    GstGpuStreamCalibration * out, GError ** error)
+{
+  gboolean gpu = backend != GST_GPUSTREAM_BACKEND_CPU && proc->process_gpu &&
+      ctx;
+  guint64 limit = (guint64) (cycle * (1.0 - margin));
+  guint lo = 0, hi = 0, n;
+  guint64 t, t_lo = 0;
+
+  sched_debug_init ();
+  g_return_val_if_fail (w > 0 && cycle > 0, FALSE);
+
+  /* double the packets per batch until the worst T_S reaches the limit */
+  for (n = 1; n <= CAL_MAX_PACKETS; n *= 2) {
+    t = cal_worst (proc, proc_data, gpu, ctx, make, drop, user_data, n, w);
+    GST_DEBUG ("calibrate %s: %u x %u B: worst %" G_GUINT64_FORMAT " ns",
+        proc->name, n, w, t);
+    if (t >= limit) {
+      hi = n;
+      break;
+    }
+    lo = n;
+    t_lo = t;
+  }
+  if (lo == 0) {
+    g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+        GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
+        "calibration: one packet of %u B takes %" G_GUINT64_FORMAT
+        " ns, not below (1 - %.2f) x cycle %" G_GUINT64_FORMAT " ns",
+        w, t, margin, (guint64) cycle);
+    return FALSE;
+  }
+  /* then bisect between the last load under and the first over */
+  while (hi && hi - lo > MAX (1u, lo / 32)) {
+    guint mid = lo + (hi - lo) / 2;
+    t = cal_worst (proc, proc_data, gpu, ctx, make, drop, user_data, mid, w);
+    if (t < limit) {
+      lo = mid;
+      t_lo = t;
+    } else {
+      hi = mid;
+    }
+  }
+
+  out->processor = g_strdup (proc->name);
+  out->cycle = cycle;
+  out->packet_size = w;
+  out->margin = margin;
+  out->capacity = gst_util_uint64_scale ((guint64) lo * w, GST_SECOND, cycle);
+  out->worst_batch = t_lo;
+  GST_INFO ("calibrated %s on %s: I %.3f ms, B_I %.4g B/s (worst T_S %.3f ms "
+      "at %u x %u B%s)", proc->name, gpu ? "GPU" : "CPU", cycle / 1e6,
+      (gdouble) out->capacity, t_lo / 1e6, lo, w,
+      hi ? "" : ", the largest load tried");
+  return TRUE;
+}
+
+#define CAL_GROUP "calibration"
+
+gboolean
+gst_gpustream_calibration_save (const GstGpuStreamCalibration * cal,
+    const gchar * path, GError ** error)
+{
+  GKeyFile *kf = g_key_file_new ();
+  gboolean ret;
+
+  g_key_file_set_string (kf, CAL_GROUP, "processor",
+      cal->processor ? cal->processor : "");
+  g_key_file_set_uint64 (kf, CAL_GROUP, "cycle-ns", cal->cycle);
+  g_key_file_set_uint64 (kf, CAL_GROUP, "packet-size", cal->packet_size);
+  g_key_file_set_double (kf, CAL_GROUP, "margin", cal->margin);
+  g_key_file_set_uint64 (kf, CAL_GROUP, "capacity-bytes-per-second",
+      cal->capacity);
+  g_key_file_set_uint64 (kf, CAL_GROUP, "worst-batch-ns", cal->worst_batch);
+  ret = g_key_file_save_to_file (kf, path, error);
+  g_key_file_free (kf);
+  return ret;
+}
+
+gboolean
+gst_gpustream_calibration_load (GstGpuStreamCalibration * cal,
+    const gchar * path, GError ** error)
+{
+  GKeyFile *kf = g_key_file_new ();
+  GError *err = NULL;
+  gboolean ret = FALSE;
+
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
+    goto done;
+  cal->processor = g_key_file_get_string (kf, CAL_GROUP, "processor", &err);
+  if (!err)
+    cal->cycle = g_key_file_get_uint64 (kf, CAL_GROUP, "cycle-ns", &err);
+  if (!err)
+    cal->packet_size = g_key_file_get_uint64 (kf, CAL_GROUP, "packet-size",
+        &err);
+  if (!err)
+    cal->margin = g_key_file_get_double (kf, CAL_GROUP, "margin", &err);
+  if (!err)
+    cal->capacity = g_key_file_get_uint64 (kf, CAL_GROUP,
+        "capacity-bytes-per-second", &err);
+  if (!err)
+    cal->worst_batch = g_key_file_get_uint64 (kf, CAL_GROUP,
+        "worst-batch-ns", &err);
+  if (err || cal->cycle == 0) {
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+        "%s: not a calibration file (%s)", path,
+        err ? err->message : "cycle-ns is 0");
+    g_clear_error (&err);
+    g_clear_pointer (&cal->processor, g_free);
+    goto done;
+  }
+  ret = TRUE;
+done:
+  g_key_file_free (kf);
+  return ret;
+}
+
+void
+gst_gpustream_calibration_clear (GstGpuStreamCalibration * cal)
+{
+  g_clear_pointer (&cal->processor, g_free);
+}

@@ -1,0 +1,204 @@
+/* gpsscheduler.h: the real-time scheduler of paper 001 (sections 4 and 5),
+ * the GPU-centric model.
+ *
+ * Streams declare <w, d, v> (max packet size in bytes, deadline in ns, max
+ * rate in bytes/s) and are admitted only while Theorem 1 holds:
+ *
+ *     beta + v <= B_I            (bytes/s; beta = sum of admitted v)
+ *     min(theta, d) > 3 I + mu   (ns; theta = min of admitted d)
+ *
+ * Collectors (the callers of gst_gpustream_sched_stream_push, one streaming
+ * thread per stream) batch packets into their pipeline's collector buffer
+ * without taking a lock. One worker thread wakes at P_k = P_0 + k I
+ * (absolute times on the monotonic clock: no drift), swaps each pipeline's
+ * collector buffer for an empty one, runs the processor on every batch and
+ * hands each processed buffer to the pipeline's forwarder thread, which calls
+ * the forward callback item by item, in order. Three buffers per pipeline
+ * rotate collector -> worker -> forwarder -> collector (Table 2): packets are
+ * never copied between stages.
+ *
+ * A scheduler is one worker: the owner creates one per device (or one for
+ * the CPU backend). The CPU backend runs the processor's CPU stage in the
+ * worker, so the whole model runs, and is tested, without a GPU. */
+#ifndef GPS_SCHEDULER_H
+#define GPS_SCHEDULER_H
+
+#include <gst/gst.h>
+#include "gstgpustream.h"
+
+G_BEGIN_DECLS
+
+/* ---- items and processors --------------------------------------------- */
+
+typedef struct _GstGpuStreamScheduler GstGpuStreamScheduler;
+typedef struct _GstGpuStreamSchedStream GstGpuStreamSchedStream;
+
+/* Set on items that are packets; other items (events, markers) pass through
+ * in order but are neither processed, policed nor counted. */
+#define GST_GPUSTREAM_SCHED_ITEM_PACKET (1u << 0)
+
+typedef struct {
+  gpointer data;                    /* owned by the item until forwarded */
+  GstGpuStreamSchedStream *stream;  /* holds a reference */
+  guint64 arrival;                  /* monotonic ns, taken by the collector */
+  guint32 size;                     /* bytes */
+  guint16 flags;
+  guint16 epoch;                    /* stream flush epoch at collection */
+} GstGpuStreamSchedItem;
+
+/* The processing stage of a pipeline: runs on a whole batch. It may replace
+ * items[i].data (freeing the old data) but not reorder or remove items; it
+ * must skip items without GST_GPUSTREAM_SCHED_ITEM_PACKET. */
+typedef struct {
+  const gchar *name;
+  void (*process_cpu) (gpointer proc_data, GstGpuStreamSchedItem * items,
+      guint n_items);
+  /* NULL when the stage has no GPU path: the worker then runs process_cpu. */
+  void (*process_gpu) (gpointer proc_data, GstObject * cuda_context,
+      GstGpuStreamSchedItem * items, guint n_items);
+} GstGpuStreamProcessor;
+
+typedef struct {
+  /* called by the forwarder thread, in collection order per stream; takes
+   * ownership of data. stream_data is the add_stream user data. */
+  void (*forward) (gpointer stream_data, gpointer data, guint16 flags);
+  /* frees data that will never be forwarded (stream gone, flushed, stop) */
+  void (*drop) (gpointer data);
+} GstGpuStreamSchedCallbacks;
+
+/* ---- the scheduler ------------------------------------------------------ */
+
+#define GST_GPUSTREAM_SCHEDULER_ERROR (gst_gpustream_scheduler_error_quark ())
+GQuark gst_gpustream_scheduler_error_quark (void);
+
+typedef enum {
+  GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,  /* beta + v > B_I */
+  GST_GPUSTREAM_SCHEDULER_ERROR_DEADLINE,  /* min(theta, d) <= 3 I + mu */
+  GST_GPUSTREAM_SCHEDULER_ERROR_INVALID,   /* w, d or v is 0 */
+} GstGpuStreamSchedulerError;
+
+typedef struct {
+  GstClockTime cycle;               /* I, ns */
+  guint64 capacity;                 /* B_I, bytes/s; 0 = no rate condition */
+  GstClockTime mu;                  /* pre-processing time of a packet, ns */
+  gboolean admission;               /* FALSE: admit everything (and count) */
+  GstClockTime police_burst;        /* token bucket depth in time of v;
+                                     * 0 = one cycle */
+  gint rt_priority;                 /* > 0: worker and forwarders ask for
+                                     * SCHED_FIFO at this priority (logged
+                                     * and ignored when denied) */
+} GstGpuStreamSchedulerParams;
+
+GstGpuStreamScheduler *gst_gpustream_scheduler_new (const
+    GstGpuStreamProcessor * processor, gpointer proc_data,
+    const GstGpuStreamSchedCallbacks * callbacks);
+void gst_gpustream_scheduler_free (GstGpuStreamScheduler * sched);
+
+/* Parameters apply to admission at once and to timing at the next start. */
+void gst_gpustream_scheduler_set_params (GstGpuStreamScheduler * sched,
+    const GstGpuStreamSchedulerParams * params);
+void gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
+    GstGpuStreamSchedulerParams * params);
+
+/* Starts the worker and n_pipelines forwarders. backend CPU runs
+ * process_cpu; GPU (or HYBRID) runs process_gpu with cuda_context when the
+ * processor has one. Fails (error set) when admission is on and the admitted
+ * set is no longer schedulable with the current parameters. */
+gboolean gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
+    guint n_pipelines, GstGpuStreamBackend backend, GstObject * cuda_context,
+    GError ** error);
+/* Stops the threads; items still in flight are dropped. */
+void gst_gpustream_scheduler_stop (GstGpuStreamScheduler * sched);
+gboolean gst_gpustream_scheduler_is_running (GstGpuStreamScheduler * sched);
+
+/* Admission (section 4.4). Returns NULL and sets error naming the limit when
+ * refused. Any time, running or not. The stream keeps stream_data until it
+ * is freed (after remove and once no item refers to it). */
+GstGpuStreamSchedStream *gst_gpustream_scheduler_add_stream
+    (GstGpuStreamScheduler * sched, guint32 w, GstClockTime d, guint64 v,
+    gpointer stream_data, GDestroyNotify destroy, GError ** error);
+/* The stream leaves: beta and theta are updated at once, its items still in
+ * flight are dropped, not forwarded. */
+void gst_gpustream_scheduler_remove_stream (GstGpuStreamScheduler * sched,
+    GstGpuStreamSchedStream * stream);
+
+/* The collector path: no lock. Returns TRUE when the item is batched.
+ * FALSE: not running, policed (over the declared rate) or batch full; the
+ * caller keeps data. Call from one thread per stream at a time. */
+gboolean gst_gpustream_sched_stream_push (GstGpuStreamSchedStream * stream,
+    gpointer data, guint32 size, guint16 flags);
+/* Items collected before this call and not yet forwarded are dropped. */
+void gst_gpustream_sched_stream_flush (GstGpuStreamSchedStream * stream);
+
+typedef struct {
+  guint32 w;
+  GstClockTime d;
+  guint64 v;
+  guint pipeline;
+  guint64 packets;                  /* forwarded */
+  guint64 bytes;
+  guint64 drops_policed;            /* over the declared rate */
+  guint64 drops_overflow;           /* collector buffer full */
+  guint64 misses;                   /* latency > d */
+  GstClockTime latency_p50;         /* upper bound of the histogram bucket */
+  GstClockTime latency_p99;
+  GstClockTime latency_max;         /* exact */
+} GstGpuStreamSchedStreamStats;
+
+void gst_gpustream_sched_stream_get_stats (GstGpuStreamSchedStream * stream,
+    GstGpuStreamSchedStreamStats * stats);
+
+typedef struct {
+  guint64 beta;                     /* admitted rate, bytes/s */
+  GstClockTime theta;               /* min admitted deadline, NONE if none */
+  guint n_streams;
+  guint64 streams_admitted;         /* since creation */
+  guint64 streams_refused;
+  guint64 cycles;                   /* cycles of I since start (grid) */
+  guint64 launches;                 /* batches launched */
+  guint64 late_launches;            /* launched a whole cycle late or more */
+  GstClockTime worst_batch;         /* worst T_S seen, ns */
+  GstClockTime last_batch;
+  /* of streams already removed (current streams: per-stream stats) */
+  guint64 gone_packets, gone_drops_policed, gone_drops_overflow, gone_misses;
+} GstGpuStreamSchedulerStats;
+
+void gst_gpustream_scheduler_get_stats (GstGpuStreamScheduler * sched,
+    GstGpuStreamSchedulerStats * stats);
+
+/* Monotonic clock in ns (CLOCK_MONOTONIC), the scheduler's time base. */
+guint64 gst_gpustream_sched_now (void);
+
+/* ---- calibration (beyond the paper) ----------------------------------- */
+
+typedef struct {
+  gchar *processor;                 /* name */
+  GstClockTime cycle;               /* I */
+  guint32 packet_size;              /* w used for the batches */
+  gdouble margin;                   /* worst T_S kept below (1 - margin) I */
+  guint64 capacity;                 /* B_I, bytes/s */
+  GstClockTime worst_batch;         /* worst T_S at that load */
+} GstGpuStreamCalibration;
+
+/* Makes a packet of size bytes for the processor (freed with drop). */
+typedef gpointer (*GstGpuStreamMakePacket) (gpointer user_data, guint32 size);
+
+/* Measures the worst batch time T_S of processor over growing loads (each
+ * load repeated, worst kept) and sets out->capacity to the largest load per
+ * second whose worst T_S < (1 - margin) I. Runs in the caller's thread. */
+gboolean gst_gpustream_scheduler_calibrate (const GstGpuStreamProcessor *
+    processor, gpointer proc_data, GstGpuStreamBackend backend,
+    GstObject * cuda_context, GstGpuStreamMakePacket make_packet,
+    GDestroyNotify drop, gpointer user_data, GstClockTime cycle,
+    guint32 packet_size, gdouble margin, GstGpuStreamCalibration * out,
+    GError ** error);
+/* A GKeyFile, group "calibration". */
+gboolean gst_gpustream_calibration_save (const GstGpuStreamCalibration * cal,
+    const gchar * path, GError ** error);
+gboolean gst_gpustream_calibration_load (GstGpuStreamCalibration * cal,
+    const gchar * path, GError ** error);
+void gst_gpustream_calibration_clear (GstGpuStreamCalibration * cal);
+
+G_END_DECLS
+
+#endif /* GPS_SCHEDULER_H */

@@ -1,0 +1,1202 @@
+/* rtgpuqueue: deadline-keeping batched processing of packet streams (paper
+ * 001, sections 4 and 5).
+ *
+ * SECTION:element-rtgpuqueue
+ * @title: rtgpuqueue
+ *
+ * Each stream is a pair of request pads, `sink_%u` -> `src_%u`, and declares
+ * <w, d, v>: `max-packet-size` (bytes), `deadline` (ns) and `max-rate`
+ * (bytes/s), given in the extra caps of the pad request
+ * (`max-packet-size=(int)1400, deadline=(guint64)50000000,
+ * max-rate=(guint64)1000000`) or taken from the element's `default-*`
+ * properties. The stream is admitted only while Theorem 1 holds:
+ * beta + v <= capacity (beta: the admitted rates) and min(theta, d) >
+ * 3 x cycle + mu (theta: the admitted deadlines). A refused stream gets no
+ * pad: the request returns NULL and the element posts a warning message
+ * whose text names the limit. Admitted streams are policed to their
+ * max-rate (a token bucket; excess packets are dropped and counted) so one
+ * misbehaving stream cannot make the others miss.
+ *
+ * The packets of all streams are collected into `pipelines` batches without
+ * a lock; every `cycle` the scheduler's worker takes the batches, runs
+ * `processor` on them (on the GPU when the processor has a GPU path and
+ * `backend` resolves to it, else on the CPU), and per pipeline a forwarder
+ * thread pushes the results downstream in order, with their timestamps. A
+ * packet leaves at most 3 x cycle + mu after it came in, which is what the
+ * element answers to the LATENCY query. A forwarder blocked downstream (a
+ * sink prerolling) holds every stream of its pipeline: give streams that
+ * end in different sinks their own pipeline (`pipelines` >= streams).
+ *
+ * `stats` has, per stream, packets, drops, deadline misses and latency
+ * percentiles; the `calibrate` action measures the worst batch time of the
+ * processor and sets `capacity` to the largest rate that keeps it under the
+ * cycle.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 rtgpuqueue name=q cycle=2000000 capacity=100000000 \
+ *     pipelines=2 default-max-packet-size=4096 processor=busy busy-ns-per-kb=200 \
+ *     audiotestsrc num-buffers=500 ! audio/x-raw,rate=48000,channels=2 ! q.sink_0 \
+ *     q.src_0 ! fakesink sync=true \
+ *     audiotestsrc num-buffers=500 ! audio/x-raw,rate=48000,channels=2 ! q.sink_1 \
+ *     q.src_1 ! fakesink sync=true
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <string.h>
+
+#include <gst/gpustream/gstgpustream.h>
+#include <gst/gpustream/gpsscheduler.h>
+#include <rlnc/rlnc.h>
+
+#include "rtgpuqueue.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_rt_gpu_queue_debug);
+#define GST_CAT_DEFAULT gst_rt_gpu_queue_debug
+
+/* ---- properties ---------------------------------------------------------- */
+
+#define DEFAULT_CYCLE (10 * GST_MSECOND)
+#define DEFAULT_CAPACITY 0
+#define DEFAULT_MU (100 * GST_USECOND)
+#define DEFAULT_PIPELINES 1
+#define DEFAULT_ADMISSION TRUE
+#define DEFAULT_PROCESSOR GST_RT_GPU_PROCESSOR_COPY
+#define DEFAULT_BUSY_NS_PER_KB 1000
+#define DEFAULT_MAX_PACKET_SIZE 1500
+#define DEFAULT_DEADLINE (100 * GST_MSECOND)
+#define DEFAULT_MAX_RATE 1000000
+#define DEFAULT_POLICE_BURST 0
+#define DEFAULT_RT_PRIORITY 0
+#define DEFAULT_CALIBRATION_MARGIN 0.2
+/* nc-encode: each packet is one generation of this many blocks */
+#define NC_BLOCKS 4
+
+enum
+{
+  PROP_0,
+  PROP_CYCLE,
+  PROP_CAPACITY,
+  PROP_MU,
+  PROP_PIPELINES,
+  PROP_ADMISSION,
+  PROP_PROCESSOR,
+  PROP_BUSY_NS_PER_KB,
+  PROP_DEFAULT_MAX_PACKET_SIZE,
+  PROP_DEFAULT_DEADLINE,
+  PROP_DEFAULT_MAX_RATE,
+  PROP_POLICE_BURST,
+  PROP_CALIBRATION_FILE,
+  PROP_RT_PRIORITY,
+  PROP_STATS,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
+};
+
+enum
+{
+  PAD_PROP_0,
+  PAD_PROP_MAX_PACKET_SIZE,
+  PAD_PROP_DEADLINE,
+  PAD_PROP_MAX_RATE,
+};
+
+enum
+{
+  SIGNAL_CALIBRATE,
+  LAST_SIGNAL
+};
+
+static guint signals[LAST_SIGNAL];
+
+GType
+gst_rt_gpu_processor_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_RT_GPU_PROCESSOR_COPY, "Identity: packets pass unchanged", "copy"},
+    {GST_RT_GPU_PROCESSOR_BUSY, "Identity costing busy-ns-per-kb of CPU per "
+          "KiB (for tests and calibration)", "busy"},
+    {GST_RT_GPU_PROCESSOR_NC_ENCODE, "Append one RLNC repair block per packet "
+          "(4-byte seed + one coded block of the packet cut in 4)",
+        "nc-encode"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstRtGpuProcessor", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+/* ---- caps ---------------------------------------------------------------- */
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink_%u",
+    GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS_ANY);
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src_%u",
+    GST_PAD_SRC, GST_PAD_SOMETIMES, GST_STATIC_CAPS_ANY);
+
+/* ---- instance ------------------------------------------------------------ */
+
+/* A sink pad is a stream: its <w, d, v>, its src pad and its scheduler
+ * stream (which holds a reference on the sink pad while items are in
+ * flight). */
+struct _GstRtGpuQueuePad
+{
+  GstPad parent;
+
+  guint32 w;
+  GstClockTime d;
+  guint64 v;
+  GstPad *srcpad;               /* owned */
+  GstGpuStreamSchedStream *stream;
+  gint last_ret;                /* atomic GstFlowReturn of the forwarder */
+  guint64 drops_oversize;       /* atomic */
+};
+
+G_DEFINE_TYPE (GstRtGpuQueuePad, gst_rt_gpu_queue_pad, GST_TYPE_PAD);
+
+struct _GstRtGpuQueue
+{
+  GstElement parent;
+
+  GstGpuStreamGpu gpu;
+
+  /* settings, object lock */
+  GstClockTime cycle;
+  guint64 capacity;
+  GstClockTime mu;
+  guint pipelines;
+  gboolean admission;
+  GstRtGpuProcessor processor;
+  gint busy_ns_per_kb;          /* also read atomically by the worker */
+  guint default_w;
+  GstClockTime default_d;
+  guint64 default_v;
+  GstClockTime police_burst;
+  gchar *calibration_file;
+  gint rt_priority;
+  guint next_pad;
+
+  /* lives as long as the element: admission works in every state */
+  GstGpuStreamScheduler *sched;
+  GstRtGpuProcessor active_processor;   /* snapshot at start */
+};
+
+#define gst_rt_gpu_queue_parent_class parent_class
+G_DEFINE_TYPE (GstRtGpuQueue, gst_rt_gpu_queue, GST_TYPE_ELEMENT);
+
+GST_ELEMENT_REGISTER_DEFINE (rtgpuqueue, "rtgpuqueue", GST_RANK_NONE,
+    GST_TYPE_RT_GPU_QUEUE);
+
+static void
+rtgpu_apply_params (GstRtGpuQueue * self)
+{
+  GstGpuStreamSchedulerParams p;
+
+  GST_OBJECT_LOCK (self);
+  p.cycle = self->cycle;
+  p.capacity = self->capacity;
+  p.mu = self->mu;
+  p.admission = self->admission;
+  p.police_burst = self->police_burst;
+  p.rt_priority = self->rt_priority;
+  GST_OBJECT_UNLOCK (self);
+  gst_gpustream_scheduler_set_params (self->sched, &p);
+}
+
+/* ---- the processing stage (runs in the scheduler's worker) --------------- */
+
+static void
+busy_wait (guint64 ns)
+{
+  guint64 end = gst_gpustream_sched_now () + ns;
+
+  while (gst_gpustream_sched_now () < end);
+}
+
+/* nc-encode: the packet cut into NC_BLOCKS blocks of k bytes (zero-padded)
+ * is one generation; one coded block follows it, after its 4-byte seed
+ * (big endian, rlnc_coefs_from_seed). */
+static GstBuffer *
+nc_prepare (GstBuffer * in, guint8 ** blocks, guint8 coefs[NC_BLOCKS],
+    gsize * k_out, GstBuffer ** out_buf, GstMapInfo * out_map)
+{
+  gsize size = gst_buffer_get_size (in);
+  gsize k = MAX ((size + NC_BLOCKS - 1) / NC_BLOCKS, 1);
+  guint32 seed = g_random_int ();
+  GstBuffer *out;
+  guint i;
+
+  out = gst_buffer_new_allocate (NULL, size + 4 + k, NULL);
+  gst_buffer_copy_into (out, in, GST_BUFFER_COPY_METADATA, 0, -1);
+  gst_buffer_map (out, out_map, GST_MAP_READWRITE);
+  gst_buffer_extract (in, 0, out_map->data, size);
+  GST_WRITE_UINT32_BE (out_map->data + size, seed);
+  rlnc_coefs_from_seed (seed, NC_BLOCKS, coefs);
+  for (i = 0; i < NC_BLOCKS; i++) {
+    blocks[i] = g_malloc0 (k);
+    if (i * k < size)
+      memcpy (blocks[i], out_map->data + i * k, MIN (k, size - i * k));
+  }
+  *k_out = k;
+  *out_buf = out;
+  return out;
+}
+
+static void
+nc_encode_items (GstGpuStreamSchedItem * items, guint n,
+    GstGpuStreamBackend where, GstObject * ctx)
+{
+  /* GPU: every packet of the batch submitted to the coder pool at once,
+   * then waited for; CPU: encoded in place by the worker */
+  GstGpuStreamCoderJob **jobs = g_new0 (GstGpuStreamCoderJob *, n);
+  guint8 **blocks = g_new0 (guint8 *, (gsize) n * NC_BLOCKS);
+  guint8 *coefs = g_new0 (guint8, (gsize) n * NC_BLOCKS);
+  guint8 **outp = g_new0 (guint8 *, n);
+  GstGpuStreamGfProduct *prod = g_new0 (GstGpuStreamGfProduct, n);
+  GstMapInfo *maps = g_new0 (GstMapInfo, n);
+  GstBuffer **outs = g_new0 (GstBuffer *, n);
+  guint i, j;
+
+  for (i = 0; i < n; i++) {
+    gsize k;
+
+    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET))
+      continue;
+    nc_prepare (items[i].data, &blocks[i * NC_BLOCKS], &coefs[i * NC_BLOCKS],
+        &k, &outs[i], &maps[i]);
+    outp[i] = maps[i].data + gst_buffer_get_size (items[i].data) + 4;
+    if (where == GST_GPUSTREAM_BACKEND_CPU) {
+      rlnc_encode (k, NC_BLOCKS, 1, &coefs[i * NC_BLOCKS],
+          (const uint8_t * const *) &blocks[i * NC_BLOCKS], &outp[i]);
+    } else {
+      prod[i].k = k;
+      prod[i].m = NC_BLOCKS;
+      prod[i].n = 1;
+      prod[i].coefs = &coefs[i * NC_BLOCKS];
+      prod[i].src = (const guint8 * const *) &blocks[i * NC_BLOCKS];
+      prod[i].out = &outp[i];
+      jobs[i] = gst_gpustream_coder_submit (&prod[i], where, ctx);
+    }
+  }
+  for (i = 0; i < n; i++) {
+    if (!outs[i])
+      continue;
+    if (jobs[i])
+      gst_gpustream_coder_job_wait (jobs[i]);
+    gst_buffer_unmap (outs[i], &maps[i]);
+    for (j = 0; j < NC_BLOCKS; j++)
+      g_free (blocks[i * NC_BLOCKS + j]);
+    gst_buffer_unref (items[i].data);
+    items[i].data = outs[i];
+  }
+  g_free (jobs);
+  g_free (blocks);
+  g_free (coefs);
+  g_free (outp);
+  g_free (prod);
+  g_free (maps);
+  g_free (outs);
+}
+
+static void
+rtgpu_process_cpu (gpointer user_data, GstGpuStreamSchedItem * items, guint n)
+{
+  GstRtGpuQueue *self = user_data;
+  guint64 bytes = 0;
+  guint i;
+
+  switch (self->active_processor) {
+    case GST_RT_GPU_PROCESSOR_COPY:
+      break;
+    case GST_RT_GPU_PROCESSOR_BUSY:
+      for (i = 0; i < n; i++)
+        if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+          bytes += items[i].size;
+      busy_wait (bytes * g_atomic_int_get (&self->busy_ns_per_kb) / 1024);
+      break;
+    case GST_RT_GPU_PROCESSOR_NC_ENCODE:
+      nc_encode_items (items, n, GST_GPUSTREAM_BACKEND_CPU, NULL);
+      break;
+      /* srtp-protect goes here: protect each packet in place with the
+       * session of its stream (kernels/srtp), and in rtgpu_process_gpu one
+       * batched launch per pipeline */
+  }
+}
+
+static void
+rtgpu_process_gpu (gpointer user_data, GstObject * ctx,
+    GstGpuStreamSchedItem * items, guint n)
+{
+  GstRtGpuQueue *self = user_data;
+
+  if (self->active_processor == GST_RT_GPU_PROCESSOR_NC_ENCODE)
+    nc_encode_items (items, n, GST_GPUSTREAM_BACKEND_GPU, ctx);
+  else
+    rtgpu_process_cpu (user_data, items, n);
+}
+
+static const GstGpuStreamProcessor rtgpu_processor = {
+  "rtgpuqueue", rtgpu_process_cpu, rtgpu_process_gpu
+};
+
+/* ---- the data path ------------------------------------------------------- */
+
+/* The forwarder: in order per stream, the packet's own timestamps. */
+static void
+rtgpu_forward (gpointer stream_data, gpointer data, guint16 flags)
+{
+  GstRtGpuQueuePad *pad = stream_data;
+  GstFlowReturn ret;
+
+  if (GST_IS_BUFFER (data)) {
+    ret = gst_pad_push (pad->srcpad, data);
+    g_atomic_int_set (&pad->last_ret, ret);
+  } else {
+    gst_pad_push_event (pad->srcpad, data);
+  }
+}
+
+static void
+rtgpu_drop (gpointer data)
+{
+  gst_mini_object_unref (data);
+}
+
+static const GstGpuStreamSchedCallbacks rtgpu_callbacks = {
+  rtgpu_forward, rtgpu_drop
+};
+
+static GstFlowReturn
+gst_rt_gpu_queue_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (parent);
+  GstRtGpuQueuePad *qpad = GST_RT_GPU_QUEUE_PAD (pad);
+  GstFlowReturn ret = g_atomic_int_get (&qpad->last_ret);
+  gsize size = gst_buffer_get_size (buf);
+
+  /* like queue: a downstream error comes back to the producer */
+  if (ret != GST_FLOW_OK && ret != GST_FLOW_NOT_LINKED) {
+    gst_buffer_unref (buf);
+    return ret;
+  }
+  if (!gst_gpustream_scheduler_is_running (self->sched)) {
+    gst_buffer_unref (buf);
+    return GST_FLOW_FLUSHING;
+  }
+  if (size > qpad->w) {
+    /* beyond the declared w: the schedulability proof does not cover it */
+    __atomic_fetch_add (&qpad->drops_oversize, 1, __ATOMIC_RELAXED);
+    GST_LOG_OBJECT (pad, "dropping %" G_GSIZE_FORMAT " B > max-packet-size "
+        "%u", size, qpad->w);
+    gst_buffer_unref (buf);
+    return GST_FLOW_OK;
+  }
+  if (!gst_gpustream_sched_stream_push (qpad->stream, buf, size,
+          GST_GPUSTREAM_SCHED_ITEM_PACKET))
+    gst_buffer_unref (buf);     /* policed or batch full: counted */
+  return GST_FLOW_OK;
+}
+
+static gboolean
+gst_rt_gpu_queue_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstRtGpuQueuePad *qpad = GST_RT_GPU_QUEUE_PAD (pad);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_START:
+      g_atomic_int_set (&qpad->last_ret, GST_FLOW_FLUSHING);
+      return gst_pad_push_event (qpad->srcpad, event);
+    case GST_EVENT_FLUSH_STOP:
+      gst_gpustream_sched_stream_flush (qpad->stream);
+      g_atomic_int_set (&qpad->last_ret, GST_FLOW_OK);
+      return gst_pad_push_event (qpad->srcpad, event);
+    default:
+      break;
+  }
+  /* serialized events travel with the packets, so they stay in order */
+  if (GST_EVENT_IS_SERIALIZED (event) &&
+      gst_gpustream_sched_stream_push (qpad->stream, event, 0, 0))
+    return TRUE;
+  return gst_pad_push_event (qpad->srcpad, event);
+}
+
+static gboolean
+gst_rt_gpu_queue_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (parent);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT)
+    return gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self),
+        &self->gpu, query);
+  /* caps, allocation, ... are those of downstream: we pass packets through */
+  return gst_pad_peer_query (GST_RT_GPU_QUEUE_PAD (pad)->srcpad, query);
+}
+
+static GstClockTime
+rtgpu_added_latency (GstRtGpuQueue * self)
+{
+  GstClockTime l;
+
+  GST_OBJECT_LOCK (self);
+  l = 3 * self->cycle + self->mu;
+  GST_OBJECT_UNLOCK (self);
+  return l;
+}
+
+static gboolean
+gst_rt_gpu_queue_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (parent);
+  GstPad *sinkpad = gst_pad_get_element_private (pad);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CONTEXT:
+      return gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self),
+          &self->gpu, query);
+    case GST_QUERY_LATENCY:{
+      /* Theorem 1: a packet leaves within 3 I + mu of its arrival */
+      GstClockTime min, max, add = rtgpu_added_latency (self);
+      gboolean live;
+
+      if (!gst_pad_peer_query (sinkpad, query))
+        return FALSE;
+      gst_query_parse_latency (query, &live, &min, &max);
+      min += add;
+      if (GST_CLOCK_TIME_IS_VALID (max))
+        max += add;
+      gst_query_set_latency (query, live, min, max);
+      return TRUE;
+    }
+    default:
+      return gst_pad_peer_query (sinkpad, query);
+  }
+}
+
+static GstIterator *
+gst_rt_gpu_queue_iterate_internal_links (GstPad * pad, GstObject * parent)
+{
+  GstPad *other;
+  GValue v = G_VALUE_INIT;
+  GstIterator *it;
+
+  if (GST_IS_RT_GPU_QUEUE_PAD (pad))
+    other = GST_RT_GPU_QUEUE_PAD (pad)->srcpad;
+  else
+    other = gst_pad_get_element_private (pad);
+  g_value_init (&v, GST_TYPE_PAD);
+  g_value_set_object (&v, other);
+  it = gst_iterator_new_single (GST_TYPE_PAD, &v);
+  g_value_unset (&v);
+  return it;
+}
+
+/* ---- request pads: admission --------------------------------------------- */
+
+static gboolean
+caps_get_u64 (const GstStructure * s, const gchar * field, guint64 * out)
+{
+  const GValue *v = gst_structure_get_value (s, field);
+
+  if (!v)
+    return FALSE;
+  if (G_VALUE_HOLDS_INT (v) && g_value_get_int (v) >= 0)
+    *out = g_value_get_int (v);
+  else if (G_VALUE_HOLDS_UINT (v))
+    *out = g_value_get_uint (v);
+  else if (G_VALUE_HOLDS_INT64 (v) && g_value_get_int64 (v) >= 0)
+    *out = g_value_get_int64 (v);
+  else if (G_VALUE_HOLDS_UINT64 (v))
+    *out = g_value_get_uint64 (v);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+static GstPad *
+gst_rt_gpu_queue_request_new_pad (GstElement * element, GstPadTemplate * templ,
+    const gchar * name, const GstCaps * caps)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (element);
+  GstRtGpuQueuePad *sinkpad;
+  GstPad *srcpad, *existing;
+  guint64 w, d, v, tmp;
+  guint id;
+  gchar *pad_name;
+  GError *err = NULL;
+
+  GST_OBJECT_LOCK (self);
+  if (name && sscanf (name, "sink_%u", &id) == 1) {
+    self->next_pad = MAX (self->next_pad, id + 1);
+  } else {
+    id = self->next_pad++;
+  }
+  w = self->default_w;
+  d = self->default_d;
+  v = self->default_v;
+  GST_OBJECT_UNLOCK (self);
+
+  if (caps && !gst_caps_is_empty (caps) && !gst_caps_is_any (caps)) {
+    const GstStructure *s = gst_caps_get_structure (caps, 0);
+    if (caps_get_u64 (s, "max-packet-size", &tmp))
+      w = tmp;
+    if (caps_get_u64 (s, "deadline", &tmp))
+      d = tmp;
+    if (caps_get_u64 (s, "max-rate", &tmp))
+      v = tmp;
+  }
+
+  pad_name = g_strdup_printf ("sink_%u", id);
+  if ((existing = gst_element_get_static_pad (element, pad_name))) {
+    GST_WARNING_OBJECT (self, "pad %s exists", pad_name);
+    gst_object_unref (existing);
+    g_free (pad_name);
+    return NULL;
+  }
+  sinkpad = g_object_new (GST_TYPE_RT_GPU_QUEUE_PAD, "name", pad_name,
+      "direction", GST_PAD_SINK, "template", templ, NULL);
+  g_free (pad_name);
+  sinkpad->w = MIN (w, G_MAXUINT32);
+  sinkpad->d = d;
+  sinkpad->v = v;
+
+  sinkpad->stream = gst_gpustream_scheduler_add_stream (self->sched,
+      sinkpad->w, d, v, gst_object_ref (sinkpad), gst_object_unref, &err);
+  if (!sinkpad->stream) {
+    /* the pad's own reference was taken for the stream: give both back */
+    gst_object_unref (sinkpad);
+    gst_object_ref_sink (sinkpad);
+    gst_object_unref (sinkpad);
+    GST_ELEMENT_WARNING (self, RESOURCE, BUSY, ("%s", err->message),
+        ("w %" G_GUINT64_FORMAT " B, d %" G_GUINT64_FORMAT " ns, v %"
+            G_GUINT64_FORMAT " B/s", w, d, v));
+    g_clear_error (&err);
+    return NULL;
+  }
+
+  pad_name = g_strdup_printf ("src_%u", id);
+  srcpad = gst_pad_new_from_static_template (&src_template, pad_name);
+  g_free (pad_name);
+  sinkpad->srcpad = gst_object_ref_sink (srcpad);
+  gst_pad_set_element_private (srcpad, sinkpad);
+  gst_pad_set_query_function (srcpad,
+      GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_src_query));
+  gst_pad_set_iterate_internal_links_function (srcpad,
+      GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_iterate_internal_links));
+  gst_pad_use_fixed_caps (srcpad);
+
+  gst_pad_set_chain_function (GST_PAD (sinkpad),
+      GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_chain));
+  gst_pad_set_event_function (GST_PAD (sinkpad),
+      GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_sink_event));
+  gst_pad_set_query_function (GST_PAD (sinkpad),
+      GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_sink_query));
+  gst_pad_set_iterate_internal_links_function (GST_PAD (sinkpad),
+      GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_iterate_internal_links));
+  GST_PAD_SET_PROXY_CAPS (sinkpad);
+  GST_PAD_SET_PROXY_ALLOCATION (sinkpad);
+
+  if (GST_STATE (element) > GST_STATE_READY ||
+      GST_STATE_TARGET (element) > GST_STATE_READY) {
+    gst_pad_set_active (srcpad, TRUE);
+    gst_pad_set_active (GST_PAD (sinkpad), TRUE);
+  }
+  gst_element_add_pad (element, srcpad);
+  gst_element_add_pad (element, GST_PAD (sinkpad));
+  GST_INFO_OBJECT (self, "stream %u admitted: w %u B, d %" GST_TIME_FORMAT
+      ", v %" G_GUINT64_FORMAT " B/s", id, sinkpad->w, GST_TIME_ARGS (d), v);
+  return GST_PAD (sinkpad);
+}
+
+static void
+gst_rt_gpu_queue_release_pad (GstElement * element, GstPad * pad)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (element);
+  GstRtGpuQueuePad *qpad = GST_RT_GPU_QUEUE_PAD (pad);
+  GstPad *srcpad = qpad->srcpad;
+
+  /* no chain call runs after this, so the stream can go */
+  gst_pad_set_active (pad, FALSE);
+  gst_gpustream_scheduler_remove_stream (self->sched, qpad->stream);
+  qpad->stream = NULL;
+  /* pushes still in flight now fail fast instead of reaching downstream */
+  gst_pad_set_active (srcpad, FALSE);
+  gst_element_remove_pad (element, srcpad);
+  gst_element_remove_pad (element, pad);
+}
+
+/* ---- calibration and stats ----------------------------------------------- */
+
+static gpointer
+rtgpu_make_packet (gpointer user_data, guint32 size)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+
+  gst_buffer_memset (buf, 0, 0x5a, size);
+  return buf;
+}
+
+/* The `calibrate` action: measures T_S of the current processor at the
+ * current cycle and default-max-packet-size, sets capacity to B_I and, with
+ * a path, saves the result there. Returns B_I, 0 on failure. */
+static guint64
+gst_rt_gpu_queue_calibrate (GstRtGpuQueue * self, const gchar * path)
+{
+  GstGpuStreamCalibration cal = { 0 };
+  GError *err = NULL;
+  GstClockTime cycle;
+  guint w;
+
+  GST_OBJECT_LOCK (self);
+  cycle = self->cycle;
+  w = self->default_w;
+  if (!gst_gpustream_scheduler_is_running (self->sched))
+    self->active_processor = self->processor;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!gst_gpustream_scheduler_calibrate (&rtgpu_processor, self,
+          self->gpu.resolved, self->gpu.cuda_context, rtgpu_make_packet,
+          rtgpu_drop, NULL, cycle, w, DEFAULT_CALIBRATION_MARGIN, &cal,
+          &err)) {
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", err->message),
+        (NULL));
+    g_clear_error (&err);
+    return 0;
+  }
+  GST_INFO_OBJECT (self, "calibrated: cycle %" GST_TIME_FORMAT ", capacity "
+      "%" G_GUINT64_FORMAT " B/s, worst batch %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (cycle), cal.capacity, GST_TIME_ARGS (cal.worst_batch));
+  if (path && *path && !gst_gpustream_calibration_save (&cal, path, &err)) {
+    GST_ELEMENT_WARNING (self, RESOURCE, WRITE, ("%s", err->message), (NULL));
+    g_clear_error (&err);
+  }
+  GST_OBJECT_LOCK (self);
+  self->capacity = cal.capacity;
+  GST_OBJECT_UNLOCK (self);
+  rtgpu_apply_params (self);
+  g_object_notify (G_OBJECT (self), "capacity");
+  gst_gpustream_calibration_clear (&cal);
+  return cal.capacity;
+}
+
+static void
+rtgpu_load_calibration (GstRtGpuQueue * self)
+{
+  GstGpuStreamCalibration cal = { 0 };
+  GError *err = NULL;
+  gchar *path;
+
+  GST_OBJECT_LOCK (self);
+  path = g_strdup (self->calibration_file);
+  GST_OBJECT_UNLOCK (self);
+  if (!path || !*path) {
+    g_free (path);
+    return;
+  }
+  if (!gst_gpustream_calibration_load (&cal, path, &err)) {
+    GST_ELEMENT_WARNING (self, RESOURCE, READ, ("%s", err->message),
+        ("keeping cycle and capacity"));
+    g_clear_error (&err);
+  } else {
+    GST_OBJECT_LOCK (self);
+    self->cycle = cal.cycle;
+    self->capacity = cal.capacity;
+    GST_OBJECT_UNLOCK (self);
+    rtgpu_apply_params (self);
+    GST_INFO_OBJECT (self, "calibration %s: cycle %" GST_TIME_FORMAT
+        ", capacity %" G_GUINT64_FORMAT " B/s (%s)", path,
+        GST_TIME_ARGS (cal.cycle), cal.capacity, cal.processor);
+    gst_gpustream_calibration_clear (&cal);
+  }
+  g_free (path);
+}
+
+static GstStructure *
+gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
+{
+  GstGpuStreamSchedulerStats st;
+  GValue streams = G_VALUE_INIT;
+  guint64 packets, policed, overflow, misses, oversize = 0;
+  GstStructure *s;
+  GList *l;
+
+  gst_gpustream_scheduler_get_stats (self->sched, &st);
+  packets = st.gone_packets;
+  policed = st.gone_drops_policed;
+  overflow = st.gone_drops_overflow;
+  misses = st.gone_misses;
+
+  g_value_init (&streams, GST_TYPE_ARRAY);
+  GST_OBJECT_LOCK (self);
+  for (l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
+    GstRtGpuQueuePad *pad = l->data;
+    GstGpuStreamSchedStreamStats ss;
+    GValue v = G_VALUE_INIT;
+    guint64 os = __atomic_load_n (&pad->drops_oversize, __ATOMIC_RELAXED);
+
+    if (!pad->stream)
+      continue;
+    gst_gpustream_sched_stream_get_stats (pad->stream, &ss);
+    packets += ss.packets;
+    policed += ss.drops_policed;
+    overflow += ss.drops_overflow;
+    misses += ss.misses;
+    oversize += os;
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&v, gst_structure_new ("stream",
+            "pad", G_TYPE_STRING, GST_OBJECT_NAME (pad),
+            "admitted", G_TYPE_BOOLEAN, TRUE,
+            "pipeline", G_TYPE_UINT, ss.pipeline,
+            "max-packet-size", G_TYPE_UINT, ss.w,
+            "deadline", G_TYPE_UINT64, ss.d,
+            "max-rate", G_TYPE_UINT64, ss.v,
+            "packets", G_TYPE_UINT64, ss.packets,
+            "bytes", G_TYPE_UINT64, ss.bytes,
+            "drops-policed", G_TYPE_UINT64, ss.drops_policed,
+            "drops-oversize", G_TYPE_UINT64, os,
+            "drops-overflow", G_TYPE_UINT64, ss.drops_overflow,
+            "deadline-misses", G_TYPE_UINT64, ss.misses,
+            "latency-p50", G_TYPE_UINT64, ss.latency_p50,
+            "latency-p99", G_TYPE_UINT64, ss.latency_p99,
+            "latency-max", G_TYPE_UINT64, ss.latency_max, NULL));
+    gst_value_array_append_and_take_value (&streams, &v);
+  }
+  s = gst_structure_new ("application/x-rtgpuqueue-stats",
+      "cycle", G_TYPE_UINT64, self->cycle,
+      "capacity", G_TYPE_UINT64, self->capacity,
+      "latency-bound", G_TYPE_UINT64, 3 * self->cycle + self->mu,
+      "rate-admitted", G_TYPE_UINT64, st.beta,
+      "deadline-min", G_TYPE_UINT64, st.theta,
+      "streams", G_TYPE_UINT, st.n_streams,
+      "streams-admitted", G_TYPE_UINT64, st.streams_admitted,
+      "streams-refused", G_TYPE_UINT64, st.streams_refused,
+      "cycles", G_TYPE_UINT64, st.cycles,
+      "launches", G_TYPE_UINT64, st.launches,
+      "late-launches", G_TYPE_UINT64, st.late_launches,
+      "worst-batch-time", G_TYPE_UINT64, st.worst_batch,
+      "packets", G_TYPE_UINT64, packets,
+      "drops-policed", G_TYPE_UINT64, policed,
+      "drops-oversize", G_TYPE_UINT64, oversize,
+      "drops-overflow", G_TYPE_UINT64, overflow,
+      "deadline-misses", G_TYPE_UINT64, misses,
+      "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
+      NULL);
+  GST_OBJECT_UNLOCK (self);
+  gst_structure_take_value (s, "stream-stats", &streams);
+  return s;
+}
+
+/* ---- GObject / GstElement boilerplate ------------------------------------ */
+
+static void
+gst_rt_gpu_queue_pad_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstRtGpuQueuePad *pad = GST_RT_GPU_QUEUE_PAD (object);
+
+  switch (prop_id) {
+    case PAD_PROP_MAX_PACKET_SIZE:
+      g_value_set_uint (value, pad->w);
+      break;
+    case PAD_PROP_DEADLINE:
+      g_value_set_uint64 (value, pad->d);
+      break;
+    case PAD_PROP_MAX_RATE:
+      g_value_set_uint64 (value, pad->v);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_rt_gpu_queue_pad_finalize (GObject * object)
+{
+  GstRtGpuQueuePad *pad = GST_RT_GPU_QUEUE_PAD (object);
+
+  gst_clear_object (&pad->srcpad);
+  G_OBJECT_CLASS (gst_rt_gpu_queue_pad_parent_class)->finalize (object);
+}
+
+static void
+gst_rt_gpu_queue_pad_class_init (GstRtGpuQueuePadClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  /* fixed at admission: change them by releasing and requesting again */
+  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+
+  gobject_class->get_property = gst_rt_gpu_queue_pad_get_property;
+  gobject_class->finalize = gst_rt_gpu_queue_pad_finalize;
+
+  g_object_class_install_property (gobject_class, PAD_PROP_MAX_PACKET_SIZE,
+      g_param_spec_uint ("max-packet-size", "Max packet size",
+          "w: the largest packet of the stream in bytes (larger ones are "
+          "dropped); set through the request's extra caps", 1, G_MAXUINT32,
+          DEFAULT_MAX_PACKET_SIZE, flags));
+  g_object_class_install_property (gobject_class, PAD_PROP_DEADLINE,
+      g_param_spec_uint64 ("deadline", "Deadline",
+          "d: the time a packet may spend in the element, in ns", 1,
+          G_MAXUINT64, DEFAULT_DEADLINE, flags));
+  g_object_class_install_property (gobject_class, PAD_PROP_MAX_RATE,
+      g_param_spec_uint64 ("max-rate", "Max rate",
+          "v: the stream's rate in bytes/s (policed)", 1, G_MAXUINT64,
+          DEFAULT_MAX_RATE, flags));
+}
+
+static void
+gst_rt_gpu_queue_pad_init (GstRtGpuQueuePad * pad)
+{
+  pad->last_ret = GST_FLOW_OK;
+}
+
+static void
+gst_rt_gpu_queue_set_context (GstElement * element, GstContext * context)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (element);
+
+  gst_gpustream_gpu_set_context (element, &self->gpu, context);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+static gboolean
+rtgpu_start (GstRtGpuQueue * self)
+{
+  GError *err = NULL;
+  guint n;
+
+  GST_OBJECT_LOCK (self);
+  n = self->pipelines;
+  self->active_processor = self->processor;
+  GST_OBJECT_UNLOCK (self);
+  rtgpu_apply_params (self);
+  if (!gst_gpustream_scheduler_start (self->sched, n, self->gpu.resolved,
+          self->gpu.cuda_context, &err)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
+        ("the admitted streams are not schedulable with the current cycle, "
+            "capacity and mu"));
+    g_clear_error (&err);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static GstStateChangeReturn
+gst_rt_gpu_queue_change_state (GstElement * element, GstStateChange transition)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (element);
+  GstStateChangeReturn ret;
+
+  switch (transition) {
+    case GST_STATE_CHANGE_NULL_TO_READY:
+      if (!gst_gpustream_gpu_start (element, &self->gpu))
+        return GST_STATE_CHANGE_FAILURE;
+      rtgpu_load_calibration (self);
+      break;
+    case GST_STATE_CHANGE_READY_TO_PAUSED:
+      /* before the pads activate: packets flow from PAUSED on */
+      if (!rtgpu_start (self))
+        return GST_STATE_CHANGE_FAILURE;
+      break;
+    default:
+      break;
+  }
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+
+  switch (transition) {
+    case GST_STATE_CHANGE_READY_TO_PAUSED:
+      if (ret == GST_STATE_CHANGE_FAILURE)
+        gst_gpustream_scheduler_stop (self->sched);
+      break;
+    case GST_STATE_CHANGE_PAUSED_TO_READY:
+      /* the pads are deactivated: no collector runs */
+      gst_gpustream_scheduler_stop (self->sched);
+      break;
+    case GST_STATE_CHANGE_READY_TO_NULL:
+      gst_gpustream_gpu_stop (&self->gpu);
+      break;
+    default:
+      break;
+  }
+  return ret;
+}
+
+static void
+gst_rt_gpu_queue_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (object);
+
+  if (gst_gpustream_gpu_set_property (GST_ELEMENT (self), &self->gpu, prop_id,
+          PROP_BACKEND, PROP_CUDA_DEVICE_ID, value))
+    return;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_CYCLE:
+      self->cycle = g_value_get_uint64 (value);
+      break;
+    case PROP_CAPACITY:
+      self->capacity = g_value_get_uint64 (value);
+      break;
+    case PROP_MU:
+      self->mu = g_value_get_uint64 (value);
+      break;
+    case PROP_PIPELINES:
+      self->pipelines = g_value_get_uint (value);
+      break;
+    case PROP_ADMISSION:
+      self->admission = g_value_get_boolean (value);
+      break;
+    case PROP_PROCESSOR:
+      self->processor = g_value_get_enum (value);
+      break;
+    case PROP_BUSY_NS_PER_KB:
+      g_atomic_int_set (&self->busy_ns_per_kb, g_value_get_uint (value));
+      break;
+    case PROP_DEFAULT_MAX_PACKET_SIZE:
+      self->default_w = g_value_get_uint (value);
+      break;
+    case PROP_DEFAULT_DEADLINE:
+      self->default_d = g_value_get_uint64 (value);
+      break;
+    case PROP_DEFAULT_MAX_RATE:
+      self->default_v = g_value_get_uint64 (value);
+      break;
+    case PROP_POLICE_BURST:
+      self->police_burst = g_value_get_uint64 (value);
+      break;
+    case PROP_CALIBRATION_FILE:
+      g_free (self->calibration_file);
+      self->calibration_file = g_value_dup_string (value);
+      break;
+    case PROP_RT_PRIORITY:
+      self->rt_priority = g_value_get_int (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+  /* admission decisions use the new values at once */
+  rtgpu_apply_params (self);
+}
+
+static void
+gst_rt_gpu_queue_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (object);
+
+  if (gst_gpustream_gpu_get_property (GST_ELEMENT (self), &self->gpu, prop_id,
+          PROP_BACKEND, PROP_CUDA_DEVICE_ID, value))
+    return;
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, gst_rt_gpu_queue_get_stats (self));
+    return;
+  }
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_CYCLE:
+      g_value_set_uint64 (value, self->cycle);
+      break;
+    case PROP_CAPACITY:
+      g_value_set_uint64 (value, self->capacity);
+      break;
+    case PROP_MU:
+      g_value_set_uint64 (value, self->mu);
+      break;
+    case PROP_PIPELINES:
+      g_value_set_uint (value, self->pipelines);
+      break;
+    case PROP_ADMISSION:
+      g_value_set_boolean (value, self->admission);
+      break;
+    case PROP_PROCESSOR:
+      g_value_set_enum (value, self->processor);
+      break;
+    case PROP_BUSY_NS_PER_KB:
+      g_value_set_uint (value, g_atomic_int_get (&self->busy_ns_per_kb));
+      break;
+    case PROP_DEFAULT_MAX_PACKET_SIZE:
+      g_value_set_uint (value, self->default_w);
+      break;
+    case PROP_DEFAULT_DEADLINE:
+      g_value_set_uint64 (value, self->default_d);
+      break;
+    case PROP_DEFAULT_MAX_RATE:
+      g_value_set_uint64 (value, self->default_v);
+      break;
+    case PROP_POLICE_BURST:
+      g_value_set_uint64 (value, self->police_burst);
+      break;
+    case PROP_CALIBRATION_FILE:
+      g_value_set_string (value, self->calibration_file);
+      break;
+    case PROP_RT_PRIORITY:
+      g_value_set_int (value, self->rt_priority);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_rt_gpu_queue_finalize (GObject * object)
+{
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (object);
+
+  gst_gpustream_scheduler_free (self->sched);
+  g_free (self->calibration_file);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY;
+  const GParamFlags flags_playing = G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING;
+
+  gobject_class->set_property = gst_rt_gpu_queue_set_property;
+  gobject_class->get_property = gst_rt_gpu_queue_get_property;
+  gobject_class->finalize = gst_rt_gpu_queue_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_CYCLE,
+      g_param_spec_uint64 ("cycle", "Cycle",
+          "I: the worker launches a batch every cycle ns", GST_USECOND,
+          GST_SECOND, DEFAULT_CYCLE, flags));
+  g_object_class_install_property (gobject_class, PROP_CAPACITY,
+      g_param_spec_uint64 ("capacity", "Capacity",
+          "B_I: the total max-rate, in bytes/s, the processor keeps under one "
+          "cycle per batch (0 = no rate condition; see the calibrate action)",
+          0, G_MAXUINT64, DEFAULT_CAPACITY, flags_playing));
+  g_object_class_install_property (gobject_class, PROP_MU,
+      g_param_spec_uint64 ("mu", "Pre-processing time",
+          "mu: collection time of one packet in ns, in the deadline condition "
+          "d > 3 x cycle + mu", 0, GST_SECOND, DEFAULT_MU, flags));
+  g_object_class_install_property (gobject_class, PROP_PIPELINES,
+      g_param_spec_uint ("pipelines", "Pipelines",
+          "N: collector/forwarder pipelines the streams are spread over "
+          "(one forwarder thread each)", 1, 64, DEFAULT_PIPELINES, flags));
+  g_object_class_install_property (gobject_class, PROP_ADMISSION,
+      g_param_spec_boolean ("admission", "Admission",
+          "Refuse streams that would break Theorem 1 (off: admit all, and "
+          "deadlines may be missed)", DEFAULT_ADMISSION, flags_playing));
+  g_object_class_install_property (gobject_class, PROP_PROCESSOR,
+      g_param_spec_enum ("processor", "Processor",
+          "The stage run on every batch", GST_TYPE_RT_GPU_PROCESSOR,
+          DEFAULT_PROCESSOR, flags));
+  g_object_class_install_property (gobject_class, PROP_BUSY_NS_PER_KB,
+      g_param_spec_uint ("busy-ns-per-kb", "Busy ns per KiB",
+          "Cost of processor=busy: CPU time per KiB of packet", 0,
+          G_MAXINT, DEFAULT_BUSY_NS_PER_KB, flags_playing));
+  g_object_class_install_property (gobject_class,
+      PROP_DEFAULT_MAX_PACKET_SIZE, g_param_spec_uint ("default-max-packet-size",
+          "Default max packet size", "w of a stream whose request gives none",
+          1, G_MAXUINT32, DEFAULT_MAX_PACKET_SIZE, flags_playing));
+  g_object_class_install_property (gobject_class, PROP_DEFAULT_DEADLINE,
+      g_param_spec_uint64 ("default-deadline", "Default deadline",
+          "d of a stream whose request gives none, ns", 1, G_MAXUINT64,
+          DEFAULT_DEADLINE, flags_playing));
+  g_object_class_install_property (gobject_class, PROP_DEFAULT_MAX_RATE,
+      g_param_spec_uint64 ("default-max-rate", "Default max rate",
+          "v of a stream whose request gives none, bytes/s", 1, G_MAXUINT64,
+          DEFAULT_MAX_RATE, flags_playing));
+  g_object_class_install_property (gobject_class, PROP_POLICE_BURST,
+      g_param_spec_uint64 ("police-burst", "Police burst",
+          "Depth of each stream's token bucket as time at max-rate, ns "
+          "(0 = one cycle); one packet more is always allowed", 0, GST_SECOND,
+          DEFAULT_POLICE_BURST, flags));
+  g_object_class_install_property (gobject_class, PROP_CALIBRATION_FILE,
+      g_param_spec_string ("calibration-file", "Calibration file",
+          "Key file saved by the calibrate action: cycle and capacity are "
+          "read from it at NULL->READY", NULL, flags));
+  g_object_class_install_property (gobject_class, PROP_RT_PRIORITY,
+      g_param_spec_int ("rt-priority", "Real-time priority",
+          "SCHED_FIFO priority of the worker and forwarder threads (0 = "
+          "normal scheduling; needs CAP_SYS_NICE, else a warning in the log)",
+          0, 99, DEFAULT_RT_PRIORITY, flags));
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Totals (streams admitted/refused, cycles, late launches, worst "
+          "batch time, packets, drops, deadline misses) and stream-stats, one "
+          "structure per stream with latency-p50/p99/max in ns",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
+      PROP_CUDA_DEVICE_ID);
+
+  /**
+   * GstRtGpuQueue::calibrate:
+   * @path: where to save the result (a key file), or NULL
+   *
+   * Measures the worst batch time of the processor at the current cycle with
+   * packets of default-max-packet-size, sets capacity to the largest rate
+   * whose worst batch time stays under 80 % of the cycle, and returns it
+   * (bytes/s; 0 on failure). Runs in the calling thread.
+   */
+  signals[SIGNAL_CALIBRATE] = g_signal_new_class_handler ("calibrate",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_rt_gpu_queue_calibrate), NULL, NULL, NULL,
+      G_TYPE_UINT64, 1, G_TYPE_STRING);
+
+  gst_element_class_add_static_pad_template_with_gtype (element_class,
+      &sink_template, GST_TYPE_RT_GPU_QUEUE_PAD);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Real-time GPU queue", "Generic/Network",
+      "Batches packet streams and processes them every cycle on the GPU or "
+      "the CPU, admitting only streams whose deadlines it can keep",
+      "gst-gpustream developers");
+
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_change_state);
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_set_context);
+  element_class->request_new_pad =
+      GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_request_new_pad);
+  element_class->release_pad = GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_release_pad);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_PROCESSOR, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_QUEUE_PAD, 0);
+  GST_DEBUG_CATEGORY_INIT (gst_rt_gpu_queue_debug, "rtgpuqueue", 0,
+      "Real-time GPU queue");
+}
+
+static void
+gst_rt_gpu_queue_init (GstRtGpuQueue * self)
+{
+  gst_gpustream_gpu_init (&self->gpu);
+  self->cycle = DEFAULT_CYCLE;
+  self->capacity = DEFAULT_CAPACITY;
+  self->mu = DEFAULT_MU;
+  self->pipelines = DEFAULT_PIPELINES;
+  self->admission = DEFAULT_ADMISSION;
+  self->processor = DEFAULT_PROCESSOR;
+  self->busy_ns_per_kb = DEFAULT_BUSY_NS_PER_KB;
+  self->default_w = DEFAULT_MAX_PACKET_SIZE;
+  self->default_d = DEFAULT_DEADLINE;
+  self->default_v = DEFAULT_MAX_RATE;
+  self->police_burst = DEFAULT_POLICE_BURST;
+  self->rt_priority = DEFAULT_RT_PRIORITY;
+  self->sched = gst_gpustream_scheduler_new (&rtgpu_processor, self,
+      &rtgpu_callbacks);
+  rtgpu_apply_params (self);
+}

@@ -1,0 +1,308 @@
+/* The real-time scheduler of libgstgpustream (gpsscheduler.h) on the CPU:
+ * admission (Theorem 1), buffer swapping under concurrent collectors,
+ * policing, calibration. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/check/gstcheck.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "gpsscheduler.h"
+
+/* ---- a processor whose cost is known: ns_per_byte of busy CPU ---------- */
+
+static guint64 busy_ns_per_byte;
+
+static void
+busy_cpu (gpointer data, GstGpuStreamSchedItem * items, guint n)
+{
+  guint64 bytes = 0, end;
+  guint i;
+
+  for (i = 0; i < n; i++)
+    if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+      bytes += items[i].size;
+  end = gst_gpustream_sched_now () + bytes * busy_ns_per_byte;
+  while (gst_gpustream_sched_now () < end);
+}
+
+static const GstGpuStreamProcessor busy_proc = { "busy", busy_cpu, NULL };
+
+/* ---- forwarding checks: every number once, in order, per stream -------- */
+
+#define N_STREAMS 8
+
+typedef struct
+{
+  guint id;
+  guint64 next;                 /* expected next sequence number */
+  gint bad;
+} Sink;
+
+static Sink sinks[N_STREAMS];
+
+static void
+fwd_check (gpointer stream_data, gpointer data, guint16 flags)
+{
+  Sink *s = stream_data;
+  guint64 seq = GPOINTER_TO_SIZE (data);
+
+  /* one forwarder per pipeline, a stream in one pipeline: no race here */
+  if (seq != s->next)
+    g_atomic_int_inc (&s->bad);
+  s->next = seq + 1;
+}
+
+static void
+drop_nothing (gpointer data)
+{
+}
+
+static const GstGpuStreamSchedCallbacks check_cb = { fwd_check, drop_nothing };
+
+static void
+set_params (GstGpuStreamScheduler * sched, GstClockTime cycle,
+    guint64 capacity, gboolean admission)
+{
+  GstGpuStreamSchedulerParams p;
+
+  gst_gpustream_scheduler_get_params (sched, &p);
+  p.cycle = cycle;
+  p.capacity = capacity;
+  p.admission = admission;
+  gst_gpustream_scheduler_set_params (sched, &p);
+}
+
+GST_START_TEST (test_admission)
+{
+  GstGpuStreamScheduler *sched =
+      gst_gpustream_scheduler_new (&busy_proc, NULL, &check_cb);
+  GstGpuStreamSchedStream *a, *b;
+  GstGpuStreamSchedulerStats st;
+  GError *err = NULL;
+
+  /* I = 10 ms, mu = 0.1 ms (default), B_I = 1.4e9 B/s */
+  set_params (sched, 10 * GST_MSECOND, 1400000000, TRUE);
+  a = gst_gpustream_scheduler_add_stream (sched, 1400, 100 * GST_MSECOND,
+      1200000000, &sinks[0], NULL, &err);
+  fail_unless (a != NULL);
+  b = gst_gpustream_scheduler_add_stream (sched, 1400, 100 * GST_MSECOND,
+      300000000, &sinks[1], NULL, &err);
+  fail_unless (b == NULL);
+  fail_unless (g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
+          GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY));
+  fail_unless_equals_string (err->message, "stream refused: total rate "
+      "1.2e+09 + 3e+08 B/s exceeds capacity 1.4e+09 B/s");
+  g_clear_error (&err);
+
+  /* 20 ms is not above 3 x 10 + 0.1 ms */
+  b = gst_gpustream_scheduler_add_stream (sched, 1400, 20 * GST_MSECOND,
+      1000, &sinks[1], NULL, &err);
+  fail_unless (b == NULL);
+  fail_unless (g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
+          GST_GPUSTREAM_SCHEDULER_ERROR_DEADLINE));
+  fail_unless_equals_string (err->message, "stream refused: deadline 20 ms "
+      "is not above 3 x cycle 10 ms + mu 0.1 ms");
+  g_clear_error (&err);
+  /* 30.2 ms is */
+  b = gst_gpustream_scheduler_add_stream (sched, 1400, 30200 * GST_USECOND,
+      1000, &sinks[1], NULL, &err);
+  fail_unless (b != NULL);
+
+  gst_gpustream_scheduler_get_stats (sched, &st);
+  fail_unless_equals_uint64 (st.beta, 1200001000);
+  fail_unless_equals_uint64 (st.theta, 30200 * GST_USECOND);
+  fail_unless_equals_uint64 (st.streams_admitted, 2);
+  fail_unless_equals_uint64 (st.streams_refused, 2);
+
+  /* leaving frees the rate and raises theta */
+  gst_gpustream_scheduler_remove_stream (sched, a);
+  gst_gpustream_scheduler_remove_stream (sched, b);
+  gst_gpustream_scheduler_get_stats (sched, &st);
+  fail_unless_equals_uint64 (st.beta, 0);
+  fail_unless (!GST_CLOCK_TIME_IS_VALID (st.theta));
+  b = gst_gpustream_scheduler_add_stream (sched, 1400, 100 * GST_MSECOND,
+      300000000, &sinks[1], NULL, &err);
+  fail_unless (b != NULL);
+
+  /* a larger cycle makes the admitted set unschedulable: start says so */
+  set_params (sched, 40 * GST_MSECOND, 1400000000, TRUE);
+  fail_if (gst_gpustream_scheduler_start (sched, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  fail_unless (g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
+          GST_GPUSTREAM_SCHEDULER_ERROR_DEADLINE));
+  g_clear_error (&err);
+
+  /* admission off admits anything */
+  set_params (sched, 10 * GST_MSECOND, 1000, FALSE);
+  a = gst_gpustream_scheduler_add_stream (sched, 1400, GST_MSECOND,
+      1000000, &sinks[0], NULL, &err);
+  fail_unless (a != NULL);
+  gst_gpustream_scheduler_free (sched);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  GstGpuStreamSchedStream *stream;
+  guint64 count;
+  guint64 retries;
+} Producer;
+
+static gpointer
+produce (gpointer data)
+{
+  Producer *p = data;
+  guint64 seq;
+
+  for (seq = 0; seq < p->count; seq++) {
+    /* a full batch refuses the packet (counted); the producer offers it
+     * again, so every number must come out exactly once */
+    while (!gst_gpustream_sched_stream_push (p->stream,
+            GSIZE_TO_POINTER (seq), 100, GST_GPUSTREAM_SCHED_ITEM_PACKET)) {
+      p->retries++;
+      g_thread_yield ();
+    }
+  }
+  return NULL;
+}
+
+GST_START_TEST (test_swap_stress)
+{
+  GstGpuStreamScheduler *sched;
+  Producer prod[N_STREAMS];
+  GThread *threads[N_STREAMS];
+  guint64 total_retries = 0;
+  guint i;
+  gint64 until;
+
+  busy_ns_per_byte = 0;
+  sched = gst_gpustream_scheduler_new (&busy_proc, NULL, &check_cb);
+  set_params (sched, GST_MSECOND, 0, TRUE);
+  /* 3 pipelines for 8 streams: several collectors share each batch */
+  fail_unless (gst_gpustream_scheduler_start (sched, 3,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, NULL));
+  for (i = 0; i < N_STREAMS; i++) {
+    memset (&sinks[i], 0, sizeof (Sink));
+    sinks[i].id = i;
+    prod[i].stream = gst_gpustream_scheduler_add_stream (sched, 100,
+        GST_SECOND, G_GUINT64_CONSTANT (1) << 50, &sinks[i], NULL, NULL);
+    fail_unless (prod[i].stream != NULL);
+    prod[i].count = 200000;
+    prod[i].retries = 0;
+  }
+  for (i = 0; i < N_STREAMS; i++)
+    threads[i] = g_thread_new ("producer", produce, &prod[i]);
+  for (i = 0; i < N_STREAMS; i++)
+    g_thread_join (threads[i]);
+
+  /* everything collected is forwarded within a few cycles */
+  until = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  for (i = 0; i < N_STREAMS; i++)
+    while (sinks[i].next < prod[i].count && g_get_monotonic_time () < until)
+      g_usleep (1000);
+  for (i = 0; i < N_STREAMS; i++) {
+    GstGpuStreamSchedStreamStats ss;
+
+    gst_gpustream_sched_stream_get_stats (prod[i].stream, &ss);
+    fail_unless_equals_int (sinks[i].bad, 0);
+    fail_unless_equals_uint64 (sinks[i].next, prod[i].count);
+    fail_unless_equals_uint64 (ss.packets, prod[i].count);
+    fail_unless_equals_uint64 (ss.drops_overflow, prod[i].retries);
+    total_retries += prod[i].retries;
+  }
+  GST_INFO ("8 x 200000 packets, %" G_GUINT64_FORMAT " refused by full "
+      "batches and offered again", total_retries);
+  gst_gpustream_scheduler_free (sched);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_policing)
+{
+  GstGpuStreamScheduler *sched;
+  GstGpuStreamSchedStream *s;
+  GstGpuStreamSchedStreamStats ss;
+  guint i, ok = 0;
+
+  busy_ns_per_byte = 0;
+  memset (&sinks[0], 0, sizeof (Sink));
+  sched = gst_gpustream_scheduler_new (&busy_proc, NULL, &check_cb);
+  set_params (sched, 10 * GST_MSECOND, 0, TRUE);
+  fail_unless (gst_gpustream_scheduler_start (sched, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, NULL));
+  /* 100 kB/s, bucket 10 ms = 1000 B + one packet of 100 B: 11 packets
+   * pass at once, then about one per ms */
+  s = gst_gpustream_scheduler_add_stream (sched, 100, GST_SECOND, 100000,
+      &sinks[0], NULL, NULL);
+  for (i = 0; i < 1000; i++)
+    ok += gst_gpustream_sched_stream_push (s, GSIZE_TO_POINTER (ok), 100,
+        GST_GPUSTREAM_SCHED_ITEM_PACKET);
+  gst_gpustream_sched_stream_get_stats (s, &ss);
+  fail_unless (ok >= 11 && ok < 20, "%u passed", ok);
+  fail_unless_equals_uint64 (ss.drops_policed, 1000 - ok);
+  gst_gpustream_scheduler_free (sched);
+}
+
+GST_END_TEST;
+
+static gpointer
+make_packet (gpointer user_data, guint32 size)
+{
+  return GSIZE_TO_POINTER (1);
+}
+
+GST_START_TEST (test_calibration)
+{
+  GstGpuStreamCalibration cal = { 0 }, back = { 0 };
+  gchar *path;
+  gint fd;
+
+  /* 1 ns per byte, I = 2 ms, margin 20 %: B_I is at most 1.6 MB per 2 ms
+   * = 0.8e9 B/s; noise only makes the worst batch slower, so lower */
+  busy_ns_per_byte = 1;
+  fail_unless (gst_gpustream_scheduler_calibrate (&busy_proc, NULL,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, make_packet, drop_nothing, NULL,
+          2 * GST_MSECOND, 1000, 0.2, &cal, NULL));
+  GST_INFO ("capacity %" G_GUINT64_FORMAT " B/s", cal.capacity);
+  fail_unless (cal.capacity <= 800000000 + 800000000 / 16);
+  /* a loaded machine measures a slower worst case: only the upper bound is
+   * physics; the measured T_S must still sit under the limit */
+  fail_unless (cal.capacity > 0);
+  fail_unless (cal.worst_batch < 1600 * GST_USECOND);
+
+  fd = g_file_open_tmp ("gpscal-XXXXXX", &path, NULL);
+  close (fd);
+  fail_unless (gst_gpustream_calibration_save (&cal, path, NULL));
+  fail_unless (gst_gpustream_calibration_load (&back, path, NULL));
+  fail_unless_equals_uint64 (back.capacity, cal.capacity);
+  fail_unless_equals_uint64 (back.cycle, 2 * GST_MSECOND);
+  fail_unless_equals_string (back.processor, "busy");
+  g_unlink (path);
+  g_free (path);
+  gst_gpustream_calibration_clear (&cal);
+  gst_gpustream_calibration_clear (&back);
+}
+
+GST_END_TEST;
+
+static Suite *
+scheduler_suite (void)
+{
+  Suite *s = suite_create ("scheduler");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 60);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_admission);
+  tcase_add_test (tc, test_swap_stress);
+  tcase_add_test (tc, test_policing);
+  tcase_add_test (tc, test_calibration);
+  return s;
+}
+
+GST_CHECK_MAIN (scheduler);
