@@ -1,0 +1,849 @@
+/* gpusrtpdec: SRTP / SRTCP authentication and decryption (RFC 3711, 6188,
+ * 7714), a drop-in for srtpdec (paper 001).
+ *
+ * SECTION:element-gpusrtpdec
+ * @title: gpusrtpdec
+ *
+ * Checks and removes SRTP on `rtp_sink` -> `rtp_src` and SRTCP on
+ * `rtcp_sink` -> `rtcp_src`. One context per SSRC, its key from:
+ *  - sink caps carrying `ssrc` and srtp-key, srtp-cipher, srtp-auth,
+ *    srtcp-cipher, srtcp-auth (optionally `roc`), as srtpenc / gpusrtpenc
+ *    send them;
+ *  - the `request-key` signal (SSRC in, caps out) when a packet of an unknown
+ *    SSRC arrives;
+ *  - sink caps with the key fields but no `ssrc` (srtpdec ignores those): used
+ *    for any SSRC that request-key gives no key for.
+ *
+ * The tag is checked before anything is decrypted, then the replay window of
+ * the SSRC (`replay-window-size`). Packets that fail (bad tag, replay, unknown
+ * SSRC, too short) are dropped, counted in `stats` and warned about at most
+ * once a second; the stream goes on. Buffer lists are checked as one batch.
+ *
+ * `soft-limit` is emitted once per SSRC when its index enters the last ROC
+ * (2^48 - 2^16 packets), `hard-limit` when the index space is exhausted; caps
+ * returned by either replace the key of that SSRC (the packet that hit the
+ * hard limit is dropped).
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 audiotestsrc num-buffers=100 ! rtpL16pay ! \
+ *     srtpenc key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d ! \
+ *     gpusrtpdec ! rtpL16depay ! fakesink
+ * ]|
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include <gst/gpustream/gstgpustream.h>
+
+#include "gpusrtp.h"
+#include "gpusrtpdec.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_gpu_srtp_dec_debug);
+#define GST_CAT_DEFAULT gst_gpu_srtp_dec_debug
+
+/* ---- properties ---------------------------------------------------------- */
+
+enum
+{
+  PROP_0,
+  PROP_REPLAY_WINDOW_SIZE,
+  PROP_STATS,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
+};
+
+enum
+{
+  SIGNAL_REQUEST_KEY,
+  SIGNAL_SOFT_LIMIT,
+  SIGNAL_HARD_LIMIT,
+  SIGNAL_CLEAR_KEYS,
+  SIGNAL_REMOVE_KEY,
+  LAST_SIGNAL
+};
+
+static guint signals[LAST_SIGNAL];
+
+/* ---- caps ---------------------------------------------------------------- */
+
+static GstStaticPadTemplate rtp_sink_template =
+GST_STATIC_PAD_TEMPLATE ("rtp_sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("application/x-srtp"));
+static GstStaticPadTemplate rtp_src_template =
+GST_STATIC_PAD_TEMPLATE ("rtp_src", GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("application/x-rtp"));
+static GstStaticPadTemplate rtcp_sink_template =
+GST_STATIC_PAD_TEMPLATE ("rtcp_sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("application/x-srtcp"));
+static GstStaticPadTemplate rtcp_src_template =
+GST_STATIC_PAD_TEMPLATE ("rtcp_src", GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("application/x-rtcp"));
+
+/* ---- instance ------------------------------------------------------------ */
+
+typedef struct
+{
+  guint32 ssrc;
+  GsSrtpCtx ctx;
+  GstGpuSrtpKeyInfo info;       /* to tell a re-sent key from a new one */
+  gboolean soft_limit;
+} DecStream;
+
+struct _GstGpuSrtpDec
+{
+  GstElement parent;
+
+  GstPad *rtp_sink, *rtp_src, *rtcp_sink, *rtcp_src;
+
+  GstGpuStreamGpu gpu;
+
+  /* settings, object lock */
+  guint replay_window;
+
+  /* streams and counters, lock */
+  GMutex lock;
+  GHashTable *streams;          /* ssrc -> DecStream */
+  GstCaps *fallback;            /* key caps without ssrc */
+  guint64 st_recv, st_drop, st_auth, st_replay, st_unknown, st_short;
+  guint64 st_bad_header, st_exhausted, st_batches;
+  gint64 last_warn;
+};
+
+#define gst_gpu_srtp_dec_parent_class parent_class
+G_DEFINE_TYPE (GstGpuSrtpDec, gst_gpu_srtp_dec, GST_TYPE_ELEMENT);
+
+GST_ELEMENT_REGISTER_DEFINE (gpusrtpdec, "gpusrtpdec", GST_RANK_NONE,
+    GST_TYPE_GPU_SRTP_DEC);
+
+/* ---- the data path ------------------------------------------------------- */
+
+static void
+dec_stream_free (gpointer data)
+{
+  DecStream *s = data;
+
+  gsrtp_ctx_clear (&s->ctx);
+  gst_gpu_srtp_key_info_clear (&s->info);
+  g_free (s);
+}
+
+/* Installs (or keeps, when the same key comes again) the context of ssrc.
+ * Called with the lock. */
+static gboolean
+dec_set_stream (GstGpuSrtpDec * self, guint32 ssrc,
+    const GstGpuSrtpKeyInfo * info, guint window)
+{
+  DecStream *s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrc));
+  GsSrtpResult r;
+
+  if (s && !info->have_roc && s->info.key_len == info->key_len &&
+      memcmp (s->info.key, info->key, info->key_len) == 0 &&
+      memcmp (&s->info.rtp, &info->rtp, sizeof info->rtp) == 0 &&
+      memcmp (&s->info.rtcp, &info->rtcp, sizeof info->rtcp) == 0)
+    return TRUE;
+
+  s = g_new0 (DecStream, 1);
+  s->ssrc = ssrc;
+  s->info = *info;
+  r = gsrtp_ctx_init (&s->ctx, info->rtp, info->rtcp, info->key,
+      info->key_len, MIN (window, GSRTP_MAX_WINDOW));
+  if (r != GSRTP_OK) {
+    GST_WARNING_OBJECT (self, "SSRC 0x%08x: cannot use the key: %s", ssrc,
+        gsrtp_result_name (r));
+    dec_stream_free (s);
+    return FALSE;
+  }
+  if (info->have_roc)
+    gsrtp_ctx_set_roc (&s->ctx, info->roc);
+  GST_INFO_OBJECT (self, "SSRC 0x%08x: key set (%s)", ssrc,
+      info->have_roc ? "with ROC" : "ROC 0");
+  g_hash_table_replace (self->streams, GUINT_TO_POINTER (ssrc), s);
+  return TRUE;
+}
+
+static gboolean
+dec_set_stream_from_caps (GstGpuSrtpDec * self, guint32 ssrc, GstCaps * caps)
+{
+  GstGpuSrtpKeyInfo info;
+  const gchar *why;
+  gboolean ok;
+  guint window;
+
+  if (!caps || gst_caps_is_empty (caps))
+    return FALSE;
+  if (!gst_gpu_srtp_key_info_from_structure (gst_caps_get_structure (caps, 0),
+          &info, &why)) {
+    GST_WARNING_OBJECT (self, "SSRC 0x%08x: unusable key caps: %s", ssrc,
+        why);
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  window = self->replay_window;
+  GST_OBJECT_UNLOCK (self);
+  g_mutex_lock (&self->lock);
+  ok = dec_set_stream (self, ssrc, &info, window);
+  g_mutex_unlock (&self->lock);
+  gst_gpu_srtp_key_info_clear (&info);
+  return ok;
+}
+
+/* The key of an unknown SSRC: request-key, then key caps without ssrc. */
+static gboolean
+dec_request_key (GstGpuSrtpDec * self, guint32 ssrc)
+{
+  GstCaps *caps = NULL;
+  gboolean ok = FALSE;
+
+  GST_DEBUG_OBJECT (self, "unknown SSRC 0x%08x: emitting request-key", ssrc);
+  g_signal_emit (self, signals[SIGNAL_REQUEST_KEY], 0, ssrc, &caps);
+  if (caps) {
+    ok = dec_set_stream_from_caps (self, ssrc, caps);
+    gst_caps_unref (caps);
+  }
+  if (!ok) {
+    g_mutex_lock (&self->lock);
+    caps = self->fallback ? gst_caps_ref (self->fallback) : NULL;
+    g_mutex_unlock (&self->lock);
+    if (caps) {
+      ok = dec_set_stream_from_caps (self, ssrc, caps);
+      gst_caps_unref (caps);
+    }
+  }
+  return ok;
+}
+
+static void
+dec_drop_warn (GstGpuSrtpDec * self, guint32 ssrc, const gchar * why)
+{
+  if (gst_gpu_srtp_warn_ok (&self->last_warn))
+    GST_WARNING_OBJECT (self, "dropped a packet of SSRC 0x%08x: %s (further "
+        "drops are counted in stats, warned once a second)", ssrc, why);
+}
+
+static guint32
+dec_packet_ssrc (GstBuffer * buf, gboolean is_rtcp, gboolean * ok)
+{
+  guint8 hdr[12];
+  gsize need = is_rtcp ? 8 : 12;
+
+  *ok = gst_buffer_extract (buf, 0, hdr, need) == need;
+  return *ok ? GST_READ_UINT32_BE (hdr + (is_rtcp ? 4 : 8)) : 0;
+}
+
+/* Emits soft-limit / hard-limit for ssrc and installs the returned key. */
+static void
+dec_limit (GstGpuSrtpDec * self, guint sig, guint32 ssrc)
+{
+  GstCaps *caps = NULL;
+
+  GST_INFO_OBJECT (self, "SSRC 0x%08x reached its %s limit", ssrc,
+      sig == SIGNAL_SOFT_LIMIT ? "soft" : "hard");
+  g_signal_emit (self, signals[sig], 0, ssrc, &caps);
+  if (caps) {
+    dec_set_stream_from_caps (self, ssrc, caps);
+    gst_caps_unref (caps);
+  }
+}
+
+/* Unprotects n buffers of one pad as one batch and pushes what passed, as a
+ * list when as_list. Takes the buffers. */
+static GstFlowReturn
+dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
+    gboolean as_list)
+{
+  GsSrtpPacket *pkts = g_new (GsSrtpPacket, n);
+  GstMapInfo *maps = g_new (GstMapInfo, n);
+  GstBuffer **bufs = g_new (GstBuffer *, n);
+  guint32 *ssrcs = g_new (guint32, n);
+  gboolean *have = g_new0 (gboolean, n);
+  GArray *limits = g_array_new (FALSE, FALSE, sizeof (guint32) * 2);
+  GHashTable *asked = NULL;
+  GstPad *srcpad = is_rtcp ? self->rtcp_src : self->rtp_src;
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint i, k = 0;
+
+  /* keys for unknown SSRCs first, signals outside the lock */
+  for (i = 0; i < n; i++) {
+    gboolean known;
+
+    ssrcs[i] = dec_packet_ssrc (in[i], is_rtcp, &have[i]);
+    if (!have[i])
+      continue;
+    g_mutex_lock (&self->lock);
+    known = g_hash_table_contains (self->streams, GUINT_TO_POINTER (ssrcs[i]));
+    g_mutex_unlock (&self->lock);
+    if (known)
+      continue;
+    if (!asked)
+      asked = g_hash_table_new (NULL, NULL);
+    if (!g_hash_table_contains (asked, GUINT_TO_POINTER (ssrcs[i]))) {
+      g_hash_table_add (asked, GUINT_TO_POINTER (ssrcs[i]));
+      dec_request_key (self, ssrcs[i]);
+    }
+  }
+  if (asked)
+    g_hash_table_unref (asked);
+
+  g_mutex_lock (&self->lock);
+  for (i = 0; i < n; i++) {
+    DecStream *s;
+
+    self->st_recv++;
+    if (!have[i]) {
+      self->st_short++;
+      self->st_drop++;
+      dec_drop_warn (self, 0, "too short for a header");
+      gst_buffer_unref (in[i]);
+      continue;
+    }
+    s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrcs[i]));
+    if (!s) {
+      self->st_unknown++;
+      self->st_drop++;
+      dec_drop_warn (self, ssrcs[i], "unknown SSRC, no key");
+      gst_buffer_unref (in[i]);
+      continue;
+    }
+    bufs[k] = gst_buffer_make_writable (in[i]);
+    gst_buffer_map (bufs[k], &maps[k], GST_MAP_READWRITE);
+    pkts[k].ctx = &s->ctx;
+    pkts[k].data = maps[k].data;
+    pkts[k].len = (uint32_t) maps[k].size;
+    pkts[k].cap = (uint32_t) maps[k].size;
+    pkts[k].is_rtcp = is_rtcp;
+    pkts[k].result = GSRTP_OK;
+    ssrcs[k] = ssrcs[i];
+    k++;
+  }
+  if (k > 0) {
+    gsrtp_unprotect_batch (pkts, k, GSRTP_IMPL_AUTO);
+    self->st_batches++;
+  }
+  for (i = 0; i < k; i++) {
+    GsSrtpResult r = pkts[i].result;
+
+    gst_buffer_unmap (bufs[i], &maps[i]);
+    if (r == GSRTP_OK) {
+      DecStream *s;
+
+      gst_buffer_set_size (bufs[i], pkts[i].len);
+      s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrcs[i]));
+      if (!is_rtcp && s && !s->soft_limit && s->ctx.roc == G_MAXUINT32) {
+        guint32 l[2] = { SIGNAL_SOFT_LIMIT, ssrcs[i] };
+        s->soft_limit = TRUE;
+        g_array_append_val (limits, l);
+      }
+      continue;
+    }
+    self->st_drop++;
+    switch (r) {
+      case GSRTP_ERR_AUTH:
+        self->st_auth++;
+        break;
+      case GSRTP_ERR_REPLAY:
+      case GSRTP_ERR_REPLAY_OLD:
+        self->st_replay++;
+        break;
+      case GSRTP_ERR_TOO_SHORT:
+        self->st_short++;
+        break;
+      case GSRTP_ERR_INDEX_EXHAUSTED:{
+        guint32 l[2] = { SIGNAL_HARD_LIMIT, ssrcs[i] };
+        self->st_exhausted++;
+        g_array_append_val (limits, l);
+        break;
+      }
+      default:
+        self->st_bad_header++;
+        break;
+    }
+    dec_drop_warn (self, ssrcs[i], gsrtp_result_name (r));
+    gst_clear_buffer (&bufs[i]);
+  }
+  g_mutex_unlock (&self->lock);
+
+  for (i = 0; i < limits->len; i++) {
+    guint32 *l = &g_array_index (limits, guint32, 2 * i);
+    dec_limit (self, l[0], l[1]);
+  }
+
+  if (as_list) {
+    GstBufferList *list = gst_buffer_list_new_sized (MAX (k, 1));
+    for (i = 0; i < k; i++)
+      if (bufs[i])
+        gst_buffer_list_add (list, bufs[i]);
+    if (gst_buffer_list_length (list) > 0)
+      ret = gst_pad_push_list (srcpad, list);
+    else
+      gst_buffer_list_unref (list);
+  } else {
+    for (i = 0; i < k; i++) {
+      if (!bufs[i])
+        continue;
+      if (ret == GST_FLOW_OK)
+        ret = gst_pad_push (srcpad, bufs[i]);
+      else
+        gst_buffer_unref (bufs[i]);
+    }
+  }
+  g_array_unref (limits);
+  g_free (pkts);
+  g_free (maps);
+  g_free (bufs);
+  g_free (ssrcs);
+  g_free (have);
+  return ret;
+}
+
+static GstFlowReturn
+gst_gpu_srtp_dec_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (parent);
+
+  return dec_process (self, pad == self->rtcp_sink, &buf, 1, FALSE);
+}
+
+static GstFlowReturn
+gst_gpu_srtp_dec_chain_list (GstPad * pad, GstObject * parent,
+    GstBufferList * list)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (parent);
+  guint i, n = gst_buffer_list_length (list);
+  GstBuffer **bufs = g_new (GstBuffer *, MAX (n, 1));
+  GstFlowReturn ret;
+
+  for (i = 0; i < n; i++)
+    bufs[i] = gst_buffer_ref (gst_buffer_list_get (list, i));
+  gst_buffer_list_unref (list);
+  ret = dec_process (self, pad == self->rtcp_sink, bufs, n, TRUE);
+  g_free (bufs);
+  return ret;
+}
+
+static gboolean
+dec_sink_caps (GstGpuSrtpDec * self, GstPad * pad, GstCaps * caps)
+{
+  gboolean is_rtcp = pad == self->rtcp_sink;
+  GstStructure *s;
+  GstCaps *out;
+  GstGpuSrtpKeyInfo info;
+  const gchar *why;
+  guint ssrc, i;
+  gboolean ret;
+
+  if (gst_caps_is_empty (caps))
+    return FALSE;
+  s = gst_caps_get_structure (caps, 0);
+  if (gst_structure_has_field (s, "srtp-key")) {
+    if (!gst_gpu_srtp_key_info_from_structure (s, &info, &why)) {
+      GST_WARNING_OBJECT (pad, "ignoring the key in the caps: %s", why);
+    } else if (gst_structure_get_uint (s, "ssrc", &ssrc)) {
+      guint window;
+
+      GST_OBJECT_LOCK (self);
+      window = self->replay_window;
+      GST_OBJECT_UNLOCK (self);
+      g_mutex_lock (&self->lock);
+      dec_set_stream (self, ssrc, &info, window);
+      g_mutex_unlock (&self->lock);
+    } else {
+      g_mutex_lock (&self->lock);
+      gst_caps_replace (&self->fallback, caps);
+      g_mutex_unlock (&self->lock);
+      GST_INFO_OBJECT (pad, "key caps without ssrc: used for SSRCs that "
+          "request-key gives no key for");
+    }
+    gst_gpu_srtp_key_info_clear (&info);
+  }
+
+  out = gst_caps_copy (caps);
+  for (i = 0; i < gst_caps_get_size (out); i++) {
+    GstStructure *o = gst_caps_get_structure (out, i);
+
+    gst_structure_remove_fields (o, "srtp-key", "srtp-cipher", "srtp-auth",
+        "srtcp-cipher", "srtcp-auth", "roc", "mki", NULL);
+    gst_structure_set_name (o, is_rtcp ? "application/x-rtcp" :
+        "application/x-rtp");
+  }
+  /* no key left in out: safe to log */
+  GST_DEBUG_OBJECT (pad, "source caps %" GST_PTR_FORMAT, out);
+  ret = gst_pad_push_event (is_rtcp ? self->rtcp_src : self->rtp_src,
+      gst_event_new_caps (out));
+  gst_caps_unref (out);
+  return ret;
+}
+
+static gboolean
+gst_gpu_srtp_dec_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (parent);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+    gboolean ret;
+
+    gst_event_parse_caps (event, &caps);
+    ret = dec_sink_caps (self, pad, caps);
+    gst_event_unref (event);
+    return ret;
+  }
+  return gst_pad_event_default (pad, parent, event);
+}
+
+static gboolean
+gst_gpu_srtp_dec_query (GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (parent);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CAPS:{
+      GstCaps *filter, *cur = NULL, *res;
+
+      if (GST_PAD_IS_SRC (pad))
+        cur = gst_pad_get_current_caps (pad);
+      if (!cur)
+        cur = gst_pad_get_pad_template_caps (pad);
+      gst_query_parse_caps (query, &filter);
+      res = filter ? gst_caps_intersect_full (filter, cur,
+          GST_CAPS_INTERSECT_FIRST) : gst_caps_ref (cur);
+      gst_query_set_caps_result (query, res);
+      gst_caps_unref (res);
+      gst_caps_unref (cur);
+      return TRUE;
+    }
+    case GST_QUERY_ACCEPT_CAPS:{
+      GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps (pad);
+
+      gst_query_parse_accept_caps (query, &caps);
+      gst_query_set_accept_caps_result (query,
+          gst_caps_can_intersect (caps, tmpl));
+      gst_caps_unref (tmpl);
+      return TRUE;
+    }
+    case GST_QUERY_CONTEXT:
+      if (gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self),
+              &self->gpu, query))
+        return TRUE;
+      break;
+    default:
+      break;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+static GstIterator *
+gst_gpu_srtp_dec_iterate_internal_links (GstPad * pad, GstObject * parent)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (parent);
+  GstPad *other;
+  GstIterator *it;
+  GValue v = G_VALUE_INIT;
+
+  if (pad == self->rtp_sink)
+    other = self->rtp_src;
+  else if (pad == self->rtp_src)
+    other = self->rtp_sink;
+  else if (pad == self->rtcp_sink)
+    other = self->rtcp_src;
+  else
+    other = self->rtcp_sink;
+  g_value_init (&v, GST_TYPE_PAD);
+  g_value_set_object (&v, other);
+  it = gst_iterator_new_single (GST_TYPE_PAD, &v);
+  g_value_unset (&v);
+  return it;
+}
+
+static void
+gst_gpu_srtp_dec_clear_keys (GstGpuSrtpDec * self)
+{
+  g_mutex_lock (&self->lock);
+  g_hash_table_remove_all (self->streams);
+  gst_clear_caps (&self->fallback);
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+gst_gpu_srtp_dec_remove_key (GstGpuSrtpDec * self, guint ssrc)
+{
+  g_mutex_lock (&self->lock);
+  g_hash_table_remove (self->streams, GUINT_TO_POINTER (ssrc));
+  g_mutex_unlock (&self->lock);
+}
+
+static GstStructure *
+gst_gpu_srtp_dec_get_stats (GstGpuSrtpDec * self)
+{
+  GstStructure *s;
+  GValue streams = G_VALUE_INIT;
+  GHashTableIter it;
+  gpointer value;
+
+  g_value_init (&streams, GST_TYPE_ARRAY);
+  g_mutex_lock (&self->lock);
+  g_hash_table_iter_init (&it, self->streams);
+  while (g_hash_table_iter_next (&it, NULL, &value)) {
+    DecStream *ds = value;
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&v, gst_structure_new ("application/x-srtp-stream",
+            "ssrc", G_TYPE_UINT, ds->ssrc, "roc", G_TYPE_UINT, ds->ctx.roc,
+            NULL));
+    gst_value_array_append_and_take_value (&streams, &v);
+  }
+  s = gst_structure_new ("application/x-srtp-decoder-stats",
+      "recv-count", G_TYPE_UINT64, self->st_recv,
+      "recv-drop-count", G_TYPE_UINT64, self->st_drop,
+      "auth-fail-count", G_TYPE_UINT64, self->st_auth,
+      "replay-count", G_TYPE_UINT64, self->st_replay,
+      "unknown-ssrc-count", G_TYPE_UINT64, self->st_unknown,
+      "too-short-count", G_TYPE_UINT64, self->st_short,
+      "bad-header-count", G_TYPE_UINT64, self->st_bad_header,
+      "hard-limit-count", G_TYPE_UINT64, self->st_exhausted,
+      "batches", G_TYPE_UINT64, self->st_batches,
+      "backend", G_TYPE_STRING, "cpu", NULL);
+  g_mutex_unlock (&self->lock);
+  gst_structure_take_value (s, "streams", &streams);
+  return s;
+}
+
+/* ---- GObject / GstElement boilerplate ------------------------------------ */
+
+static void
+gst_gpu_srtp_dec_set_context (GstElement * element, GstContext * context)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (element);
+
+  gst_gpustream_gpu_set_context (element, &self->gpu, context);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+static GstStateChangeReturn
+gst_gpu_srtp_dec_change_state (GstElement * element, GstStateChange transition)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (element);
+  GstStateChangeReturn ret;
+
+  switch (transition) {
+    case GST_STATE_CHANGE_NULL_TO_READY:
+      if (!gst_gpustream_gpu_start (element, &self->gpu))
+        return GST_STATE_CHANGE_FAILURE;
+      break;
+    case GST_STATE_CHANGE_READY_TO_PAUSED:
+      g_mutex_lock (&self->lock);
+      self->st_recv = self->st_drop = self->st_auth = self->st_replay = 0;
+      self->st_unknown = self->st_short = self->st_bad_header = 0;
+      self->st_exhausted = self->st_batches = 0;
+      self->last_warn = 0;
+      g_mutex_unlock (&self->lock);
+      break;
+    default:
+      break;
+  }
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+
+  switch (transition) {
+    case GST_STATE_CHANGE_PAUSED_TO_READY:
+      /* keys and replay state end with the stream, as srtpdec */
+      gst_gpu_srtp_dec_clear_keys (self);
+      break;
+    case GST_STATE_CHANGE_READY_TO_NULL:
+      gst_gpustream_gpu_stop (&self->gpu);
+      break;
+    default:
+      break;
+  }
+  return ret;
+}
+
+static void
+gst_gpu_srtp_dec_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (object);
+
+  if (gst_gpustream_gpu_set_property (GST_ELEMENT (self), &self->gpu, prop_id,
+          PROP_BACKEND, PROP_CUDA_DEVICE_ID, value))
+    return;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_REPLAY_WINDOW_SIZE:
+      self->replay_window = g_value_get_uint (value);
+      if (self->replay_window > GSRTP_MAX_WINDOW)
+        GST_INFO_OBJECT (self, "replay window %u clamped to %u",
+            self->replay_window, GSRTP_MAX_WINDOW);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_gpu_srtp_dec_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (object);
+
+  if (gst_gpustream_gpu_get_property (GST_ELEMENT (self), &self->gpu, prop_id,
+          PROP_BACKEND, PROP_CUDA_DEVICE_ID, value))
+    return;
+
+  switch (prop_id) {
+    case PROP_REPLAY_WINDOW_SIZE:
+      GST_OBJECT_LOCK (self);
+      g_value_set_uint (value, self->replay_window);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, gst_gpu_srtp_dec_get_stats (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_gpu_srtp_dec_finalize (GObject * object)
+{
+  GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (object);
+
+  g_clear_pointer (&self->streams, g_hash_table_unref);
+  gst_clear_caps (&self->fallback);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_gpu_srtp_dec_class_init (GstGpuSrtpDecClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->set_property = gst_gpu_srtp_dec_set_property;
+  gobject_class->get_property = gst_gpu_srtp_dec_get_property;
+  gobject_class->finalize = gst_gpu_srtp_dec_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_REPLAY_WINDOW_SIZE,
+      g_param_spec_uint ("replay-window-size", "Replay window size",
+          "Size of the replay protection window (packets; the kernel keeps "
+          "at most 1024, larger values are clamped). Applies to keys set "
+          "after the change", GST_GPU_SRTP_MIN_WINDOW,
+          GST_GPU_SRTP_MAX_WINDOW_PROP, GST_GPU_SRTP_DEFAULT_WINDOW,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "streams (array of ssrc, roc), recv-count, recv-drop-count, "
+          "auth-fail-count, replay-count, unknown-ssrc-count, "
+          "too-short-count, bad-header-count, hard-limit-count, batches, "
+          "backend", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
+      PROP_CUDA_DEVICE_ID);
+
+  /**
+   * GstGpuSrtpDec::request-key:
+   * @ssrc: the SSRC of a packet with no key
+   *
+   * Returns: (transfer full): application/x-srtp caps with srtp-key,
+   * srtp-cipher, srtp-auth, srtcp-cipher, srtcp-auth (and optionally roc),
+   * or NULL: the packet is dropped and counted.
+   */
+  signals[SIGNAL_REQUEST_KEY] = g_signal_new ("request-key",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+      GST_TYPE_CAPS, 1, G_TYPE_UINT);
+  /**
+   * GstGpuSrtpDec::soft-limit:
+   * @ssrc: the SSRC whose index entered the last ROC
+   *
+   * Returns: (transfer full): new key caps, or NULL to go on with the key.
+   */
+  signals[SIGNAL_SOFT_LIMIT] = g_signal_new ("soft-limit",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+      GST_TYPE_CAPS, 1, G_TYPE_UINT);
+  /**
+   * GstGpuSrtpDec::hard-limit:
+   * @ssrc: the SSRC whose index space is exhausted
+   *
+   * Returns: (transfer full): new key caps, or NULL: its packets are dropped.
+   */
+  signals[SIGNAL_HARD_LIMIT] = g_signal_new ("hard-limit",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+      GST_TYPE_CAPS, 1, G_TYPE_UINT);
+  signals[SIGNAL_CLEAR_KEYS] = g_signal_new_class_handler ("clear-keys",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_gpu_srtp_dec_clear_keys), NULL, NULL, NULL,
+      G_TYPE_NONE, 0);
+  signals[SIGNAL_REMOVE_KEY] = g_signal_new_class_handler ("remove-key",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_gpu_srtp_dec_remove_key), NULL, NULL, NULL,
+      G_TYPE_NONE, 1, G_TYPE_UINT);
+
+  gst_element_class_add_static_pad_template (element_class,
+      &rtp_sink_template);
+  gst_element_class_add_static_pad_template (element_class,
+      &rtp_src_template);
+  gst_element_class_add_static_pad_template (element_class,
+      &rtcp_sink_template);
+  gst_element_class_add_static_pad_template (element_class,
+      &rtcp_src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "SRTP decoder (GPU / batched CPU)", "Filter/Network/SRTP",
+      "Authenticates and decrypts SRTP and SRTCP in batches, with replay "
+      "protection per SSRC, a drop-in for srtpdec",
+      "gst-gpustream developers");
+
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_gpu_srtp_dec_change_state);
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_gpu_srtp_dec_set_context);
+
+  GST_DEBUG_CATEGORY_INIT (gst_gpu_srtp_dec_debug, "gpusrtpdec", 0,
+      "SRTP decoder");
+}
+
+static GstPad *
+dec_make_pad (GstGpuSrtpDec * self, GstStaticPadTemplate * templ,
+    const gchar * name)
+{
+  GstPad *pad = gst_pad_new_from_static_template (templ, name);
+
+  if (GST_PAD_IS_SINK (pad)) {
+    gst_pad_set_chain_function (pad, GST_DEBUG_FUNCPTR (gst_gpu_srtp_dec_chain));
+    gst_pad_set_chain_list_function (pad,
+        GST_DEBUG_FUNCPTR (gst_gpu_srtp_dec_chain_list));
+    gst_pad_set_event_function (pad,
+        GST_DEBUG_FUNCPTR (gst_gpu_srtp_dec_sink_event));
+  }
+  gst_pad_set_query_function (pad, GST_DEBUG_FUNCPTR (gst_gpu_srtp_dec_query));
+  gst_pad_set_iterate_internal_links_function (pad,
+      GST_DEBUG_FUNCPTR (gst_gpu_srtp_dec_iterate_internal_links));
+  gst_element_add_pad (GST_ELEMENT (self), pad);
+  return pad;
+}
+
+static void
+gst_gpu_srtp_dec_init (GstGpuSrtpDec * self)
+{
+  self->rtp_sink = dec_make_pad (self, &rtp_sink_template, "rtp_sink");
+  self->rtp_src = dec_make_pad (self, &rtp_src_template, "rtp_src");
+  self->rtcp_sink = dec_make_pad (self, &rtcp_sink_template, "rtcp_sink");
+  self->rtcp_src = dec_make_pad (self, &rtcp_src_template, "rtcp_src");
+  gst_pad_use_fixed_caps (self->rtp_src);
+  gst_pad_use_fixed_caps (self->rtcp_src);
+
+  gst_gpustream_gpu_init (&self->gpu);
+  g_mutex_init (&self->lock);
+  self->replay_window = GST_GPU_SRTP_DEFAULT_WINDOW;
+  self->streams = g_hash_table_new_full (NULL, NULL, NULL, dec_stream_free);
+}
