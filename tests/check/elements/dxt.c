@@ -1,0 +1,508 @@
+/* dxtenc / dxtdec (plugins/dxt) on the CPU path: every input format x every
+ * output (DXT1 / DXT5 / YCoCg-DXT5, raw and HAP, Snappy on / off) equals the
+ * kernels' dxt_encode_frame byte for byte; round-trip PSNR; caps refusal;
+ * latency; corrupt input dropped and counted; state cycles. */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+#include <math.h>
+#include <string.h>
+
+#include <dxt/dxt.h>
+#include "hap.h"
+
+static const struct
+{
+  const gchar *name;
+  DxtFormat dxt;
+} in_formats[] = {
+  {"RGBA", DXT_FMT_RGBA}, {"BGRA", DXT_FMT_BGRA}, {"RGBx", DXT_FMT_RGBX},
+  {"BGRx", DXT_FMT_BGRX}, {"UYVY", DXT_FMT_UYVY}, {"YUY2", DXT_FMT_YUY2},
+  {"I420", DXT_FMT_I420}, {"NV12", DXT_FMT_NV12},
+};
+
+static const gchar *codec_nick[] = { "dxt1", "dxt5", "ycocg-dxt5" };
+static const gchar *dxt_caps_fmt[] = { "DXT1", "DXT5", "YCoCg-DXT5" };
+static const gchar *hap_caps_fmt[] = { "Hap1", "Hap5", "HapY" };
+static const guint8 hap_tex[] = { 0x0B, 0x0E, 0x0F };
+
+/* Smooth content with a noisy band: compressible by Snappy, yet not flat. */
+static GstBuffer *
+make_input (const GstVideoInfo * info, guint seed)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, info->size, NULL);
+  GstMapInfo map;
+  GRand *rand = g_rand_new_with_seed (seed);
+  gsize i;
+
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  for (i = 0; i < map.size; i++) {
+    guint row = i / 256;
+    map.data[i] = (row % 7 == 3) ? g_rand_int (rand) & 0xFF :
+        (guint8) (((i / 64) * 13 + seed) & 0xFF);
+  }
+  gst_buffer_unmap (buf, &map);
+  g_rand_free (rand);
+  return buf;
+}
+
+static guint8 *
+reference_encode (const GstVideoInfo * info, GstBuffer * buf, DxtFormat fmt,
+    DxtCodec codec, DxtQuality q, gsize * size)
+{
+  GstVideoFrame vf;
+  DxtImage img;
+  guint i;
+  guint8 *out;
+
+  memset (&img, 0, sizeof (img));
+  fail_unless (gst_video_frame_map (&vf, info, buf, GST_MAP_READ));
+  for (i = 0; i < GST_VIDEO_FRAME_N_PLANES (&vf); i++) {
+    img.plane[i] = GST_VIDEO_FRAME_PLANE_DATA (&vf, i);
+    img.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&vf, i);
+  }
+  img.width = info->width;
+  img.height = info->height;
+  img.format = fmt;
+  *size = dxt_frame_bytes (codec, info->width, info->height);
+  out = g_malloc (*size);
+  fail_unless_equals_int (dxt_encode_frame (&img, codec, q, out), 0);
+  gst_video_frame_unmap (&vf);
+  return out;
+}
+
+/* One frame through dxtenc; checks caps and bytes against the kernels. */
+static void
+check_encode (guint fi, DxtCodec codec, gboolean hap, gboolean snappy,
+    guint w, guint h, DxtQuality q, guint batch)
+{
+  GstVideoInfo info;
+  GstHarness *hr;
+  GstBuffer *in, *out;
+  GstCaps *caps;
+  GstStructure *s;
+  GstMapInfo map;
+  gchar *launch;
+  guint8 *ref, *tex;
+  gsize ref_size;
+  gint cw = 0, ch = 0;
+
+  gst_video_info_set_format (&info,
+      gst_video_format_from_string (in_formats[fi].name), w, h);
+  GST_VIDEO_INFO_FPS_N (&info) = 30;
+  GST_VIDEO_INFO_FPS_D (&info) = 1;
+  launch = g_strdup_printf ("dxtenc format=%s hap=%d snappy=%d quality=%s "
+      "batch-blocks=%u", codec_nick[codec], hap, snappy,
+      q == DXT_HIGH ? "high" : "fast", batch);
+  hr = gst_harness_new_parse (launch);
+  caps = gst_video_info_to_caps (&info);
+  gst_harness_set_src_caps (hr, caps);
+
+  in = make_input (&info, w * 31 + h + fi);
+  ref = reference_encode (&info, in, in_formats[fi].dxt, codec, q, &ref_size);
+  fail_unless_equals_int (gst_harness_push (hr, in), GST_FLOW_OK);
+  out = gst_harness_pull (hr);
+  fail_unless (out != NULL);
+
+  caps = gst_pad_get_current_caps (hr->sinkpad);
+  s = gst_caps_get_structure (caps, 0);
+  fail_unless (gst_structure_has_name (s, hap ? "video/x-hap" : "video/x-dxt"));
+  fail_unless_equals_string (gst_structure_get_string (s, "format"),
+      hap ? hap_caps_fmt[codec] : dxt_caps_fmt[codec]);
+  fail_unless (gst_structure_get_int (s, "width", &cw) && cw == (gint) w);
+  fail_unless (gst_structure_get_int (s, "height", &ch) && ch == (gint) h);
+  gst_caps_unref (caps);
+
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  if (!hap) {
+    fail_unless_equals_int (map.size, ref_size);
+    fail_unless (memcmp (map.data, ref, ref_size) == 0,
+        "%s -> %s %ux%u differs from dxt_encode_frame", in_formats[fi].name,
+        codec_nick[codec], w, h);
+  } else {
+    GsHapInfo hi;
+
+    fail_unless_equals_int (gs_hap_peek (map.data, map.size, &hi), GS_HAP_OK);
+    fail_unless_equals_int (hi.header_len + hi.section_len, map.size);
+    fail_unless_equals_int (hi.tex_format, hap_tex[codec]);
+    if (!snappy) {
+      fail_unless_equals_int (hi.compressor, GS_HAP_COMP_NONE);
+    } else if (w * h >= 4096) {
+      /* 64x64 and larger frames of make_input () compress */
+      fail_unless_equals_int (hi.compressor, GS_HAP_COMP_SNAPPY);
+    }
+    tex = g_malloc (ref_size);
+    fail_unless_equals_int (gs_hap_decode (map.data, map.size, tex, ref_size),
+        GS_HAP_OK);
+    fail_unless (memcmp (tex, ref, ref_size) == 0,
+        "%s -> HAP %s %ux%u differs from dxt_encode_frame",
+        in_formats[fi].name, codec_nick[codec], w, h);
+    g_free (tex);
+  }
+  gst_buffer_unmap (out, &map);
+  fail_unless (!GST_BUFFER_FLAG_IS_SET (out, GST_BUFFER_FLAG_DELTA_UNIT));
+
+  gst_buffer_unref (out);
+  g_free (ref);
+  g_free (launch);
+  gst_harness_teardown (hr);
+}
+
+GST_START_TEST (test_encode_matrix)
+{
+  static const guint sizes[][2] = { {1, 1}, {5, 3}, {64, 64}, {70, 37} };
+  guint fi, c, o, si;
+
+  for (fi = 0; fi < G_N_ELEMENTS (in_formats); fi++)
+    for (c = 0; c < 3; c++)
+      for (o = 0; o < 3; o++)
+        for (si = 0; si < G_N_ELEMENTS (sizes); si++)
+          check_encode (fi, c, o > 0, o == 2, sizes[si][0], sizes[si][1],
+              DXT_FAST, 2880);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_encode_full_hd)
+{
+  guint fi;
+
+  /* 1918x1080: a width that is not a multiple of 4, slices of the paper's
+   * 2880 blocks (6 rows of 480 blocks) */
+  for (fi = 0; fi < G_N_ELEMENTS (in_formats); fi++)
+    check_encode (fi, DXT_BC1, FALSE, FALSE, 1918, 1080, DXT_FAST, 2880);
+  check_encode (4, DXT_YCOCG, TRUE, TRUE, 1918, 1080, DXT_FAST, 5760);
+  check_encode (0, DXT_BC3, TRUE, FALSE, 1918, 1080, DXT_FAST, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_encode_quality_and_batch)
+{
+  static const guint batches[] = { 0, 1, 17, 2880, 1000000 };
+  guint b, c;
+
+  for (c = 0; c < 3; c++)
+    check_encode (0, c, TRUE, TRUE, 133, 75, DXT_HIGH, 2880);
+  for (b = 0; b < G_N_ELEMENTS (batches); b++)
+    check_encode (4, DXT_BC1, FALSE, FALSE, 130, 66, DXT_FAST, batches[b]);
+}
+
+GST_END_TEST;
+
+/* dxtenc ! dxtdec on a smooth RGBA image: PSNR against the input. */
+static gdouble
+roundtrip_psnr (const gchar * codec, gboolean hap, gboolean snappy,
+    const gchar * out_fmt)
+{
+  const guint w = 96, h = 64;
+  GstHarness *hr;
+  GstBuffer *in, *out;
+  GstMapInfo mi, mo;
+  gchar *launch;
+  gdouble se = 0;
+  guint x, y, c;
+
+  launch = g_strdup_printf ("dxtenc format=%s hap=%d snappy=%d ! dxtdec",
+      codec, hap, snappy);
+  hr = gst_harness_new_parse (launch);
+  g_free (launch);
+  /* sink caps first: the decoder picks its output format at the caps event */
+  launch = g_strdup_printf ("video/x-raw,format=%s", out_fmt);
+  gst_harness_set_sink_caps_str (hr, launch);
+  g_free (launch);
+  gst_harness_set_src_caps_str (hr, "video/x-raw,format=RGBA,width=96,"
+      "height=64,framerate=30/1");
+
+  in = gst_buffer_new_allocate (NULL, w * h * 4, NULL);
+  gst_buffer_map (in, &mi, GST_MAP_WRITE);
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++) {
+      guint8 *p = mi.data + (y * w + x) * 4;
+      p[0] = x * 255 / w;
+      p[1] = y * 255 / h;
+      p[2] = (x + y) * 255 / (w + h);
+      p[3] = 255;
+    }
+  gst_buffer_unmap (in, &mi);
+  fail_unless_equals_int (gst_harness_push (hr, gst_buffer_ref (in)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (hr);
+  fail_unless (out != NULL);
+  gst_buffer_map (in, &mi, GST_MAP_READ);
+  gst_buffer_map (out, &mo, GST_MAP_READ);
+  fail_unless_equals_int (mo.size, w * h * 4);
+  for (x = 0; x < w * h; x++)
+    for (c = 0; c < 3; c++) {
+      guint oc = g_str_equal (out_fmt, "BGRA") ? 2 - c : c;
+      gdouble d = (gdouble) mi.data[x * 4 + c] - mo.data[x * 4 + oc];
+      se += d * d;
+    }
+  gst_buffer_unmap (in, &mi);
+  gst_buffer_unmap (out, &mo);
+  gst_buffer_unref (in);
+  gst_buffer_unref (out);
+  gst_harness_teardown (hr);
+  se /= w * h * 3;
+  return se == 0 ? 99.0 : 10.0 * log10 (255.0 * 255.0 / se);
+}
+
+GST_START_TEST (test_roundtrip_psnr)
+{
+  guint c;
+
+  for (c = 0; c < 3; c++) {
+    gdouble p1 = roundtrip_psnr (codec_nick[c], FALSE, FALSE, "RGBA");
+    gdouble p2 = roundtrip_psnr (codec_nick[c], TRUE, TRUE, "RGBA");
+    gdouble p3 = roundtrip_psnr (codec_nick[c], TRUE, FALSE, "BGRA");
+
+    GST_INFO ("%s: PSNR %.2f dB", codec_nick[c], p1);
+    fail_unless (p1 > 35.0, "%s PSNR %.2f", codec_nick[c], p1);
+    fail_unless (p1 == p2 && p1 == p3, "%s PSNR %.3f %.3f %.3f",
+        codec_nick[c], p1, p2, p3);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_refused)
+{
+  GstHarness *hr;
+  GstBuffer *buf;
+
+  /* an input format the kernels do not take */
+  hr = gst_harness_new ("dxtenc");
+  gst_harness_set_src_caps_str (hr, "video/x-raw,format=GRAY8,width=16,"
+      "height=16,framerate=30/1");
+  buf = gst_buffer_new_allocate (NULL, 256, NULL);
+  fail_unless_equals_int (gst_harness_push (hr, buf), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown (hr);
+
+  /* downstream wants HAP, the element is set to raw DXT */
+  hr = gst_harness_new_parse ("dxtenc hap=false");
+  gst_harness_set_sink_caps_str (hr, "video/x-hap");
+  gst_harness_set_src_caps_str (hr, "video/x-raw,format=RGBA,width=16,"
+      "height=16,framerate=30/1");
+  buf = gst_buffer_new_allocate (NULL, 16 * 16 * 4, NULL);
+  fail_unless_equals_int (gst_harness_push (hr, buf), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown (hr);
+
+  /* downstream wants DXT5, the element is set to DXT1 */
+  hr = gst_harness_new_parse ("dxtenc format=dxt1");
+  gst_harness_set_sink_caps_str (hr, "video/x-dxt,format=DXT5");
+  gst_harness_set_src_caps_str (hr, "video/x-raw,format=RGBA,width=16,"
+      "height=16,framerate=30/1");
+  buf = gst_buffer_new_allocate (NULL, 16 * 16 * 4, NULL);
+  fail_unless_equals_int (gst_harness_push (hr, buf), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown (hr);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_latency)
+{
+  GstHarness *hr = gst_harness_new ("dxtenc");
+  GstBuffer *out;
+
+  gst_harness_set_src_caps_str (hr, "video/x-raw,format=UYVY,width=16,"
+      "height=8,framerate=30/1");
+  fail_unless_equals_int (gst_harness_push (hr,
+          gst_buffer_new_allocate (NULL, 16 * 8 * 2, NULL)), GST_FLOW_OK);
+  out = gst_harness_pull (hr);
+  gst_buffer_unref (out);
+  fail_unless_equals_uint64 (gst_harness_query_latency (hr), 0);
+  gst_harness_teardown (hr);
+}
+
+GST_END_TEST;
+
+/* Encoded HAP / DXT frame of a 32x16 image, for the decoder tests. */
+static GstBuffer *
+encoded_frame (const gchar * launch, const gchar * caps_fmt)
+{
+  GstHarness *hr = gst_harness_new_parse (launch);
+  GstVideoInfo info;
+  GstBuffer *out;
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGBA, 32, 16);
+  gst_harness_set_src_caps_str (hr, "video/x-raw,format=RGBA,width=32,"
+      "height=16,framerate=30/1");
+  fail_unless_equals_int (gst_harness_push (hr, make_input (&info, 7)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (hr);
+  gst_harness_teardown (hr);
+  return out;
+}
+
+static guint64
+dropped_of (GstElement * dec)
+{
+  GstStructure *s;
+  guint64 v = 0;
+
+  g_object_get (dec, "stats", &s, NULL);
+  fail_unless (gst_structure_get_uint64 (s, "frames-dropped", &v));
+  gst_structure_free (s);
+  return v;
+}
+
+static void
+check_corrupt (const gchar * enc_launch, const gchar * dec_caps)
+{
+  GstBuffer *good = encoded_frame (enc_launch, NULL);
+  GstHarness *hr = gst_harness_new ("dxtdec");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GstBuffer *out;
+  gsize size = gst_buffer_get_size (good);
+  guint64 dropped = 0, n_warn = 0;
+
+  gst_element_set_bus (hr->element, bus);
+  gst_harness_set_src_caps_str (hr, dec_caps);
+
+  /* a good frame decodes */
+  fail_unless_equals_int (gst_harness_push (hr, gst_buffer_ref (good)),
+      GST_FLOW_OK);
+  out = gst_harness_pull (hr);
+  fail_unless_equals_int (gst_buffer_get_size (out), 32 * 16 * 4);
+  gst_buffer_unref (out);
+
+  /* truncations: dropped, counted, warned, never decoded */
+  {
+    static const gsize cuts[] = { 0, 1, 3, 4, 7, 8, 100 };
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS (cuts); i++) {
+      GstBuffer *b;
+
+      if (cuts[i] >= size)
+        continue;
+      b = gst_buffer_copy_region (good, GST_BUFFER_COPY_ALL, 0,
+          size - cuts[i] - 1);
+      fail_unless_equals_int (gst_harness_push (hr, b), GST_FLOW_OK);
+      dropped++;
+    }
+  }
+  fail_unless_equals_int (gst_harness_buffers_in_queue (hr), 0);
+  fail_unless_equals_uint64 (dropped_of (hr->element), dropped);
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING))) {
+    n_warn++;
+    gst_message_unref (msg);
+  }
+  fail_unless_equals_uint64 (n_warn, dropped);
+
+  /* and the stream goes on */
+  fail_unless_equals_int (gst_harness_push (hr, good), GST_FLOW_OK);
+  out = gst_harness_pull (hr);
+  gst_buffer_unref (out);
+
+  gst_element_set_bus (hr->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (hr);
+}
+
+GST_START_TEST (test_decoder_corrupt)
+{
+  check_corrupt ("dxtenc format=dxt1",
+      "video/x-dxt,format=DXT1,width=32,height=16,framerate=30/1");
+  check_corrupt ("dxtenc format=dxt5 hap=true",
+      "video/x-hap,format=Hap5,width=32,height=16,framerate=30/1");
+  check_corrupt ("dxtenc format=ycocg-dxt5 hap=true snappy=true",
+      "video/x-hap,format=HapY,width=32,height=16,framerate=30/1");
+}
+
+GST_END_TEST;
+
+/* Random mutations of valid HAP frames through the element: never a crash,
+ * every frame either decoded or dropped. */
+GST_START_TEST (test_decoder_fuzz)
+{
+  GstBuffer *good = encoded_frame ("dxtenc format=ycocg-dxt5 hap=true "
+      "snappy=true", NULL);
+  GstHarness *hr = gst_harness_new ("dxtdec");
+  GRand *rand = g_rand_new_with_seed (3);
+  GstMapInfo map;
+  guint i, n_out = 0;
+  guint64 dropped;
+
+  gst_harness_set_src_caps_str (hr,
+      "video/x-hap,format=HapY,width=32,height=16,framerate=30/1");
+  gst_buffer_map (good, &map, GST_MAP_READ);
+  for (i = 0; i < 2000; i++) {
+    gsize len = g_rand_int_range (rand, 0, map.size + 1);
+    guint8 *d = g_memdup2 (map.data, map.size);
+    guint k, nflip = g_rand_int_range (rand, 0, 4);
+    GstBuffer *out;
+
+    for (k = 0; k < nflip; k++)
+      d[g_rand_int_range (rand, 0, map.size)] = g_rand_int (rand);
+    if (len == 0)
+      len = 1;
+    fail_unless_equals_int (gst_harness_push (hr,
+            gst_buffer_new_wrapped (d, len)), GST_FLOW_OK);
+    while ((out = gst_harness_try_pull (hr))) {
+      n_out++;
+      gst_buffer_unref (out);
+    }
+  }
+  gst_buffer_unmap (good, &map);
+  dropped = dropped_of (hr->element);
+  fail_unless_equals_uint64 (dropped + n_out, 2000);
+  fail_unless (dropped > 0);
+  g_rand_free (rand);
+  gst_buffer_unref (good);
+  gst_harness_teardown (hr);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_state_cycles)
+{
+  GstElement *pipe;
+  GstBus *bus;
+  GstMessage *msg;
+  guint i;
+
+  pipe = gst_parse_launch ("videotestsrc num-buffers=3 ! "
+      "video/x-raw,format=NV12,width=66,height=34 ! "
+      "dxtenc format=ycocg-dxt5 hap=true snappy=true ! dxtdec ! fakesink",
+      NULL);
+  fail_unless (pipe != NULL);
+  bus = gst_element_get_bus (pipe);
+  for (i = 0; i < 4; i++) {
+    fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+    gst_message_unref (msg);
+    fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+  }
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
+static Suite *
+dxt_suite (void)
+{
+  Suite *s = suite_create ("dxt");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 300);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_encode_matrix);
+  tcase_add_test (tc, test_encode_full_hd);
+  tcase_add_test (tc, test_encode_quality_and_batch);
+  tcase_add_test (tc, test_roundtrip_psnr);
+  tcase_add_test (tc, test_caps_refused);
+  tcase_add_test (tc, test_latency);
+  tcase_add_test (tc, test_decoder_corrupt);
+  tcase_add_test (tc, test_decoder_fuzz);
+  tcase_add_test (tc, test_state_cycles);
+  return s;
+}
+
+GST_CHECK_MAIN (dxt);
