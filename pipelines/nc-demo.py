@@ -2,7 +2,8 @@
 """./run demo: the main job on a built-in input, through the real elements.
 
 A test video is encoded to MPEG-TS, network-coded by ncencoder, carried over
-RTP/UDP on loopback through a relay that drops 10 % of the packets, decoded by
+RTP/UDP on loopback, SRTP-protected by gpusrtpenc, through a relay that drops
+10 % of the packets, authenticated and decrypted by gpusrtpdec, decoded by
 ncdecoder and compared with the original, byte for byte."""
 
 import argparse
@@ -25,7 +26,11 @@ def main():
     p.add_argument("--redundancy-percent", type=int, default=40)
     p.add_argument("--backend", default="auto")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-srtp", action="store_true",
+                   help="plain RTP, without gpusrtpenc / gpusrtpdec")
     a = p.parse_args()
+    # a fresh random master key and salt; never printed
+    srtp_key = None if a.no_srtp else os.urandom(30)
 
     nc_loopback.Gst.init(None)
     with tempfile.TemporaryDirectory(prefix="gpustream-demo-") as tmp:
@@ -36,12 +41,16 @@ def main():
         print("   %s: %d bytes" % (src, os.path.getsize(src)))
         enc = {"generation-size": a.generation_size, "block-size": a.block_size,
                "redundancy-percent": a.redundancy_percent, "backend": a.backend}
-        print("2. ncencoder %s ! rtpncpay ! udpsink -> relay (%.0f %% loss, seed %d)"
-              " -> udpsrc ! rtpncdepay ! ncdecoder ! filesink"
-              % (" ".join("%s=%s" % kv for kv in enc.items()), a.loss * 100, a.seed))
+        srtp_tx = "" if a.no_srtp else " ! gpusrtpenc (AES-CM-128 + HMAC-SHA1-80, random key)"
+        srtp_rx = "" if a.no_srtp else " ! gpusrtpdec"
+        print("2. ncencoder %s ! rtpncpay%s ! udpsink -> relay (%.0f %% loss, seed %d)"
+              " -> udpsrc%s ! rtpncdepay ! ncdecoder ! filesink"
+              % (" ".join("%s=%s" % kv for kv in enc.items()), srtp_tx,
+                 a.loss * 100, a.seed, srtp_rx))
         r = nc_loopback.run(src, out, encoder=enc,
                             decoder={"backend": a.backend},
-                            impairment=Impairment(loss=a.loss, seed=a.seed))
+                            impairment=Impairment(loss=a.loss, seed=a.seed),
+                            srtp_key=srtp_key)
         rl, dec = r["relay"], r["decoder"]
         print("3. what happened (%.1f s):" % r["seconds"])
         print("   RTP packets sent      %8d" % rl["received"])
@@ -53,6 +62,13 @@ def main():
                     "packets-bad", "decode-latency-avg-us", "decode-latency-max-us"):
             if key in dec:
                 print("   %-21s %8s" % (key.replace("-", " "), dec[key]))
+        if r["srtp"]:
+            sr = r["srtp"]
+            print("   SRTP packets authenticated and decrypted %d, dropped %d"
+                  " (auth failures %d, replays %d), backend %s"
+                  % (sr.get("recv-count", 0), sr.get("recv-drop-count", 0),
+                     sr.get("auth-fail-count", 0), sr.get("replay-count", 0),
+                     sr.get("backend", "?")))
         print("   bytes in %d, bytes out %d, matching %s"
               % (r["input_bytes"], r["output_bytes"], r["matching_bytes"]))
         if r["identical"]:

@@ -63,6 +63,17 @@ class NcOverUdp(unittest.TestCase):
         self.assertGreater(r["relay"]["reordered"], 0)
         self.assertTrue(r["identical"])
 
+    def test_srtp_protected_with_loss(self):
+        # ncencoder ! rtpncpay ! gpusrtpenc -> 10 % loss -> gpusrtpdec ! ...:
+        # every delivered packet authenticates, none is dropped, bytes equal
+        r = self.transfer(self.ts, {"generation-size": 32, "block-size": 1316,
+                                    "redundancy-percent": 40},
+                          Impairment(loss=0.10, seed=13), srtp_key=os.urandom(30))
+        self.assertTrue(r["identical"])
+        self.assertEqual(r["srtp"]["recv-count"], r["relay"]["forwarded"])
+        self.assertEqual(r["srtp"]["recv-drop-count"], 0)
+        self.assertEqual(r["decoder"]["generations-lost"], 0)
+
     def test_loss_beyond_redundancy_is_reported(self):
         # packets 100..299 all lost: the generations they belong to cannot
         # complete; they are reported lost and the rest still arrives

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Network-coded RTP over real UDP on loopback, through the impairment relay.
 
-    sender:   filesrc ! ncencoder ! rtpncpay ! udpsink  -> relay (loss, ...)
-    receiver: udpsrc ! rtpncdepay ! ncdecoder ! filesink <-
+    sender:   filesrc ! ncencoder ! rtpncpay [! gpusrtpenc] ! udpsink  -> relay (loss, ...)
+    receiver: udpsrc [! gpusrtpdec] ! rtpncdepay ! ncdecoder ! filesink <-
 
 Used by `./run demo` (pipelines/nc-demo.py) and by the network tests, so the
 demo shows exactly what the tests check. Needs the build's plugins on
@@ -55,18 +55,33 @@ def make_test_ts(path, frames=300, width=640, height=360):
 
 
 def run(input_path, output_path, encoder=None, impairment=None,
-        rate_bps=0.0, send_bitrate=40_000_000, decoder=None, timeout_s=120):
+        rate_bps=0.0, send_bitrate=40_000_000, decoder=None, timeout_s=120,
+        srtp_key=None):
     """Sends input_path through ncencoder/RTP/UDP/relay/ncdecoder into
-    output_path. Returns a dict of what happened."""
+    output_path. With srtp_key (30 bytes: AES-128 master key || salt) the RTP
+    is protected by gpusrtpenc (AES-CM + HMAC-SHA1-80) and checked and
+    decrypted by gpusrtpdec. Returns a dict of what happened."""
     Gst.init(None)
     encoder = encoder or {}
     decoder = decoder or {}
     impairment = impairment or Impairment()
 
+    ssrc = 0x4e43504b
+    if srtp_key is not None:
+        crypto = ("srtp-key=(buffer)%s,srtp-cipher=(string)aes-128-icm,"
+                  "srtp-auth=(string)hmac-sha1-80,srtcp-cipher=(string)aes-128-icm,"
+                  "srtcp-auth=(string)hmac-sha1-80" % srtp_key.hex())
+        rx_caps = RTP_CAPS.replace("application/x-rtp", "application/x-srtp") + \
+            ",ssrc=(uint)%d," % ssrc + crypto
+        rx_srtp = "gpusrtpdec name=srtpdec ! "
+        tx_srtp = ("gpusrtpenc name=srtpenc key=%s rtp-cipher=aes-128-icm "
+                   "rtp-auth=hmac-sha1-80 ! " % srtp_key.hex())
+    else:
+        rx_caps, rx_srtp, tx_srtp = RTP_CAPS, "", ""
     rx = Gst.parse_launch(
         "udpsrc name=src port=0 address=127.0.0.1 buffer-size=4194304 caps=\"%s\" ! "
-        "rtpncdepay ! ncdecoder name=dec %s ! filesink name=out location=%s"
-        % (RTP_CAPS, _props(decoder), output_path))
+        "%srtpncdepay ! ncdecoder name=dec %s ! filesink name=out location=%s"
+        % (rx_caps, rx_srtp, _props(decoder), output_path))
     rx.set_state(Gst.State.PLAYING)
     if rx.get_state(10 * Gst.SECOND)[0] == Gst.StateChangeReturn.FAILURE:
         raise RuntimeError("receiver pipeline did not start")
@@ -82,9 +97,9 @@ def run(input_path, output_path, encoder=None, impairment=None,
     # buffers, and that loss would not be the loss we asked the relay for.
     tx = Gst.parse_launch(
         "filesrc location=%s blocksize=65536 ! ncencoder name=enc %s ! "
-        "rtpncpay name=pay ! udpsink host=127.0.0.1 port=%d sync=false "
+        "rtpncpay name=pay ssrc=%d ! %sudpsink host=127.0.0.1 port=%d sync=false "
         "max-bitrate=%d"
-        % (input_path, _props(encoder), relay.port, send_bitrate))
+        % (input_path, _props(encoder), ssrc, tx_srtp, relay.port, send_bitrate))
     t0 = time.monotonic()
     tx.set_state(Gst.State.PLAYING)
     try:
@@ -104,9 +119,15 @@ def run(input_path, output_path, encoder=None, impairment=None,
     relay_stats = relay.stop()
     time.sleep(0.2)
     rx.send_event(Gst.Event.new_eos())
+    srtp_stats = None
     try:
         _wait(rx, 30, "receiver")
         dec_stats = rx.get_by_name("dec").get_property("stats")
+        if srtp_key is not None:
+            st = rx.get_by_name("srtpdec").get_property("stats")
+            srtp_stats = {k: st.get_value(k) for k in
+                          ("recv-count", "recv-drop-count", "auth-fail-count",
+                           "replay-count", "backend") if st.has_field(k)}
     finally:
         rx.set_state(Gst.State.NULL)
     elapsed = time.monotonic() - t0
@@ -128,5 +149,6 @@ def run(input_path, output_path, encoder=None, impairment=None,
         "matching_bytes": matching,
         "relay": relay_stats,
         "decoder": stats,
+        "srtp": srtp_stats,
         "seconds": elapsed,
     }
