@@ -3,10 +3,11 @@
  * policing, the LATENCY query, request pads and state cycles.
  *
  * Timing: cycle I = 2 ms, mu = 0.1 ms, so Theorem 1 bounds a packet's stay
- * by 3I + mu = 6.1 ms. Deadlines are 20 ms: 3.3x the bound, room for a
- * loaded 2-core CI machine to preempt our threads for ~14 ms, never room for
- * an overloaded worker (whose backlog, and latency, grows without bound: the
- * admission=off run sees hundreds of ms). The busy processor costs 125 ns
+ * by 3I + mu = 6.1 ms. Deadlines are 100 ms: room for a shared 2-core
+ * machine to stall our threads for ~90 ms (a container throttled by its CPU
+ * quota does; 20 ms deadlines missed there under load), never room for an
+ * overloaded worker, whose backlog and latency grow without bound (the
+ * admission=off run passes 100 ms within half a second and ends near 500 ms). The busy processor costs 125 ns
  * per byte on one core, so the worker computes at most 8 MB/s; capacity is
  * set to 5 MB/s (a batch at capacity takes 1.25 ms of the 2 ms cycle). */
 #include <gst/gst.h>
@@ -14,7 +15,7 @@
 #include <string.h>
 
 #define CYCLE (2 * GST_MSECOND)
-#define DEADLINE (20 * GST_MSECOND)
+#define DEADLINE (100 * GST_MSECOND)
 #define PKT 1000
 #define RATE 1250000            /* bytes/s per stream: 1250 packets/s */
 #define CAPACITY 5000000
@@ -73,7 +74,7 @@ make_queue (gboolean admission)
       /* a producer thread late by up to 50 ms is not policed */
       "police-burst", (guint64) (50 * GST_MSECOND), "backend", 1 /* cpu */ ,
       /* the worker should own a core, as in the paper; where SCHED_FIFO is
-       * denied the element logs it and the 20 ms deadlines are the margin */
+       * denied the element logs it and the 100 ms deadlines are the margin */
       "rt-priority", 10, NULL);
   return q;
 }
