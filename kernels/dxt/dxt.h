@@ -101,8 +101,13 @@ int dxt_encode_frame (const DxtImage *img, DxtCodec codec, DxtQuality q,
                       uint8_t *out);
 
 /* Decode a block stream of a width x height frame to RGBA8 (stride in
- * bytes). YCoCg is converted back to RGB; BC1 and BC3 colour follow the
- * reference palette rounding ((2a + b + 1) / 3, alpha (k0 a0 + k1 a1 + 3) / 7). */
+ * bytes). YCoCg is converted back to RGB. S3TC leaves the rounding open; we
+ * round exactly as libavcodec's hap decoder (so HAP players and we agree to
+ * the pixel): 565 expansion t = v * 255 + (max + 1) / 2, (t + t / (max + 1))
+ * / (max + 1) for max = 31, 63; colour entries (2a + b) / 3 and 3-colour
+ * (a + b) / 2, alpha (k0 a0 + k1 a1) / 7 or / 5, all truncated; YCoCg
+ * s = (B >> 3) + 1, Co = (R - 128) / s and Cg = (G - 128) / s truncated
+ * toward zero, results clamped to 0..255 (see dxt_block.h). */
 int dxt_decode_frame (DxtCodec codec, const uint8_t *blocks,
                       uint32_t width, uint32_t height,
                       uint8_t *rgba, uint32_t stride);

@@ -19,15 +19,24 @@
 /* ---------------------------------------------------------------- basics */
 
 GS_HD int dxt_clamp255 (int v) { return v < 0 ? 0 : (v > 255 ? 255 : v); }
-GS_HD int dxt_exp5 (int v) { return (v << 3) | (v >> 2); }
-GS_HD int dxt_exp6 (int v) { return (v << 2) | (v >> 4); }
+/* Decoder rounding follows libavcodec's hap decoder (the reference players
+ * use), pinned by probing it exhaustively (kernels/tests/test_dxt.c keeps
+ * observed values): endpoints expand by an approximate v * 255 / max with
+ * rounding, t = v * 255 + (max + 1) / 2, (t + t / (max + 1)) / (max + 1)
+ * (not bit replication: 5-bit 3 -> 25, 20 -> 164), interpolated entries
+ * truncate. The encoder measures its error through the same functions,
+ * so it optimises what is decoded. */
+GS_HD int dxt_exp5 (int v) { int t = v * 255 + 16; return (t + (t >> 5)) >> 5; }
+GS_HD int dxt_exp6 (int v) { int t = v * 255 + 32; return (t + (t >> 6)) >> 6; }
+/* palette entry 2/3 of the way to a, 1/3 to b (entries 2 and 3): truncated */
+GS_HD int dxt_lerp3 (int a, int b) { return (2 * a + b) / 3; }
 
 /* Nearest 5/6-bit value whose expansion is nearest to v (0..255, ties to
  * the lower value): closed forms checked against a search for all v. */
 GS_HD int
 dxt_q_bits (int v, int bits)
 {
-  return bits == 5 ? (v * 497 + 1984) >> 12 : (v * 4033 + 8192) >> 14;
+  return bits == 5 ? (v * 997 + 3639) >> 13 : (v * 253 + 395) >> 10;
 }
 
 GS_HD uint32_t
@@ -52,8 +61,8 @@ dxt_bc1_palette4 (uint32_t c0, uint32_t c1, int pal[4][3])
   dxt_unpack565 (c0, pal[0]);
   dxt_unpack565 (c1, pal[1]);
   for (int c = 0; c < 3; c++) {
-    pal[2][c] = (2 * pal[0][c] + pal[1][c] + 1) / 3;
-    pal[3][c] = (pal[0][c] + 2 * pal[1][c] + 1) / 3;
+    pal[2][c] = dxt_lerp3 (pal[0][c], pal[1][c]);
+    pal[3][c] = dxt_lerp3 (pal[1][c], pal[0][c]);
   }
 }
 
@@ -181,7 +190,7 @@ dxt_solid_pair (int v, int bits, int *q0, int *q1)
       if (b < 0 || b > maxq)
         continue;
       int eb = bits == 5 ? dxt_exp5 (b) : dxt_exp6 (b);
-      int e = (2 * ea + eb + 1) / 3 - v;
+      int e = dxt_lerp3 (ea, eb) - v;
       e = e < 0 ? -e : e;
       if (e < be) { be = e; bq0 = a; bq1 = b; }
     }
@@ -406,15 +415,16 @@ dxt_bc1_encode_block (const uint8_t *px, int quality, uint8_t *out)
 
 /* ----------------------------------------------------------- alpha block */
 
-/* Palette of an alpha block: a0 > a1: 8 values, else 6 values + 0, 255. */
+/* Palette of an alpha block: a0 > a1: 8 values, else 6 values + 0, 255.
+ * Interpolated entries truncate, as libavcodec's decoder does. */
 GS_HD void
 dxt_alpha_palette (int a0, int a1, int pal[8])
 {
   pal[0] = a0; pal[1] = a1;
   if (a0 > a1) {
-    for (int k = 1; k < 7; k++) pal[k + 1] = ((7 - k) * a0 + k * a1 + 3) / 7;
+    for (int k = 1; k < 7; k++) pal[k + 1] = ((7 - k) * a0 + k * a1) / 7;
   } else {
-    for (int k = 1; k < 5; k++) pal[k + 1] = ((5 - k) * a0 + k * a1 + 2) / 5;
+    for (int k = 1; k < 5; k++) pal[k + 1] = ((5 - k) * a0 + k * a1) / 5;
     pal[6] = 0; pal[7] = 255;
   }
 }
@@ -528,23 +538,18 @@ dxt_ycocg_convert (const uint8_t *px, uint8_t *out)
   }
 }
 
-GS_HD int
-dxt_shr_round (int x, int sh)
-{
-  /* round-half-up division by 2^sh, independent of the sign convention of >> */
-  return ((x + ((1 << sh) >> 1) + 4096) >> sh) - (4096 >> sh);
-}
-
-/* Decoded YCoCg block colour (R8 = Co', G8 = Cg', B8 = blue, A8 = Y) -> RGB. */
+/* Decoded YCoCg block colour (R8 = Co', G8 = Cg', B8 = blue, A8 = Y) -> RGB,
+ * as libavcodec decodes HapY: s = (B8 >> 3) + 1 (so blue field 2 means 3,
+ * which our encoder never writes), Co and Cg each divided by s truncating
+ * toward zero (C division, same on host and device), then clamped. */
 GS_HD void
 dxt_ycocg_to_rgb (int co8, int cg8, int b8, int y, uint8_t *rgb)
 {
-  int s1 = b8 >> 3;                         /* s - 1: 0, 1 or 3 */
-  int sh = s1 == 0 ? 0 : (s1 == 1 ? 1 : 2); /* s - 1 = 2 is unused: decode as 4 */
-  int co = co8 - 128, cg = cg8 - 128;
-  rgb[0] = (uint8_t) dxt_clamp255 (y + dxt_shr_round (co - cg, sh));
-  rgb[1] = (uint8_t) dxt_clamp255 (y + dxt_shr_round (cg, sh));
-  rgb[2] = (uint8_t) dxt_clamp255 (y - dxt_shr_round (co + cg, sh));
+  int s = (b8 >> 3) + 1;
+  int co = (co8 - 128) / s, cg = (cg8 - 128) / s;
+  rgb[0] = (uint8_t) dxt_clamp255 (y + co - cg);
+  rgb[1] = (uint8_t) dxt_clamp255 (y + cg);
+  rgb[2] = (uint8_t) dxt_clamp255 (y - co - cg);
 }
 
 /* ---------------------------------------------------------- whole blocks */
@@ -579,7 +584,7 @@ dxt_bc1_decode_block (const uint8_t *in, int four_colour, uint8_t *px)
     dxt_unpack565 (c0, pal[0]);
     dxt_unpack565 (c1, pal[1]);
     for (int c = 0; c < 3; c++) {
-      pal[2][c] = (pal[0][c] + pal[1][c] + 1) / 2;
+      pal[2][c] = (pal[0][c] + pal[1][c]) / 2;   /* truncated, as libavcodec */
       pal[3][c] = 0;
     }
     alpha3 = 0;
