@@ -16,6 +16,7 @@
 #include <isa-l/gf_vect_mul.h>
 #include "rlnc/rlnc.h"
 #include "gf256/gf256.h"
+#include "rlnc/rlnc_rowops.h"
 
 struct RlncDecoder {
   int m;
@@ -38,6 +39,8 @@ struct RlncDecoder {
   uint8_t *rtbls;          /* 32 x (m+1): their multipliers' tables */
   uint8_t *vec2;           /* width: reduction output */
   uint8_t (*mtab)[32];     /* gf_vect_mul_init tables of every constant */
+  const uint8_t **tsel;    /* m: mtab entries of rsel's multipliers (AVX2) */
+  int avx2;                /* own row loops instead of ISA-L calls */
 };
 
 RlncDecoder *
@@ -67,7 +70,8 @@ rlnc_decoder_new (int m, size_t k)
   d->rsel = malloc (sizeof *d->rsel * (m + 1));
   d->rtbls = malloc ((size_t) 32 * (m + 1));
   d->vec2 = malloc ((size_t) d->width);
-  if (!d->rsel || !d->rtbls || !d->vec2 || !d->sub || !d->rowsel || !d->ptrs || !d->rows || !d->pivot_col || !d->pivot_row || !d->vec || !d->payload_mem
+  d->tsel = malloc (sizeof *d->tsel * m);
+  if (!d->tsel || !d->rsel || !d->rtbls || !d->vec2 || !d->sub || !d->rowsel || !d->ptrs || !d->rows || !d->pivot_col || !d->pivot_row || !d->vec || !d->payload_mem
       || !d->payloads || !d->inverse || !d->gftbls || !d->mtab) {
     rlnc_decoder_free (d);
     return NULL;
@@ -76,6 +80,9 @@ rlnc_decoder_new (int m, size_t k)
     gf_vect_mul_init ((unsigned char) c, d->mtab[c]);
   for (int s = 0; s < m; s++)
     d->payloads[s] = d->payload_mem + (size_t) s * k;
+#ifdef RLNC_HAVE_AVX2_ROWOPS
+  d->avx2 = __builtin_cpu_supports ("avx2");
+#endif
   rlnc_decoder_reset (d);
   return d;
 }
@@ -100,6 +107,7 @@ rlnc_decoder_free (RlncDecoder *d)
   free (d->rsel);
   free (d->rtbls);
   free (d->vec2);
+  free (d->tsel);
   free (d);
 }
 
@@ -117,6 +125,60 @@ int rlnc_decoder_m (const RlncDecoder *d) { return d->m; }
 size_t rlnc_decoder_k (const RlncDecoder *d) { return d->k; }
 int rlnc_decoder_rank (const RlncDecoder *d) { return d->rank; }
 
+/* Stores reduced, normalised row v (pivot q) as the next row and keeps the
+ * payload: the tail common to both row-operation paths. */
+static RlncAddResult
+add_commit (RlncDecoder *d, const uint8_t *v, int w, int q, const uint8_t *payload)
+{
+  int s = d->rank;
+  memcpy (d->rows + (size_t) s * d->width, v, (size_t) w);   /* rest is 0 */
+  d->pivot_col[s] = (int16_t) q;
+  d->pivot_row[q] = (int16_t) s;
+  memcpy (d->payloads[s], payload, d->k);
+  d->rank++;
+  d->inverse_ok = 0;
+  return RLNC_ADD_INNOVATIVE;
+}
+
+#ifdef RLNC_HAVE_AVX2_ROWOPS
+/* Same steps as the ISA-L path of rlnc_decoder_add, with the row loops of
+ * rlnc_rowops.h: no table copies, no per-call dispatch. */
+static RlncAddResult
+add_avx2 (RlncDecoder *d, uint8_t *v, int w, const uint8_t *payload)
+{
+  const int m = d->m;
+  int ns = 0;
+  for (int r = 0; r < d->rank; r++) {
+    uint8_t c = v[d->pivot_col[r]];
+    if (c) {
+      d->rsel[ns] = d->rows + (size_t) r * d->width;
+      d->tsel[ns++] = d->mtab[c];
+    }
+  }
+  if (ns > 0)
+    rlnc_dot_avx2 (v, w, ns, (const uint8_t *const *) d->rsel, d->tsel);
+  int q = 0;
+  while (q < m && !v[q])
+    q++;
+  if (q == m)
+    return RLNC_ADD_DEPENDENT;
+  if (v[q] != 1)
+    rlnc_scale_avx2 (v, w, d->mtab[gf256_inv (v[q])]);
+  ns = 0;
+  for (int r = 0; r < d->rank; r++) {
+    uint8_t *row = d->rows + (size_t) r * d->width;
+    uint8_t c = row[q];
+    if (c) {
+      d->rsel[ns] = row;
+      d->tsel[ns++] = d->mtab[c];
+    }
+  }
+  if (ns > 0)
+    rlnc_axpy_rows_avx2 (v, w, ns, d->rsel, d->tsel);
+  return add_commit (d, v, w, q, payload);
+}
+#endif
+
 RlncAddResult
 rlnc_decoder_add (RlncDecoder *d, const uint8_t *coefs, const uint8_t *payload)
 {
@@ -130,6 +192,10 @@ rlnc_decoder_add (RlncDecoder *d, const uint8_t *coefs, const uint8_t *payload)
   memset (v, 0, (size_t) d->width);
   memcpy (v, coefs, (size_t) m);
   v[m + d->rank] = 1;   /* the slot this packet's payload will take */
+#ifdef RLNC_HAVE_AVX2_ROWOPS
+  if (d->avx2)
+    return add_avx2 (d, v, w, payload);
+#endif
 
   /* Reduce. In reduced echelon form row r is the only one with a nonzero
    * (1) in column pivot_col[r], so the multipliers are v's entries at the
@@ -178,14 +244,7 @@ rlnc_decoder_add (RlncDecoder *d, const uint8_t *coefs, const uint8_t *payload)
   }
   if (ns > 0)
     ec_encode_data_update (w, 1, ns, 0, d->rtbls, v, d->rsel);
-  int s = d->rank;
-  memcpy (d->rows + (size_t) s * d->width, v, (size_t) w);   /* rest is 0 */
-  d->pivot_col[s] = (int16_t) q;
-  d->pivot_row[q] = (int16_t) s;
-  memcpy (d->payloads[s], payload, d->k);
-  d->rank++;
-  d->inverse_ok = 0;
-  return RLNC_ADD_INNOVATIVE;
+  return add_commit (d, v, w, q, payload);
 }
 
 const uint8_t *
