@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "dxt/dxt.h"
-#include "../tests/test_dxt_common.c"   /* shared helpers, included (not linked) */
+#include "../tests/test_dxt_common.h"
 
 #define W 1920
 #define H 1080

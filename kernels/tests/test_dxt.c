@@ -10,7 +10,7 @@
 #include <string.h>
 #include "dxt/dxt.h"
 #include "dxt/dxt_block.h"
-#include "test_dxt_common.c"
+#include "test_dxt_common.h"
 
 static int n_pass, n_fail;
 static void

@@ -244,3 +244,14 @@ gst_gpu_srtp_warn_ok (gint64 * last)
   *last = now;
   return TRUE;
 }
+
+void
+gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc, guint32 roc)
+{
+  GValue v = G_VALUE_INIT;
+
+  g_value_init (&v, GST_TYPE_STRUCTURE);
+  g_value_take_boxed (&v, gst_structure_new ("application/x-srtp-stream",
+          "ssrc", G_TYPE_UINT, ssrc, "roc", G_TYPE_UINT, roc, NULL));
+  gst_value_array_append_and_take_value (streams, &v);
+}

@@ -74,6 +74,12 @@ gboolean gst_gpu_srtp_warn_ok (gint64 * last);
 
 void gst_gpu_srtp_mark_plugin_api (void);
 
+/* Appends one entry of the `streams` array both elements put in their stats
+ * (as srtpenc does): a structure with the SSRC and its rollover counter.
+ * streams is a GValue holding a GST_TYPE_ARRAY. */
+void gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc,
+    guint32 roc);
+
 G_END_DECLS
 
 #endif /* GST_GPU_SRTP_H */

@@ -589,13 +589,8 @@ gst_gpu_srtp_dec_get_stats (GstGpuSrtpDec * self)
   g_hash_table_iter_init (&it, self->streams);
   while (g_hash_table_iter_next (&it, NULL, &value)) {
     DecStream *ds = value;
-    GValue v = G_VALUE_INIT;
 
-    g_value_init (&v, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&v, gst_structure_new ("application/x-srtp-stream",
-            "ssrc", G_TYPE_UINT, ds->ssrc, "roc", G_TYPE_UINT, ds->ctx.roc,
-            NULL));
-    gst_value_array_append_and_take_value (&streams, &v);
+    gst_gpu_srtp_stats_add_stream (&streams, ds->ssrc, ds->ctx.roc);
   }
   s = gst_structure_new ("application/x-srtp-decoder-stats",
       "recv-count", G_TYPE_UINT64, self->st_recv,

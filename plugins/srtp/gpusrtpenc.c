@@ -818,13 +818,8 @@ gst_gpu_srtp_enc_get_stats (GstGpuSrtpEnc * self)
   g_hash_table_iter_init (&it, self->streams);
   while (g_hash_table_iter_next (&it, NULL, &value)) {
     EncStream *es = value;
-    GValue v = G_VALUE_INIT;
 
-    g_value_init (&v, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&v, gst_structure_new ("application/x-srtp-stream",
-            "ssrc", G_TYPE_UINT, es->ssrc, "roc", G_TYPE_UINT, es->ctx.roc,
-            NULL));
-    gst_value_array_append_and_take_value (&streams, &v);
+    gst_gpu_srtp_stats_add_stream (&streams, es->ssrc, es->ctx.roc);
   }
   s = gst_structure_new ("application/x-srtp-encoder-stats",
       "packets-in", G_TYPE_UINT64, self->st_packets_in,

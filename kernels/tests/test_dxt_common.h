@@ -1,8 +1,8 @@
-/* test_dxt_common.c: helpers included by test_dxt.c and bench_dxt.c (not
+/* test_dxt_common.h: helpers included by test_dxt.c and bench_dxt.c (not
  * compiled on its own): photo loading (stb_image), frame encoding with the
  * anchors (stb_dxt, libsquish) and PSNR. */
-#ifndef TEST_DXT_COMMON_C
-#define TEST_DXT_COMMON_C
+#ifndef TEST_DXT_COMMON_H
+#define TEST_DXT_COMMON_H
 
 #include <math.h>
 #include <stdint.h>
