@@ -42,7 +42,7 @@ class NcOverUdp(unittest.TestCase):
                                     "redundancy-percent": 40},
                           Impairment(loss=0.10, seed=11))
         self.assertGreater(r["relay"]["dropped"], 0.07 * r["relay"]["received"])
-        self.assertTrue(r["identical"])
+        self.assertTrue(r["identical"], "decoded bytes differ: %s" % r)
         self.assertEqual(r["decoder"]["generations-lost"], 0)
 
     def test_random_bytes_bursty_loss(self):
@@ -51,7 +51,7 @@ class NcOverUdp(unittest.TestCase):
                                       "redundancy-percent": 35},
                           Impairment(burst=(0.0125, 0.25, 1.0), seed=3))
         self.assertGreater(r["relay"]["dropped"], 0)
-        self.assertTrue(r["identical"])
+        self.assertTrue(r["identical"], "decoded bytes differ: %s" % r)
 
     def test_reordering_and_jitter_non_systematic_vector(self):
         r = self.transfer(self.rand, {"generation-size": 16, "block-size": 1200,
@@ -61,7 +61,7 @@ class NcOverUdp(unittest.TestCase):
                           Impairment(loss=0.05, reorder=0.1, reorder_gap=5,
                                      jitter_ms=3, seed=5))
         self.assertGreater(r["relay"]["reordered"], 0)
-        self.assertTrue(r["identical"])
+        self.assertTrue(r["identical"], "decoded bytes differ: %s" % r)
 
     def test_srtp_protected_with_loss(self):
         # ncencoder ! rtpncpay ! gpusrtpenc -> 10 % loss -> gpusrtpdec ! ...:
@@ -69,7 +69,7 @@ class NcOverUdp(unittest.TestCase):
         r = self.transfer(self.ts, {"generation-size": 32, "block-size": 1316,
                                     "redundancy-percent": 40},
                           Impairment(loss=0.10, seed=13), srtp_key=os.urandom(30))
-        self.assertTrue(r["identical"])
+        self.assertTrue(r["identical"], "decoded bytes differ: %s" % r)
         self.assertEqual(r["srtp"]["recv-count"], r["relay"]["forwarded"])
         self.assertEqual(r["srtp"]["recv-drop-count"], 0)
         self.assertEqual(r["decoder"]["generations-lost"], 0)

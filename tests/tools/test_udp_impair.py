@@ -117,6 +117,28 @@ class SocketTests(unittest.TestCase):
         src.close()
         self.assertGreater(elapsed, 0.15)
 
+    def test_jitter_counts_from_kernel_arrival(self):
+        # 100 datagrams 2 ms apart wait in the relay's socket before its
+        # thread runs, as when it is starved of CPU; 3 ms of jitter may then
+        # swap only neighbours (arrivals within 3 ms), not the whole backlog
+        sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sink.bind(("127.0.0.1", 0))
+        sink.settimeout(2.0)
+        relay = Relay(("127.0.0.1", 0), sink.getsockname(),
+                      Impairment(jitter_ms=3, seed=4))
+        src = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for i in range(100):
+            src.sendto(bytes([i]) * 100, ("127.0.0.1", relay.port))
+            time.sleep(0.002)
+        relay.start()
+        got = [sink.recv(2000)[0] for _ in range(100)]
+        relay.stop()
+        sink.close()
+        src.close()
+        self.assertEqual(sorted(got), list(range(100)))
+        depth = max(max(got[:j + 1]) - got[j] for j in range(100))
+        self.assertLessEqual(depth, 3, got)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

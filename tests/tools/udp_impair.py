@@ -33,6 +33,7 @@ import json
 import random
 import select
 import socket
+import struct
 import sys
 import threading
 import time
@@ -114,8 +115,19 @@ class Impairment:
         return self.delay
 
 
+# Linux's SO_TIMESTAMPNS (asm-generic value), which Python does not export:
+# the kernel stamps each datagram with its arrival time (CLOCK_REALTIME)
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+
+
 class Relay:
-    """One UDP port in, one destination out, impaired."""
+    """One UDP port in, one destination out, impaired.
+
+    Delay, jitter and rate are counted from each datagram's arrival in the
+    kernel, not from when this Python thread got to read it: a relay starved
+    of CPU reads a backlog in one go, and jitter counted from the read would
+    reorder that whole backlog, hundreds of packets, where the network asked
+    for reorders a few milliseconds deep."""
 
     def __init__(self, listen, forward, impairment, rate_bps=0.0, queue=1000,
                  max_packets=0, idle_exit=0.0):
@@ -128,6 +140,11 @@ class Relay:
         self.rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.rx.bind(listen)
+        try:
+            self.rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            self._kernel_stamps = True
+        except OSError:
+            self._kernel_stamps = False
         self.port = self.rx.getsockname()[1]
         self.tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.tx.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
@@ -151,6 +168,20 @@ class Relay:
             heapq.heappush(heap, (t, self._seq, payload))
             self._seq += 1
 
+    def _recv(self):
+        """One datagram and its arrival, on the monotonic clock."""
+        if not self._kernel_stamps:
+            return self.rx.recv(65535), time.monotonic()
+        payload, anc, _, _ = self.rx.recvmsg(65535, 64)
+        now = time.monotonic()
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and \
+                    len(data) >= 16:
+                sec, nsec = struct.unpack("qq", data[:16])
+                arrival = now - (time.time() - (sec + nsec * 1e-9))
+                return payload, min(arrival, now)
+        return payload, now
+
     def run(self):
         heap = []
         last_rx = None
@@ -172,10 +203,9 @@ class Relay:
             if r:
                 while True:
                     try:
-                        payload = self.rx.recv(65535)
+                        payload, last_rx = self._recv()
                     except BlockingIOError:
                         break
-                    last_rx = time.monotonic()
                     self._schedule(heap, last_rx, self.imp.process(payload))
                     if self.max_packets and \
                             self.imp.stats["received"] >= self.max_packets:
