@@ -98,6 +98,8 @@ struct _Pipeline
   gint work_idx;                /* worker only */
   guint work_n;
   guint work_reserved;
+  gboolean pending;             /* worker only: work_idx processed, waiting
+                                 * for the forwarder to take it */
   guint64 rate;                 /* sum of v of its streams, under sched lock */
 
   /* forwarder hand-off */
@@ -607,21 +609,32 @@ pipeline_swap (Pipeline * pl)
   pl->work_n = MIN (reserved, b->cap);
 }
 
-static void
-pipeline_handoff (Pipeline * pl)
+/* Hands the processed batch to the forwarder once it has released the
+ * previous one (Table 2, step 3), waiting at most until deadline
+ * (monotonic us). FALSE: the forwarder is still busy (blocked downstream,
+ * e.g. a sink prerolling); the batch stays pending and the pipeline skips
+ * cycles until it goes, while the other pipelines go on: one blocked sink
+ * must not stop the worker. */
+static gboolean
+pipeline_handoff (Pipeline * pl, gint64 deadline)
 {
   gint released;
   Batch *b;
 
   g_mutex_lock (&pl->lock);
-  while (!pl->fwd_done)         /* Table 2, step 3: wait for the forwarder */
-    g_cond_wait (&pl->cond, &pl->lock);
+  while (!pl->fwd_done)
+    if (!g_cond_wait_until (&pl->cond, &pl->lock, deadline) && !pl->fwd_done) {
+      g_mutex_unlock (&pl->lock);
+      pl->pending = TRUE;
+      return FALSE;
+    }
   released = pl->fwd_idx;
   pl->fwd_idx = pl->work_idx;
   pl->fwd_n = pl->work_n;
   pl->fwd_done = FALSE;
   g_cond_broadcast (&pl->cond);
   g_mutex_unlock (&pl->lock);
+  pl->pending = FALSE;
 
   /* the released batch is the next spare: nobody else sees it, so this is
    * the one place a batch may grow */
@@ -635,6 +648,7 @@ pipeline_handoff (Pipeline * pl)
   }
   g_atomic_int_set (&b->reserved, 0);
   pl->spare = released;
+  return TRUE;
 }
 
 static void
@@ -674,16 +688,27 @@ worker_main (gpointer user_data)
       late = TRUE;
     }
 
+    /* a batch still waiting for its forwarder goes first, if it can; its
+     * pipeline collects on meanwhile (no spare batch to swap in) */
     for (i = 0; i < sched->n_pipelines; i++)
-      pipeline_swap (&sched->pipelines[i]);
+      if (sched->pipelines[i].pending)
+        pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time ());
+    for (i = 0; i < sched->n_pipelines; i++)
+      if (!sched->pipelines[i].pending)
+        pipeline_swap (&sched->pipelines[i]);
     t0 = gst_gpustream_sched_now ();
     for (i = 0; i < sched->n_pipelines; i++) {
       Pipeline *pl = &sched->pipelines[i];
-      run_processor (sched, pl->bufs[pl->work_idx].items, pl->work_n);
+      if (!pl->pending)
+        run_processor (sched, pl->bufs[pl->work_idx].items, pl->work_n);
     }
     ts = gst_gpustream_sched_now () - t0;
+    /* a forwarder late by up to half a cycle is waited for, as in the
+     * paper; longer, and it is blocked downstream */
     for (i = 0; i < sched->n_pipelines; i++)
-      pipeline_handoff (&sched->pipelines[i]);
+      if (!sched->pipelines[i].pending)
+        pipeline_handoff (&sched->pipelines[i],
+            g_get_monotonic_time () + (gint64) (cycle / 2000));
 
     g_mutex_lock (&sched->lock);
     sched->cycles = k;
@@ -867,6 +892,11 @@ gst_gpustream_scheduler_stop (GstGpuStreamScheduler * sched)
 
     for (j = 0; j < n; j++)
       item_drop (sched, &b->items[j]);
+    if (pl->pending) {
+      /* processed, never handed to the forwarder */
+      for (j = 0; j < pl->work_n; j++)
+        item_drop (sched, &pl->bufs[pl->work_idx].items[j]);
+    }
     for (j = 0; j < 3; j++)
       g_free (pl->bufs[j].items);
     g_mutex_clear (&pl->lock);

@@ -290,6 +290,113 @@ GST_START_TEST (test_calibration)
 
 GST_END_TEST;
 
+/* ---- a blocked forwarder (a sink prerolling) holds only its pipeline ---- */
+
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean blocking;            /* stream 0's forward waits while TRUE */
+  guint64 got[2];               /* forwarded, per stream */
+  guint64 next[2];
+  gint bad;
+} BlockState;
+
+static BlockState block;
+
+static void
+fwd_blocking (gpointer stream_data, gpointer data, guint16 flags)
+{
+  guint id = GPOINTER_TO_UINT (stream_data);
+  guint64 seq = GPOINTER_TO_SIZE (data);
+
+  g_mutex_lock (&block.lock);
+  while (id == 0 && block.blocking)
+    g_cond_wait (&block.cond, &block.lock);
+  if (seq != block.next[id])
+    block.bad++;
+  block.next[id] = seq + 1;
+  block.got[id]++;
+  g_cond_broadcast (&block.cond);
+  g_mutex_unlock (&block.lock);
+}
+
+static const GstGpuStreamSchedCallbacks block_cb = { fwd_blocking,
+  drop_nothing
+};
+
+static guint64
+block_got (guint id)
+{
+  guint64 n;
+
+  g_mutex_lock (&block.lock);
+  n = block.got[id];
+  g_mutex_unlock (&block.lock);
+  return n;
+}
+
+GST_START_TEST (test_blocked_forwarder)
+{
+  GstGpuStreamScheduler *sched = gst_gpustream_scheduler_new (&busy_proc,
+      NULL, &block_cb);
+  GstGpuStreamSchedStream *st[2];
+  guint64 seq[2] = { 0, 0 };
+  gint64 end;
+  guint i, round;
+
+  memset (&block, 0, sizeof block);
+  g_mutex_init (&block.lock);
+  g_cond_init (&block.cond);
+  block.blocking = TRUE;
+  busy_ns_per_byte = 0;
+  set_params (sched, 2 * GST_MSECOND, 0, FALSE);
+  for (i = 0; i < 2; i++) {
+    st[i] = gst_gpustream_scheduler_add_stream (sched, 1500,
+        GST_SECOND, 100000000, GUINT_TO_POINTER (i), NULL, NULL);
+    fail_unless (st[i] != NULL);
+  }
+  fail_unless (gst_gpustream_scheduler_start (sched, 2,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, NULL));
+
+  /* stream 0's forwarder blocks on its first packet; stream 1 (the other
+   * pipeline) must keep flowing meanwhile, cycle after cycle */
+  for (round = 0; round < 20; round++) {
+    for (i = 0; i < 2; i++)
+      if (gst_gpustream_sched_stream_push (st[i],
+              GSIZE_TO_POINTER (seq[i]), 100, GST_GPUSTREAM_SCHED_ITEM_PACKET))
+        seq[i]++;
+    g_usleep (2000);
+  }
+  end = g_get_monotonic_time () + 5 * G_TIME_SPAN_SECOND;
+  while (block_got (1) < seq[1] && g_get_monotonic_time () < end)
+    g_usleep (1000);
+  fail_unless_equals_int (block_got (1), seq[1]);
+  fail_unless_equals_int (block_got (0), 0);
+
+  /* released: everything of stream 0 that was collected comes out, in
+   * order, nothing twice */
+  g_mutex_lock (&block.lock);
+  block.blocking = FALSE;
+  g_cond_broadcast (&block.cond);
+  g_mutex_unlock (&block.lock);
+  end = g_get_monotonic_time () + 5 * G_TIME_SPAN_SECOND;
+  while (block_got (0) < seq[0] && g_get_monotonic_time () < end)
+    g_usleep (1000);
+  fail_unless_equals_int (block_got (0), seq[0]);
+  fail_unless_equals_int (block.bad, 0);
+  fail_unless (seq[0] > 0);
+
+  gst_gpustream_scheduler_stop (sched);
+  for (i = 0; i < 2; i++)
+    gst_gpustream_scheduler_remove_stream (sched, st[i]);
+  gst_gpustream_scheduler_free (sched);
+  g_mutex_clear (&block.lock);
+  g_cond_clear (&block.cond);
+}
+
+GST_END_TEST;
+
 static Suite *
 scheduler_suite (void)
 {
@@ -302,6 +409,7 @@ scheduler_suite (void)
   tcase_add_test (tc, test_swap_stress);
   tcase_add_test (tc, test_policing);
   tcase_add_test (tc, test_calibration);
+  tcase_add_test (tc, test_blocked_forwarder);
   return s;
 }
 
