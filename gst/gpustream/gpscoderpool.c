@@ -340,59 +340,6 @@ ensure_dev (GpuCoder * c, gsize size)
   return res;
 }
 
-static CUresult
-copy_2d (const void *src_host, CUdeviceptr src_dev, gsize src_pitch,
-    void *dst_host, CUdeviceptr dst_dev, gsize dst_pitch, gsize width,
-    gsize height, CUstream stream)
-{
-  CUDA_MEMCPY2D cp;
-
-  memset (&cp, 0, sizeof (cp));
-  if (src_host) {
-    cp.srcMemoryType = CU_MEMORYTYPE_HOST;
-    cp.srcHost = src_host;
-  } else {
-    cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    cp.srcDevice = src_dev;
-  }
-  cp.srcPitch = src_pitch;
-  if (dst_host) {
-    cp.dstMemoryType = CU_MEMORYTYPE_HOST;
-    cp.dstHost = dst_host;
-  } else {
-    cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    cp.dstDevice = dst_dev;
-  }
-  cp.dstPitch = dst_pitch;
-  cp.WidthInBytes = width;
-  cp.Height = height;
-  return CuMemcpy2DAsync (&cp, stream);
-}
-
-/* A contiguous host <-> device copy through CuMemcpy2DAsync (the 1.22
- * loader has no cuMemcpyHtoDAsync): rows of at most 1 GiB, each its own
- * copy, so that no pitch nears CU_DEVICE_ATTRIBUTE_MAX_PITCH (2^31 - 1). */
-static CUresult
-copy_linear (const void *src_host, void *dst_host, CUdeviceptr src_dev,
-    CUdeviceptr dst_dev, gsize size, CUstream stream)
-{
-  const gsize max_row = (gsize) 1 << 30;
-  gsize done = 0;
-
-  while (done < size) {
-    gsize w = MIN (size - done, max_row);
-    CUresult res = copy_2d (src_host ? (const guint8 *) src_host + done : NULL,
-        src_host ? 0 : src_dev + done, w,
-        dst_host ? (guint8 *) dst_host + done : NULL,
-        dst_host ? 0 : dst_dev + done, w, w, 1, stream);
-
-    if (res != CUDA_SUCCESS)
-      return res;
-    done += w;
-  }
-  return CUDA_SUCCESS;
-}
-
 /* Where each job's parts lie, as offsets valid both in the pinned staging
  * buffer and in the device buffer (one layout, so a descriptor is the
  * device base plus the offset):
@@ -479,7 +426,7 @@ run_batch_on_gpu (GpuCoder * c, GstGpuStreamCoderJob ** jobs, guint njobs,
   /* host -> device: descriptors, coefficients and every source in one
    * linear copy (the row padding goes along, unread), instead of one 2D copy
    * per job: a batch of 64 small jobs would otherwise cost 129 driver calls */
-  CHECK (copy_linear (c->host, NULL, 0, c->dev, out_base, c->stream),
+  CHECK (gps_cuda_copy_linear (c->host, NULL, 0, c->dev, out_base, c->stream),
       "cuMemcpy2DAsync (descriptors, coefficients, sources)");
 
   /* one launch for the whole batch: blockIdx.y picks the product */
@@ -491,7 +438,7 @@ run_batch_on_gpu (GpuCoder * c, GstGpuStreamCoderJob ** jobs, guint njobs,
       "cuLaunchKernel");
 
   /* device -> host: every output, again one linear copy */
-  CHECK (copy_linear (NULL, c->host + out_base, c->dev + out_base, 0,
+  CHECK (gps_cuda_copy_linear (NULL, c->host + out_base, c->dev + out_base, 0,
           total - out_base, c->stream), "cuMemcpy2DAsync (outputs)");
   CHECK (CuStreamSynchronize (c->stream), "cuStreamSynchronize");
   gst_cuda_context_pop (NULL);

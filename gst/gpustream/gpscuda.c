@@ -8,25 +8,44 @@ GstDebugCategory *gps_cuda_debug;
 #define GST_CAT_DEFAULT gps_cuda_debug
 
 #if GS_HAVE_CUDA
+#include <string.h>
+
 #include "rlnc/rlnc_cuda.h"
+#include "srtp/srtp_cuda.h"
+
+/* The embedded fatbins and the one kernel each holds. */
+static const struct {
+  const gchar *quark_name;
+  const unsigned char *fatbin;
+  const uint64_t *fatbin_size;
+  const gchar *kernel;
+} kernels[GPS_KERNEL_LAST] = {
+  [GPS_KERNEL_RLNC_PRODUCT] = {"gst-gpustream-rlnc", rlnc_fatbin,
+      &rlnc_fatbin_size, RLNC_GPU_KERNEL_NAME},
+  [GPS_KERNEL_SRTP_PROTECT] = {"gst-gpustream-srtp", srtp_fatbin,
+      &srtp_fatbin_size, SRTP_GPU_KERNEL_NAME},
+};
 
 typedef struct {
   GstCudaContext *ctx;          /* not a ref: the module lives on the context */
+  GQuark quark;
   CUmodule module;
-  CUfunction rlnc_product_batch;
+  CUfunction func;
 } GpsCudaModule;
 
 /* Serialises loading: two elements starting on one context load once. */
 static GMutex module_lock;
 
 static GQuark
-module_quark (void)
+module_quark (GpsKernel which)
 {
-  static gsize q = 0;
+  static GQuark q[GPS_KERNEL_LAST];
 
-  if (g_once_init_enter (&q))
-    g_once_init_leave (&q, g_quark_from_static_string ("gst-gpustream-rlnc"));
-  return (GQuark) q;
+  g_mutex_lock (&module_lock);
+  if (!q[which])
+    q[which] = g_quark_from_static_string (kernels[which].quark_name);
+  g_mutex_unlock (&module_lock);
+  return q[which];
 }
 
 static void
@@ -48,26 +67,29 @@ module_free (gpointer data)
 }
 
 /* Dispose time: the CUcontext is still alive (GstCudaContext destroys it in
- * finalize, after qdata would be cleared), so unload here. */
+ * finalize), so the module is unloaded here rather than with the qdata. */
 static void
 context_disposed (gpointer data, GObject * where_the_object_was)
 {
-  g_object_set_qdata (where_the_object_was, module_quark (), NULL);
+  g_object_set_qdata (where_the_object_was, GPOINTER_TO_UINT (data), NULL);
 }
 
 gboolean
-gps_cuda_get_rlnc_kernel (GstCudaContext * ctx, CUfunction * func)
+gps_cuda_get_kernel (GstCudaContext * ctx, GpsKernel which, CUfunction * func)
 {
+  GQuark quark;
   GpsCudaModule *m;
   CUresult res;
   gboolean ok = FALSE;
 
   g_return_val_if_fail (GST_IS_CUDA_CONTEXT (ctx), FALSE);
+  g_return_val_if_fail (which < GPS_KERNEL_LAST, FALSE);
 
+  quark = module_quark (which);
   g_mutex_lock (&module_lock);
-  m = g_object_get_qdata (G_OBJECT (ctx), module_quark ());
+  m = g_object_get_qdata (G_OBJECT (ctx), quark);
   if (m) {
-    *func = m->rlnc_product_batch;
+    *func = m->func;
     g_mutex_unlock (&module_lock);
     return TRUE;
   }
@@ -78,19 +100,20 @@ gps_cuda_get_rlnc_kernel (GstCudaContext * ctx, CUfunction * func)
   }
   m = g_new0 (GpsCudaModule, 1);
   m->ctx = ctx;
+  m->quark = quark;
   /* the fatbin holds native code for the built architectures and PTX for
    * newer ones, which the driver JITs here */
-  res = CuModuleLoadData (&m->module, rlnc_fatbin);
+  res = CuModuleLoadData (&m->module, kernels[which].fatbin);
   if (res != CUDA_SUCCESS) {
     GST_ERROR_OBJECT (ctx, "cuModuleLoadData (%" G_GUINT64_FORMAT
-        " bytes): %s", (guint64) rlnc_fatbin_size, gps_cuda_strerror (res));
+        " bytes): %s", (guint64) * kernels[which].fatbin_size,
+        gps_cuda_strerror (res));
     m->module = NULL;
   } else {
-    res = CuModuleGetFunction (&m->rlnc_product_batch, m->module,
-        RLNC_GPU_KERNEL_NAME);
+    res = CuModuleGetFunction (&m->func, m->module, kernels[which].kernel);
     if (res != CUDA_SUCCESS) {
       GST_ERROR_OBJECT (ctx, "cuModuleGetFunction (%s): %s",
-          RLNC_GPU_KERNEL_NAME, gps_cuda_strerror (res));
+          kernels[which].kernel, gps_cuda_strerror (res));
       CuModuleUnload (m->module);
       m->module = NULL;
     }
@@ -104,14 +127,74 @@ gps_cuda_get_rlnc_kernel (GstCudaContext * ctx, CUfunction * func)
   }
 
   GST_INFO_OBJECT (ctx, "loaded %s (%" G_GUINT64_FORMAT " bytes of fatbin)",
-      RLNC_GPU_KERNEL_NAME, (guint64) rlnc_fatbin_size);
-  g_object_set_qdata_full (G_OBJECT (ctx), module_quark (), m, module_free);
-  g_object_weak_ref (G_OBJECT (ctx), context_disposed, NULL);
-  *func = m->rlnc_product_batch;
+      kernels[which].kernel, (guint64) * kernels[which].fatbin_size);
+  g_object_set_qdata_full (G_OBJECT (ctx), quark, m, module_free);
+  g_object_weak_ref (G_OBJECT (ctx), context_disposed,
+      GUINT_TO_POINTER (quark));
+  *func = m->func;
   ok = TRUE;
 
 out:
   g_mutex_unlock (&module_lock);
   return ok;
+}
+
+gboolean
+gps_cuda_get_rlnc_kernel (GstCudaContext * ctx, CUfunction * func)
+{
+  return gps_cuda_get_kernel (ctx, GPS_KERNEL_RLNC_PRODUCT, func);
+}
+
+static CUresult
+copy_2d (const void *src_host, CUdeviceptr src_dev, gsize src_pitch,
+    void *dst_host, CUdeviceptr dst_dev, gsize dst_pitch, gsize width,
+    gsize height, CUstream stream)
+{
+  CUDA_MEMCPY2D cp;
+
+  memset (&cp, 0, sizeof (cp));
+  if (src_host) {
+    cp.srcMemoryType = CU_MEMORYTYPE_HOST;
+    cp.srcHost = src_host;
+  } else {
+    cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    cp.srcDevice = src_dev;
+  }
+  cp.srcPitch = src_pitch;
+  if (dst_host) {
+    cp.dstMemoryType = CU_MEMORYTYPE_HOST;
+    cp.dstHost = dst_host;
+  } else {
+    cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    cp.dstDevice = dst_dev;
+  }
+  cp.dstPitch = dst_pitch;
+  cp.WidthInBytes = width;
+  cp.Height = height;
+  return CuMemcpy2DAsync (&cp, stream);
+}
+
+/* The 1.22 loader has no cuMemcpyHtoDAsync: rows of at most 1 GiB through
+ * CuMemcpy2DAsync, each its own copy, so that no pitch nears
+ * CU_DEVICE_ATTRIBUTE_MAX_PITCH (2^31 - 1). */
+CUresult
+gps_cuda_copy_linear (const void *src_host, void *dst_host,
+    CUdeviceptr src_dev, CUdeviceptr dst_dev, gsize size, CUstream stream)
+{
+  const gsize max_row = (gsize) 1 << 30;
+  gsize done = 0;
+
+  while (done < size) {
+    gsize w = MIN (size - done, max_row);
+    CUresult res = copy_2d (src_host ? (const guint8 *) src_host + done : NULL,
+        src_host ? 0 : src_dev + done, w,
+        dst_host ? (guint8 *) dst_host + done : NULL,
+        dst_host ? 0 : dst_dev + done, w, w, 1, stream);
+
+    if (res != CUDA_SUCCESS)
+      return res;
+    done += w;
+  }
+  return CUDA_SUCCESS;
 }
 #endif /* GS_HAVE_CUDA */

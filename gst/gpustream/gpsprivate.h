@@ -26,10 +26,24 @@ G_GNUC_INTERNAL void gps_debug_init (void);
 /* "name: description" of a CUresult, for logs. Static storage. */
 G_GNUC_INTERNAL const gchar *gps_cuda_strerror (CUresult res);
 
-/* The rlnc_product_batch kernel of ctx, loading the embedded fatbin on first
- * use. Thread-safe; the module lives as long as ctx. */
+typedef enum {
+  GPS_KERNEL_RLNC_PRODUCT,      /* rlnc_product_batch (rlnc/rlnc_cuda.h) */
+  GPS_KERNEL_SRTP_PROTECT,      /* srtp_protect_batch (srtp/srtp_cuda.h) */
+  GPS_KERNEL_LAST
+} GpsKernel;
+
+/* The kernel `which` of ctx, loading its embedded fatbin on first use.
+ * Thread-safe; the module lives as long as ctx. */
+G_GNUC_INTERNAL gboolean gps_cuda_get_kernel (GstCudaContext * ctx,
+    GpsKernel which, CUfunction * func);
 G_GNUC_INTERNAL gboolean gps_cuda_get_rlnc_kernel (GstCudaContext * ctx,
     CUfunction * func);
+
+/* A contiguous copy host -> device (src_host, dst_dev) or device -> host
+ * (src_dev, dst_host), queued on stream. ctx pushed. */
+G_GNUC_INTERNAL CUresult gps_cuda_copy_linear (const void *src_host,
+    void *dst_host, CUdeviceptr src_dev, CUdeviceptr dst_dev, gsize size,
+    CUstream stream);
 #endif
 
 G_END_DECLS

@@ -32,6 +32,8 @@
 #include <string.h>
 
 #include <gst/gpustream/gstgpustream.h>
+#include <gst/gpustream/gpsscheduler.h>
+#include <gst/gpustream/gpssrtp.h>
 
 #include "gpusrtp.h"
 #include "gpusrtpenc.h"
@@ -96,11 +98,14 @@ GST_STATIC_PAD_TEMPLATE ("rtcp_src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES,
 typedef struct
 {
   gint refcount;
+  GstElement *element;          /* not a ref: the element owns the pads */
   GstPad *sinkpad;
   GstPad *srcpad;
   gboolean is_rtcp;
   GstCaps *sink_caps;           /* object lock */
   guint caps_gen;               /* settings generation of the pushed caps */
+  gint last_ret;                /* atomic GstFlowReturn of the last push */
+  GstGpuStreamSchedStream *sched_stream;        /* object lock; scheduled */
 } EncPair;
 
 /* Sender side of one SSRC: the kernel context plus libsrtp's sender replay
@@ -108,6 +113,7 @@ typedef struct
  * here because the kernel does no sender-side check. */
 typedef struct
 {
+  gint refcount;                /* the table, and each batched packet */
   guint32 ssrc;
   GsSrtpCtx ctx;
   gboolean have_seq;            /* shadow of the index estimate, in order */
@@ -151,8 +157,18 @@ struct _GstGpuSrtpEnc
   GHashTable *streams;          /* ssrc -> EncStream */
   guint streams_gen;
   guint64 st_packets_in, st_packets_out, st_bytes_in, st_bytes_out;
-  guint64 st_dropped, st_repeated, st_bad, st_batches;
+  guint64 st_dropped, st_repeated, st_bad, st_batches, st_gpu_batches;
   gint64 last_warn;
+  gint hard_limit;              /* atomic: an index space ran out */
+
+  /* the contexts' packet state (ROC, SRTCP index): one batch at a time */
+  GMutex protect_lock;
+
+  /* scheduled mode (max-latency > 0), fixed from READY to PAUSED until
+   * PAUSED to READY */
+  GstGpuStreamScheduler *sched;
+  gboolean scheduled;
+  GstClockTime sched_cycle;
 };
 
 #define gst_gpu_srtp_enc_parent_class parent_class
@@ -181,12 +197,21 @@ enc_pair_unref (gpointer data)
   }
 }
 
+static EncStream *
+enc_stream_ref (EncStream * s)
+{
+  g_atomic_int_inc (&s->refcount);
+  return s;
+}
+
 static void
-enc_stream_free (gpointer data)
+enc_stream_unref (gpointer data)
 {
   EncStream *s = data;
 
-  gsrtp_ctx_clear (&s->ctx);
+  if (!g_atomic_int_dec_and_test (&s->refcount))
+    return;
+  gsrtp_ctx_clear (&s->ctx);    /* wipes the session keys */
   g_free (s->bits);
   g_free (s);
 }
@@ -271,6 +296,9 @@ enc_make_src_caps (EncPair * pair, GstCaps * sink_caps, const EncSettings * set)
   return caps;
 }
 
+static void enc_push_event (GstGpuSrtpEnc * self, EncPair * pair,
+    GstPad * srcpad, GstEvent * event);
+
 /* Pushes source caps for the settings generation set->gen if not done yet. */
 static void
 enc_ensure_caps (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set)
@@ -292,7 +320,7 @@ enc_ensure_caps (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set)
   log = gst_gpu_srtp_caps_for_log (caps);
   GST_DEBUG_OBJECT (srcpad, "caps (key removed here) %" GST_PTR_FORMAT, log);
   gst_caps_unref (log);
-  gst_pad_push_event (srcpad, gst_event_new_caps (caps));
+  enc_push_event (self, pair, srcpad, gst_event_new_caps (caps));
   gst_caps_unref (caps);
   gst_clear_caps (&sink_caps);
   gst_object_unref (srcpad);
@@ -308,6 +336,7 @@ enc_stream_get (GstGpuSrtpEnc * self, guint32 ssrc, const EncSettings * set)
   if (s)
     return s;
   s = g_new0 (EncStream, 1);
+  s->refcount = 1;
   s->ssrc = ssrc;
   s->bits = g_new0 (guint64, (set->window + 63) / 64);
   gst_buffer_map (set->key, &map, GST_MAP_READ);
@@ -319,7 +348,7 @@ enc_stream_get (GstGpuSrtpEnc * self, guint32 ssrc, const EncSettings * set)
   if (r != GSRTP_OK) {
     GST_WARNING_OBJECT (self, "context for SSRC 0x%08x: %s", ssrc,
         gsrtp_result_name (r));
-    enc_stream_free (s);
+    enc_stream_unref (s);
     return NULL;
   }
   GST_DEBUG_OBJECT (self, "new stream SSRC 0x%08x", ssrc);
@@ -401,164 +430,373 @@ enc_drop_warn (GstGpuSrtpEnc * self, guint32 ssrc, const gchar * why)
         "drops are counted in stats, warned once a second)", ssrc, why);
 }
 
-/* Protects n buffers of one pad as one batch and pushes what succeeded, as a
- * list when as_list. Takes the buffers. */
-static GstFlowReturn
-enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
-    gboolean as_list)
+/* One packet on its way through a batch, or a serialized event travelling
+ * with the packets (scheduled mode). */
+typedef struct
 {
-  EncSettings set;
-  GsSrtpPacket *pkts;
-  GstBuffer **outs;
-  GstMapInfo *maps;
-  guint i, k = 0;
-  gboolean hard_limit = FALSE;
-  guint32 soft_ssrcs[8];
-  guint n_soft = 0;
-  GstFlowReturn ret = GST_FLOW_OK;
-  GstPad *srcpad;
-  GsSrtpPolicy rtp_pol, rtcp_pol;
-  size_t overhead;
+  GstMiniObject *obj;           /* the output buffer (len bytes of RTP /
+                                 * RTCP, room for cap), or an event */
+  EncStream *stream;            /* a reference; NULL for events */
+  gboolean is_rtcp;
+  guint32 len, cap;
+  GsSrtpResult result;
+} EncItem;
 
-  if (!enc_settings_get (self, &set)) {
-    for (i = 0; i < n; i++)
-      gst_buffer_unref (in[i]);
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  enc_ensure_caps (self, pair, &set);
-  rtp_pol = gst_gpu_srtp_policy (set.rtp_cipher, set.rtp_auth);
-  rtcp_pol = gst_gpu_srtp_policy (set.rtcp_cipher, set.rtcp_auth);
-  overhead = pair->is_rtcp ? gsrtp_rtcp_overhead (rtcp_pol) :
+static void
+enc_item_free (gpointer data)
+{
+  EncItem *it = data;
+
+  if (it->obj)
+    gst_mini_object_unref (it->obj);
+  if (it->stream)
+    enc_stream_unref (it->stream);
+  g_free (it);
+}
+
+/* Checks and copies the packets of one pad into output buffers with room
+ * for the tag, in order: the context per SSRC and the sender's repeat check
+ * happen here, in the streaming thread. Takes the input buffers; returns
+ * the items (k of them) to protect. */
+static EncItem **
+enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
+    GstBuffer ** in, guint n, guint * k_out)
+{
+  EncItem **items = g_new (EncItem *, MAX (n, 1));
+  GsSrtpPolicy rtp_pol = gst_gpu_srtp_policy (set->rtp_cipher, set->rtp_auth);
+  GsSrtpPolicy rtcp_pol = gst_gpu_srtp_policy (set->rtcp_cipher,
+      set->rtcp_auth);
+  gsize overhead = pair->is_rtcp ? gsrtp_rtcp_overhead (rtcp_pol) :
       gsrtp_rtp_overhead (rtp_pol);
-
-  pkts = g_new (GsSrtpPacket, n);
-  outs = g_new (GstBuffer *, n);
-  maps = g_new (GstMapInfo, n);
+  guint i, k = 0;
 
   g_mutex_lock (&self->lock);
-  if (self->streams_gen != set.gen) {
-    /* a new key: new contexts (ROC and SRTCP index from 0), as srtpenc */
+  if (self->streams_gen != set->gen) {
+    /* a new key: new contexts (ROC and SRTCP index from 0), as srtpenc;
+     * packets already batched keep their old context (a reference) */
     if (g_hash_table_size (self->streams) > 0)
       GST_INFO_OBJECT (self, "key or policy changed: new contexts");
     g_hash_table_remove_all (self->streams);
-    self->streams_gen = set.gen;
+    self->streams_gen = set->gen;
   }
   for (i = 0; i < n; i++) {
     gsize len = gst_buffer_get_size (in[i]);
     guint8 hdr[12];
     guint32 ssrc;
     EncStream *s;
+    EncItem *it;
     gboolean repeat;
 
     self->st_packets_in++;
     self->st_bytes_in += len;
     if (gst_buffer_extract (in[i], 0, hdr, 12) < (pair->is_rtcp ? 8 : 12)
-        || (hdr[0] >> 6) != 2) {
+        || (hdr[0] >> 6) != 2 || len > G_MAXUINT32 - overhead) {
       self->st_bad++;
       enc_drop_warn (self, 0, "not an RTP / RTCP packet");
       continue;
     }
     ssrc = GST_READ_UINT32_BE (hdr + (pair->is_rtcp ? 4 : 8));
-    s = enc_stream_get (self, ssrc, &set);
+    s = enc_stream_get (self, ssrc, set);
     if (!s) {
       self->st_bad++;
       continue;
     }
     if (!pair->is_rtcp && !enc_stream_check_tx (s, GST_READ_UINT16_BE (hdr + 2),
-            set.window, set.allow_repeat_tx, &repeat)) {
+            set->window, set->allow_repeat_tx, &repeat)) {
       self->st_repeated++;
       enc_drop_warn (self, ssrc, "sequence number already sent or too old "
           "(allow-repeat-tx=false)");
       continue;
     }
 
-    outs[k] = gst_buffer_new_allocate (NULL, len + overhead, NULL);
-    gst_buffer_copy_into (outs[k], in[i], GST_BUFFER_COPY_METADATA, 0, -1);
-    gst_buffer_map (outs[k], &maps[k], GST_MAP_READWRITE);
-    gst_buffer_extract (in[i], 0, maps[k].data, len);
-    pkts[k].ctx = &s->ctx;
-    pkts[k].data = maps[k].data;
-    pkts[k].len = (uint32_t) len;
-    pkts[k].cap = (uint32_t) (len + overhead);
-    pkts[k].is_rtcp = pair->is_rtcp;
-    pkts[k].result = GSRTP_OK;
-    k++;
-  }
-
-  if (k > 0) {
-    gsrtp_protect_batch (pkts, k, GSRTP_IMPL_AUTO);
-    self->st_batches++;
-  }
-
-  for (i = 0; i < k; i++) {
-    guint32 ssrc = GST_READ_UINT32_BE (pkts[i].data + (pair->is_rtcp ? 4 : 8));
-    gboolean ok = pkts[i].result == GSRTP_OK;
-    gsize out_len = ok ? pkts[i].len : 0;
-
-    gst_buffer_unmap (outs[i], &maps[i]);
-    if (!ok) {
-      if (pkts[i].result == GSRTP_ERR_INDEX_EXHAUSTED)
-        hard_limit = TRUE;
-      self->st_dropped++;
-      enc_drop_warn (self, ssrc, gsrtp_result_name (pkts[i].result));
-      gst_clear_buffer (&outs[i]);
-      continue;
+    it = g_new0 (EncItem, 1);
+    it->obj = GST_MINI_OBJECT_CAST (gst_buffer_new_allocate (NULL,
+            len + overhead, NULL));
+    gst_buffer_copy_into (GST_BUFFER_CAST (it->obj), in[i],
+        GST_BUFFER_COPY_METADATA, 0, -1);
+    {
+      GstMapInfo map;
+      gst_buffer_map (GST_BUFFER_CAST (it->obj), &map, GST_MAP_WRITE);
+      gst_buffer_extract (in[i], 0, map.data, len);
+      gst_buffer_unmap (GST_BUFFER_CAST (it->obj), &map);
     }
-    gst_buffer_set_size (outs[i], out_len);
-    self->st_packets_out++;
-    self->st_bytes_out += out_len;
-    /* RFC 3711 9.2: warn before the index space runs out (the last ROC) */
-    if (!pair->is_rtcp && pkts[i].ctx->roc == G_MAXUINT32) {
-      EncStream *s = g_hash_table_lookup (self->streams,
-          GUINT_TO_POINTER (ssrc));
-      if (s && !s->soft_limit && n_soft < G_N_ELEMENTS (soft_ssrcs)) {
-        s->soft_limit = TRUE;
-        soft_ssrcs[n_soft++] = ssrc;
-      }
-    }
+    it->stream = enc_stream_ref (s);
+    it->is_rtcp = pair->is_rtcp;
+    it->len = (guint32) len;
+    it->cap = (guint32) (len + overhead);
+    items[k++] = it;
   }
   g_mutex_unlock (&self->lock);
 
   for (i = 0; i < n; i++)
     gst_buffer_unref (in[i]);
+  *k_out = k;
+  return items;
+}
+
+/* Protects n prepared packets as one batch (GPU or CPU, gpssrtp.h) and
+ * counts the results; a failed packet keeps its result for the caller to
+ * drop. TRUE when a context ran out of packet indexes (the hard limit). */
+static gboolean
+enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
+    GstGpuStreamBackend backend, GstObject * cuda_context)
+{
+  GsSrtpPacket *pkts = g_new (GsSrtpPacket, MAX (n, 1));
+  GstMapInfo *maps = g_new (GstMapInfo, MAX (n, 1));
+  gboolean hard_limit = FALSE, on_gpu = FALSE;
+  guint i, n_soft = 0;
+
+  for (i = 0; i < n; i++) {
+    gst_buffer_map (GST_BUFFER_CAST (items[i]->obj), &maps[i],
+        GST_MAP_READWRITE);
+    pkts[i].ctx = &items[i]->stream->ctx;
+    pkts[i].data = maps[i].data;
+    pkts[i].len = items[i]->len;
+    pkts[i].cap = items[i]->cap;
+    pkts[i].is_rtcp = items[i]->is_rtcp;
+    pkts[i].result = GSRTP_OK;
+  }
+  /* contexts are shared by pads (RTP and RTCP of one SSRC): one batch at a
+   * time touches them */
+  g_mutex_lock (&self->protect_lock);
+  gst_gpustream_srtp_protect_batch (pkts, n, backend, cuda_context, &on_gpu);
+  g_mutex_unlock (&self->protect_lock);
+
+  g_mutex_lock (&self->lock);
+  self->st_batches++;
+  if (on_gpu)
+    self->st_gpu_batches++;
+  for (i = 0; i < n; i++) {
+    EncItem *it = items[i];
+
+    gst_buffer_unmap (GST_BUFFER_CAST (it->obj), &maps[i]);
+    it->result = pkts[i].result;
+    if (it->result != GSRTP_OK) {
+      if (it->result == GSRTP_ERR_INDEX_EXHAUSTED)
+        hard_limit = TRUE;
+      self->st_dropped++;
+      enc_drop_warn (self, it->stream->ssrc, gsrtp_result_name (it->result));
+      continue;
+    }
+    it->len = pkts[i].len;
+    gst_buffer_set_size (GST_BUFFER_CAST (it->obj), it->len);
+    self->st_packets_out++;
+    self->st_bytes_out += it->len;
+    /* RFC 3711 9.2: warn before the index space runs out (the last ROC) */
+    if (!it->is_rtcp && it->stream->ctx.roc == G_MAXUINT32 &&
+        !it->stream->soft_limit) {
+      it->stream->soft_limit = TRUE;
+      n_soft++;
+    }
+  }
+  g_mutex_unlock (&self->lock);
+
   for (i = 0; i < n_soft; i++)
     g_signal_emit (self, signals[SIGNAL_SOFT_LIMIT], 0);
+  if (hard_limit && !g_atomic_int_exchange (&self->hard_limit, TRUE))
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (NULL),
+        ("Key usage limit has been reached (ROC exhausted): set a new key"));
+  g_free (pkts);
+  g_free (maps);
+  return hard_limit;
+}
+
+/* ---- scheduled mode: max-latency > 0 ----
+ * The packets of every pad go through one GstGpuStreamScheduler
+ * (gpsscheduler.h): prepared in the streaming threads, collected without a
+ * lock, protected as one batch per cycle by its worker (one launch on the
+ * GPU) and pushed in order by its forwarders. Serialized events travel with
+ * the packets. */
+
+static void
+enc_sched_run (GstGpuSrtpEnc * self, GstGpuStreamSchedItem * items, guint n,
+    GstGpuStreamBackend backend, GstObject * cuda_context)
+{
+  EncItem **pkts = g_new (EncItem *, MAX (n, 1));
+  guint i, k = 0;
+
+  for (i = 0; i < n; i++)
+    if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+      pkts[k++] = items[i].data;
+  if (k > 0)
+    enc_protect (self, pkts, k, backend, cuda_context);
+  g_free (pkts);
+}
+
+static void
+enc_sched_process_cpu (gpointer proc_data, GstGpuStreamSchedItem * items,
+    guint n)
+{
+  enc_sched_run (proc_data, items, n, GST_GPUSTREAM_BACKEND_CPU, NULL);
+}
+
+static void
+enc_sched_process_gpu (gpointer proc_data, GstObject * cuda_context,
+    GstGpuStreamSchedItem * items, guint n)
+{
+  enc_sched_run (proc_data, items, n, GST_GPUSTREAM_BACKEND_GPU, cuda_context);
+}
+
+static const GstGpuStreamProcessor enc_sched_processor = {
+  "srtp-protect", enc_sched_process_cpu, enc_sched_process_gpu
+};
+
+/* The forwarder thread of the pair's pipeline, in collection order. */
+static void
+enc_sched_forward (gpointer stream_data, gpointer data, guint16 flags)
+{
+  EncPair *pair = stream_data;
+  EncItem *it = data;
+  GstPad *srcpad;
+
+  GST_OBJECT_LOCK (pair->element);
+  srcpad = pair->srcpad ? gst_object_ref (pair->srcpad) : NULL;
+  GST_OBJECT_UNLOCK (pair->element);
+  if (srcpad) {
+    GstMiniObject *obj = it->obj;
+
+    if (GST_IS_EVENT (obj)) {
+      it->obj = NULL;
+      gst_pad_push_event (srcpad, GST_EVENT_CAST (obj));
+    } else if (it->result == GSRTP_OK) {
+      it->obj = NULL;
+      g_atomic_int_set (&pair->last_ret,
+          gst_pad_push (srcpad, GST_BUFFER_CAST (obj)));
+    }
+    gst_object_unref (srcpad);
+  }
+  enc_item_free (it);
+}
+
+static const GstGpuStreamSchedCallbacks enc_sched_callbacks = {
+  enc_sched_forward, enc_item_free
+};
+
+/* Hands one item to the scheduler; a full batch (a burst beyond what the
+ * batch has grown to) waits for the next cycle instead of dropping. Takes
+ * it. FALSE when the pair is flushing, released or the scheduler stopped. */
+static gboolean
+enc_sched_submit (GstGpuSrtpEnc * self, EncPair * pair, EncItem * it)
+{
+  gboolean packet = it->stream != NULL;
+
+  for (;;) {
+    GstGpuStreamSchedStream *stream;
+    gboolean ok = FALSE;
+
+    GST_OBJECT_LOCK (self);
+    stream = pair->sched_stream;
+    GST_OBJECT_UNLOCK (self);
+    if (stream && g_atomic_int_get (&pair->last_ret) != GST_FLOW_FLUSHING)
+      ok = gst_gpustream_sched_stream_push (stream, it, packet ? it->len : 0,
+          packet ? GST_GPUSTREAM_SCHED_ITEM_PACKET : 0);
+    if (ok)
+      return TRUE;
+    if (!stream || !gst_gpustream_scheduler_is_running (self->sched) ||
+        g_atomic_int_get (&pair->last_ret) == GST_FLOW_FLUSHING) {
+      enc_item_free (it);
+      return FALSE;
+    }
+    g_usleep (MAX (self->sched_cycle / GST_USECOND / 4, 50));
+  }
+}
+
+/* Caps (and events) toward the pair's source pad: straight out, or through
+ * the scheduler behind the packets already batched. */
+static void
+enc_push_event (GstGpuSrtpEnc * self, EncPair * pair, GstPad * srcpad,
+    GstEvent * event)
+{
+  if (self->scheduled) {
+    EncItem *it = g_new0 (EncItem, 1);
+
+    it->obj = GST_MINI_OBJECT_CAST (event);
+    if (enc_sched_submit (self, pair, it))
+      return;
+    /* not running (yet): nothing is batched, so nothing to keep order with */
+    GST_DEBUG_OBJECT (srcpad, "scheduler not running, event sent directly");
+    event = NULL;
+  }
+  if (event)
+    gst_pad_push_event (srcpad, event);
+}
+
+/* Protects n buffers of one pad. Direct mode: one batch now, pushed as a
+ * list when as_list and output-lists. Scheduled mode: into the scheduler.
+ * Takes the buffers. */
+static GstFlowReturn
+enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
+    gboolean as_list)
+{
+  EncSettings set;
+  EncItem **items;
+  guint i, k;
+  GstFlowReturn ret = g_atomic_int_get (&pair->last_ret);
+  GstPad *srcpad;
+
+  if (g_atomic_int_get (&self->hard_limit) ||
+      (ret != GST_FLOW_OK && ret != GST_FLOW_NOT_LINKED)) {
+    /* like queue: a downstream error comes back to the producer */
+    for (i = 0; i < n; i++)
+      gst_buffer_unref (in[i]);
+    return g_atomic_int_get (&self->hard_limit) ? GST_FLOW_ERROR : ret;
+  }
+  if (!enc_settings_get (self, &set)) {
+    for (i = 0; i < n; i++)
+      gst_buffer_unref (in[i]);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  enc_ensure_caps (self, pair, &set);
+  items = enc_prepare (self, pair, &set, in, n, &k);
+  gst_buffer_unref (set.key);
+
+  if (self->scheduled) {
+    for (i = 0; i < k; i++)
+      if (!enc_sched_submit (self, pair, items[i]))
+        ret = GST_FLOW_FLUSHING;
+    g_free (items);
+    return ret == GST_FLOW_FLUSHING ? ret : g_atomic_int_get (&pair->last_ret);
+  }
+
+  if (k > 0 && enc_protect (self, items, k, self->gpu.resolved,
+          self->gpu.cuda_context)) {
+    for (i = 0; i < k; i++)
+      enc_item_free (items[i]);
+    g_free (items);
+    return GST_FLOW_ERROR;
+  }
 
   GST_OBJECT_LOCK (self);
   srcpad = pair->srcpad ? gst_object_ref (pair->srcpad) : NULL;
   GST_OBJECT_UNLOCK (self);
-
+  ret = GST_FLOW_OK;
   if (as_list && set.output_lists) {
     GstBufferList *list = gst_buffer_list_new_sized (MAX (k, 1));
     for (i = 0; i < k; i++)
-      if (outs[i])
-        gst_buffer_list_add (list, outs[i]);
+      if (items[i]->result == GSRTP_OK) {
+        gst_buffer_list_add (list, GST_BUFFER_CAST (items[i]->obj));
+        items[i]->obj = NULL;
+      }
     if (srcpad && gst_buffer_list_length (list) > 0)
       ret = gst_pad_push_list (srcpad, list);
     else
       gst_buffer_list_unref (list);
   } else {
     for (i = 0; i < k; i++) {
-      if (!outs[i])
+      if (items[i]->result != GSRTP_OK)
         continue;
-      if (srcpad && ret == GST_FLOW_OK)
-        ret = gst_pad_push (srcpad, outs[i]);
-      else
-        gst_buffer_unref (outs[i]);
+      if (srcpad && ret == GST_FLOW_OK) {
+        ret = gst_pad_push (srcpad, GST_BUFFER_CAST (items[i]->obj));
+        items[i]->obj = NULL;
+      }
     }
   }
+  for (i = 0; i < k; i++)
+    enc_item_free (items[i]);
+  g_free (items);
   if (srcpad)
     gst_object_unref (srcpad);
-  gst_buffer_unref (set.key);
-  g_free (pkts);
-  g_free (outs);
-  g_free (maps);
-
-  if (hard_limit) {
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (NULL),
-        ("Key usage limit has been reached (ROC exhausted): set a new key"));
-    return GST_FLOW_ERROR;
-  }
+  g_atomic_int_set (&pair->last_ret, ret);
   return ret;
 }
 
@@ -593,25 +831,56 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
 {
   GstGpuSrtpEnc *self = GST_GPU_SRTP_ENC (parent);
   EncPair *pair = gst_pad_get_element_private (pad);
+  GstPad *srcpad;
 
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
-    GstCaps *caps;
-    EncSettings set;
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      EncSettings set;
 
-    gst_event_parse_caps (event, &caps);
-    GST_OBJECT_LOCK (self);
-    gst_caps_replace (&pair->sink_caps, caps);
-    pair->caps_gen = G_MAXUINT;
-    GST_OBJECT_UNLOCK (self);
-    gst_event_unref (event);
-    /* with no key yet the caps go out with the first buffer (or the error) */
-    if (enc_settings_get (self, &set)) {
-      enc_ensure_caps (self, pair, &set);
-      gst_buffer_unref (set.key);
+      gst_event_parse_caps (event, &caps);
+      GST_OBJECT_LOCK (self);
+      gst_caps_replace (&pair->sink_caps, caps);
+      pair->caps_gen = G_MAXUINT;
+      GST_OBJECT_UNLOCK (self);
+      gst_event_unref (event);
+      /* with no key yet the caps go out with the first buffer (or the
+       * error) */
+      if (enc_settings_get (self, &set)) {
+        enc_ensure_caps (self, pair, &set);
+        gst_buffer_unref (set.key);
+      }
+      return TRUE;
     }
-    return TRUE;
+    case GST_EVENT_FLUSH_START:
+      g_atomic_int_set (&pair->last_ret, GST_FLOW_FLUSHING);
+      return gst_pad_event_default (pad, parent, event);
+    case GST_EVENT_FLUSH_STOP:{
+      GstGpuStreamSchedStream *stream;
+
+      GST_OBJECT_LOCK (self);
+      stream = pair->sched_stream;
+      GST_OBJECT_UNLOCK (self);
+      if (stream)
+        gst_gpustream_sched_stream_flush (stream);
+      g_atomic_int_set (&pair->last_ret, GST_FLOW_OK);
+      return gst_pad_event_default (pad, parent, event);
+    }
+    default:
+      break;
   }
-  return gst_pad_event_default (pad, parent, event);
+  if (!self->scheduled || !GST_EVENT_IS_SERIALIZED (event))
+    return gst_pad_event_default (pad, parent, event);
+  GST_OBJECT_LOCK (self);
+  srcpad = pair->srcpad ? gst_object_ref (pair->srcpad) : NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (!srcpad) {
+    gst_event_unref (event);
+    return FALSE;
+  }
+  enc_push_event (self, pair, srcpad, event);
+  gst_object_unref (srcpad);
+  return TRUE;
 }
 
 static gboolean
@@ -658,6 +927,20 @@ gst_gpu_srtp_enc_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
   GstGpuSrtpEnc *self = GST_GPU_SRTP_ENC (parent);
 
   switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_LATENCY:
+      if (self->scheduled) {
+        /* Theorem 1: three cycles at most between arrival and departure */
+        GstClockTime min, max, add = 3 * self->sched_cycle;
+        gboolean live;
+
+        if (!gst_pad_query_default (pad, parent, query))
+          return FALSE;
+        gst_query_parse_latency (query, &live, &min, &max);
+        gst_query_set_latency (query, live, min + add,
+            GST_CLOCK_TIME_IS_VALID (max) ? max + add : max);
+        return TRUE;
+      }
+      break;
     case GST_QUERY_CAPS:{
       GstCaps *filter, *cur = gst_pad_get_current_caps (pad), *res;
 
@@ -704,6 +987,127 @@ gst_gpu_srtp_enc_iterate_internal_links (GstPad * pad, GstObject * parent)
   return it;
 }
 
+/* Scheduled mode: every pair is a stream of the scheduler. Its rate is not
+ * declared (admission is off), so it is never policed. */
+#define ENC_SCHED_MAX_PACKET 65536
+#define ENC_SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
+
+static void
+enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
+{
+  GstGpuStreamSchedStream *stream;
+  GError *err = NULL;
+
+  stream = gst_gpustream_scheduler_add_stream (self->sched,
+      ENC_SCHED_MAX_PACKET, 3 * self->sched_cycle, ENC_SCHED_UNLIMITED_RATE,
+      enc_pair_ref (pair), enc_pair_unref, &err);
+  if (!stream) {
+    /* admission is off: only invalid parameters get here */
+    GST_ERROR_OBJECT (self, "scheduler refused a pad: %s", err->message);
+    g_clear_error (&err);
+    return;
+  }
+  GST_OBJECT_LOCK (self);
+  pair->sched_stream = stream;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+enc_sched_remove_pair (GstGpuSrtpEnc * self, EncPair * pair)
+{
+  GstGpuStreamSchedStream *stream;
+
+  GST_OBJECT_LOCK (self);
+  stream = pair->sched_stream;
+  pair->sched_stream = NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (stream)
+    gst_gpustream_scheduler_remove_stream (self->sched, stream);
+}
+
+/* READY to PAUSED: with max-latency > 0, the pads' packets are protected in
+ * batches of one cycle of max-latency / 3 (Theorem 1: a packet leaves
+ * within 3 cycles), one forwarder per pad (up to 16) so that a sink
+ * blocking on one pad (prerolling) does not hold the others. */
+static gboolean
+enc_sched_start (GstGpuSrtpEnc * self)
+{
+  GstGpuStreamSchedulerParams params;
+  GError *err = NULL;
+  GList *l;
+  guint n_pads;
+
+  GST_OBJECT_LOCK (self);
+  self->sched_cycle = self->max_latency / 3;
+  self->scheduled = self->max_latency > 0;
+  n_pads = GST_ELEMENT (self)->numsinkpads;
+  GST_OBJECT_UNLOCK (self);
+  if (!self->scheduled)
+    return TRUE;
+  if (self->sched_cycle < 100 * GST_USECOND) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
+        ("max-latency %" GST_TIME_FORMAT " is below the 300 us the batching "
+            "cycle needs (0 protects each buffer as it comes)",
+            GST_TIME_ARGS (self->max_latency)));
+    self->scheduled = FALSE;
+    return FALSE;
+  }
+
+  gst_gpustream_scheduler_get_params (self->sched, &params);
+  params.cycle = self->sched_cycle;
+  params.capacity = 0;
+  params.mu = 0;
+  params.admission = FALSE;
+  params.police_burst = 0;
+  gst_gpustream_scheduler_set_params (self->sched, &params);
+
+  GST_OBJECT_LOCK (self);
+  for (l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
+    EncPair *pair = gst_pad_get_element_private (l->data);
+    if (pair && !pair->sched_stream) {
+      GST_OBJECT_UNLOCK (self);
+      enc_sched_add_pair (self, pair);
+      GST_OBJECT_LOCK (self);
+    }
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  if (!gst_gpustream_scheduler_start (self->sched, CLAMP (n_pads, 1, 16),
+          self->gpu.resolved, self->gpu.cuda_context, &err)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("could not start the batching scheduler: %s", err->message));
+    g_clear_error (&err);
+    self->scheduled = FALSE;
+    return FALSE;
+  }
+  GST_INFO_OBJECT (self, "batching every %" GST_TIME_FORMAT " on %s",
+      GST_TIME_ARGS (self->sched_cycle),
+      gst_gpustream_backend_nick (self->gpu.resolved));
+  return TRUE;
+}
+
+/* PAUSED to READY, the pads inactive: packets in flight are dropped. */
+static void
+enc_sched_stop (GstGpuSrtpEnc * self)
+{
+  GList *l, *pairs = NULL;
+
+  if (!self->scheduled)
+    return;
+  gst_gpustream_scheduler_stop (self->sched);
+  GST_OBJECT_LOCK (self);
+  for (l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
+    EncPair *pair = gst_pad_get_element_private (l->data);
+    if (pair)
+      pairs = g_list_prepend (pairs, enc_pair_ref (pair));
+  }
+  GST_OBJECT_UNLOCK (self);
+  for (l = pairs; l; l = l->next)
+    enc_sched_remove_pair (self, l->data);
+  g_list_free_full (pairs, enc_pair_unref);
+  self->scheduled = FALSE;
+}
+
 static GstPad *
 gst_gpu_srtp_enc_request_new_pad (GstElement * element, GstPadTemplate * templ,
     const gchar * name, const GstCaps * caps)
@@ -745,6 +1149,8 @@ gst_gpu_srtp_enc_request_new_pad (GstElement * element, GstPadTemplate * templ,
 
   pair = g_new0 (EncPair, 1);
   pair->refcount = 1;
+  pair->element = element;
+  pair->last_ret = GST_FLOW_OK;
   pair->is_rtcp = is_rtcp;
   pair->caps_gen = G_MAXUINT;
   pair->sinkpad = gst_pad_new_from_template (templ, sink_name);
@@ -777,6 +1183,10 @@ gst_gpu_srtp_enc_request_new_pad (GstElement * element, GstPadTemplate * templ,
   gst_pad_set_iterate_internal_links_function (pair->srcpad,
       GST_DEBUG_FUNCPTR (gst_gpu_srtp_enc_iterate_internal_links));
 
+  /* a pad requested while playing joins the running scheduler */
+  if (GST_GPU_SRTP_ENC (element)->scheduled)
+    enc_sched_add_pair (GST_GPU_SRTP_ENC (element), pair);
+
   /* add_pad activates the pads when the element is running */
   gst_element_add_pad (element, pair->srcpad);
   gst_element_add_pad (element, pair->sinkpad);
@@ -786,7 +1196,7 @@ gst_gpu_srtp_enc_request_new_pad (GstElement * element, GstPadTemplate * templ,
 static void
 gst_gpu_srtp_enc_release_pad (GstElement * element, GstPad * pad)
 {
-  EncPair *pair = gst_pad_get_element_private (pad);
+  EncPair *pair = enc_pair_ref (gst_pad_get_element_private (pad));
   GstPad *sinkpad, *srcpad;
 
   GST_OBJECT_LOCK (element);
@@ -803,6 +1213,10 @@ gst_gpu_srtp_enc_release_pad (GstElement * element, GstPad * pad)
     gst_pad_set_active (sinkpad, FALSE);
     gst_element_remove_pad (element, sinkpad);
   }
+  /* no streaming thread is in the pair any more: its packets still in the
+   * scheduler are dropped */
+  enc_sched_remove_pair (GST_GPU_SRTP_ENC (element), pair);
+  enc_pair_unref (pair);
 }
 
 static GstStructure *
@@ -830,10 +1244,35 @@ gst_gpu_srtp_enc_get_stats (GstGpuSrtpEnc * self)
       "packets-repeated", G_TYPE_UINT64, self->st_repeated,
       "packets-bad", G_TYPE_UINT64, self->st_bad,
       "batches", G_TYPE_UINT64, self->st_batches,
-      /* the GPU protect is not wired yet: every batch runs on the CPU */
-      "backend", G_TYPE_STRING, "cpu", NULL);
+      "gpu-batches", G_TYPE_UINT64, self->st_gpu_batches,
+      "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
+      NULL);
   g_mutex_unlock (&self->lock);
   gst_structure_take_value (s, "streams", &streams);
+
+  /* scheduled mode: how long packets waited, against max-latency */
+  {
+    guint64 misses = 0;
+    GstClockTime worst = 0, p99 = 0;
+    GList *l;
+
+    GST_OBJECT_LOCK (self);
+    for (l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
+      EncPair *pair = gst_pad_get_element_private (l->data);
+      GstGpuStreamSchedStreamStats st;
+
+      if (!pair || !pair->sched_stream)
+        continue;
+      gst_gpustream_sched_stream_get_stats (pair->sched_stream, &st);
+      misses += st.misses;
+      worst = MAX (worst, st.latency_max);
+      p99 = MAX (p99, st.latency_p99);
+    }
+    GST_OBJECT_UNLOCK (self);
+    gst_structure_set (s, "latency-p99-us", G_TYPE_UINT64, p99 / 1000,
+        "latency-max-us", G_TYPE_UINT64, worst / 1000,
+        "latency-misses", G_TYPE_UINT64, misses, NULL);
+  }
   return s;
 }
 
@@ -866,9 +1305,12 @@ gst_gpu_srtp_enc_change_state (GstElement * element, GstStateChange transition)
       self->st_packets_in = self->st_packets_out = 0;
       self->st_bytes_in = self->st_bytes_out = 0;
       self->st_dropped = self->st_repeated = self->st_bad = 0;
-      self->st_batches = 0;
+      self->st_batches = self->st_gpu_batches = 0;
       self->last_warn = 0;
       g_mutex_unlock (&self->lock);
+      g_atomic_int_set (&self->hard_limit, FALSE);
+      if (!enc_sched_start (self))
+        return GST_STATE_CHANGE_FAILURE;
       break;
     default:
       break;
@@ -879,6 +1321,7 @@ gst_gpu_srtp_enc_change_state (GstElement * element, GstStateChange transition)
   switch (transition) {
     case GST_STATE_CHANGE_PAUSED_TO_READY:
       /* pads are inactive: no streaming thread left. Keys wiped on free. */
+      enc_sched_stop (self);
       g_mutex_lock (&self->lock);
       g_hash_table_remove_all (self->streams);
       g_mutex_unlock (&self->lock);
@@ -1006,8 +1449,10 @@ gst_gpu_srtp_enc_finalize (GObject * object)
 {
   GstGpuSrtpEnc *self = GST_GPU_SRTP_ENC (object);
 
+  g_clear_pointer (&self->sched, gst_gpustream_scheduler_free);
   g_clear_pointer (&self->streams, g_hash_table_unref);
   gst_clear_buffer (&self->key);
+  g_mutex_clear (&self->protect_lock);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1062,9 +1507,11 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
           "security weakness is introduced)", DEFAULT_ALLOW_REPEAT_TX, flags));
   g_object_class_install_property (gobject_class, PROP_MAX_LATENCY,
       g_param_spec_uint64 ("max-latency", "Max latency",
-          "Batching bound in ns for the GPU path (packets of all pads held "
-          "at most this long); the CPU path protects each buffer or list "
-          "as it arrives", 0, G_MAXUINT64, DEFAULT_MAX_LATENCY, flags));
+          "0: each buffer (or list) is protected as it arrives. Otherwise the "
+          "packets of all pads are gathered and protected as one batch (one "
+          "GPU launch) every max-latency / 3 ns, and leave within max-latency "
+          "ns (the real-time scheduler of paper 001; at least 300000)",
+          0, G_MAXUINT64, DEFAULT_MAX_LATENCY, flags));
   g_object_class_install_property (gobject_class, PROP_OUTPUT_LISTS,
       g_param_spec_boolean ("output-lists", "Output lists",
           "Push a protected input list as a list (one push per batch). Off "
@@ -1075,7 +1522,9 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
       g_param_spec_boxed ("stats", "Statistics",
           "streams (array of ssrc, roc), packets-in, bytes-in, packets-out, "
           "bytes-out, packets-dropped, packets-repeated, packets-bad, "
-          "batches, backend", GST_TYPE_STRUCTURE,
+          "batches, gpu-batches, backend; with max-latency: latency-p99-us, "
+          "latency-max-us (upper bounds, worst pad) and latency-misses "
+          "(packets held longer than max-latency)", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
       PROP_CUDA_DEVICE_ID);
@@ -1119,6 +1568,9 @@ gst_gpu_srtp_enc_init (GstGpuSrtpEnc * self)
 {
   gst_gpustream_gpu_init (&self->gpu);
   g_mutex_init (&self->lock);
+  g_mutex_init (&self->protect_lock);
+  self->sched = gst_gpustream_scheduler_new (&enc_sched_processor, self,
+      &enc_sched_callbacks);
   self->rtp_cipher = self->rtcp_cipher = DEFAULT_CIPHER;
   self->rtp_auth = self->rtcp_auth = DEFAULT_AUTH;
   self->random_key = DEFAULT_RANDOM_KEY;
@@ -1126,6 +1578,6 @@ gst_gpu_srtp_enc_init (GstGpuSrtpEnc * self)
   self->allow_repeat_tx = DEFAULT_ALLOW_REPEAT_TX;
   self->max_latency = DEFAULT_MAX_LATENCY;
   self->output_lists = DEFAULT_OUTPUT_LISTS;
-  self->streams = g_hash_table_new_full (NULL, NULL, NULL, enc_stream_free);
+  self->streams = g_hash_table_new_full (NULL, NULL, NULL, enc_stream_unref);
   self->streams_gen = G_MAXUINT;
 }

@@ -22,6 +22,9 @@ static const gchar *ciphers[] = { "null", "aes-128-icm", "aes-256-icm",
   "aes-128-gcm", "aes-256-gcm"
 };
 static const gchar *auths[] = { "null", "hmac-sha1-32", "hmac-sha1-80" };
+/* gpusrtpenc's two modes, for the loop tests (__i__): each buffer protected
+ * as it comes, and every pad batched through the scheduler (1 ms cycles) */
+static const gchar *enc_modes[] = { "", "max-latency=3000000" };
 
 static gsize
 key_len_for (guint cipher)
@@ -256,12 +259,12 @@ GST_START_TEST (test_identical_to_srtpenc)
           hex);
       gchar *desc = g_strdup_printf ("appsrc name=r ! tee name=t "
           "appsrc name=c ! tee name=u "
-          "srtpenc name=e1 %s gpusrtpenc name=e2 %s "
+          "srtpenc name=e1 %s gpusrtpenc name=e2 %s %s "
           "t. ! queue ! e1.rtp_sink_0  t. ! queue ! e2.rtp_sink_0 "
           "u. ! queue ! e1.rtcp_sink_0  u. ! queue ! e2.rtcp_sink_0 "
           "e1.rtp_src_0 ! appsink name=a1  e2.rtp_src_0 ! appsink name=a2 "
           "e1.rtcp_src_0 ! appsink name=c1  e2.rtcp_src_0 ! appsink name=c2",
-          pol, pol);
+          pol, pol, enc_modes[__i__]);
       GstElement *p = parse (desc);
       Feed feeds[] = { {"r", caps, rtp, FALSE}, {"c", rtcp_caps, rtcp, FALSE} };
       const gchar *sinks[] = { "a1", "a2", "c1", "c2" };
@@ -507,7 +510,7 @@ GST_START_TEST (test_eight_ssrcs)
   guint64 drops;
 
   g_string_append_printf (desc, "srtpenc name=e1 key=%s gpusrtpenc name=e2 "
-      "key=%s ", hex, hex);
+      "key=%s %s ", hex, hex, enc_modes[__i__]);
   for (i = 0; i < 8; i++) {
     rtp[i] = make_audio_rtp (0x10000000 + i * 7919, 100 * i, 12, &caps[i]);
     names[i] = g_strdup_printf ("r%u", i);
@@ -528,6 +531,23 @@ GST_START_TEST (test_eight_ssrcs)
   for (i = 0; i < 8; i++) {
     assert_same (out[i]->bytes, out[8 + i]->bytes, "8 ssrcs");
     fail_unless_equals_int (out[8 + i]->bytes->len, rtp[i]->len);
+  }
+  {
+    /* every packet went through a batch; batched mode also reports how
+     * long packets waited */
+    GstElement *e2 = gst_bin_get_by_name (GST_BIN (p), "e2");
+    guint64 batches, out_packets, misses;
+    g_object_get (e2, "stats", &stats, NULL);
+    fail_unless (gst_structure_get_uint64 (stats, "batches", &batches));
+    fail_unless (gst_structure_get_uint64 (stats, "packets-out",
+            &out_packets));
+    fail_unless_equals_int (out_packets, 8 * 12);
+    fail_unless (batches >= 1 && batches <= out_packets);
+    fail_unless (gst_structure_get_uint64 (stats, "latency-misses", &misses));
+    GST_INFO ("%s: %" G_GUINT64_FORMAT " batches for %" G_GUINT64_FORMAT
+        " packets", enc_modes[__i__], batches, out_packets);
+    gst_structure_free (stats);
+    gst_object_unref (e2);
   }
   /* interleave the 8 protected streams into one decoder */
   for (j = 0; j < 12; j++)
@@ -589,11 +609,13 @@ GST_START_TEST (test_buffer_lists)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (pairs); i++) {
+    gboolean ours = g_str_has_prefix (pairs[i][0], "gpusrtpenc");
     gchar *desc = g_strdup_printf ("videotestsrc num-buffers=3 ! "
         "video/x-raw,width=320,height=240,format=RGB ! rtpvrawpay ssrc=4242 "
-        "seqnum-offset=65000 timestamp-offset=7 ! %s "
+        "seqnum-offset=65000 timestamp-offset=7 ! %s %s "
         "key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d ! "
-        "%s ! appsink name=o", pairs[i][0], pairs[i][1]);
+        "%s ! appsink name=o", pairs[i][0], ours ? enc_modes[__i__] : "",
+        pairs[i][1]);
     GstElement *p = parse (desc);
     const gchar *o[] = { "o" };
     Collected *out;
@@ -752,9 +774,10 @@ GST_END_TEST;
 
 GST_START_TEST (test_key_change)
 {
-  GstElement *p = parse ("appsrc name=r ! gpusrtpenc name=e "
+  gchar *desc = g_strdup_printf ("appsrc name=r ! gpusrtpenc name=e %s "
       "key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d ! "
-      "srtpdec ! appsink name=o sync=false");
+      "srtpdec ! appsink name=o sync=false", enc_modes[__i__]);
+  GstElement *p = parse (desc);
   GstElement *e = gst_bin_get_by_name (GST_BIN (p), "e");
   GstElement *r = gst_bin_get_by_name (GST_BIN (p), "r");
   GstElement *o = gst_bin_get_by_name (GST_BIN (p), "o");
@@ -799,6 +822,7 @@ GST_START_TEST (test_key_change)
     gst_object_unref (src);
   }
   gst_element_set_state (p, GST_STATE_NULL);
+  g_free (desc);
   gst_buffer_unref (k2);
   gst_object_unref (e);
   gst_object_unref (r);
@@ -814,10 +838,12 @@ GST_START_TEST (test_state_cycles)
 {
   GstCaps *caps;
   GPtrArray *rtp = make_audio_rtp (0x01020304, 1, 10, &caps);
-  GstElement *p = parse ("appsrc name=r ! gpusrtpenc name=e random-key=true ! "
-      "gpusrtpdec ! appsink name=o");
+  gchar *desc = g_strdup_printf ("appsrc name=r ! gpusrtpenc name=e "
+      "random-key=true %s ! gpusrtpdec ! appsink name=o", enc_modes[__i__]);
+  GstElement *p = parse (desc);
   guint i;
 
+  g_free (desc);
   for (i = 0; i < 3; i++) {
     Feed f = { "r", caps, rtp, i == 1 };
     const gchar *o[] = { "o" };
@@ -957,16 +983,16 @@ srtp_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 60);
-  tcase_add_test (tc, test_identical_to_srtpenc);
+  tcase_add_loop_test (tc, test_identical_to_srtpenc, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_interop_gpusrtpenc_srtpdec);
   tcase_add_test (tc, test_interop_srtpenc_gpusrtpdec);
   tcase_add_test (tc, test_roc_wrap);
   tcase_add_test (tc, test_stats_roc);
-  tcase_add_test (tc, test_eight_ssrcs);
-  tcase_add_test (tc, test_buffer_lists);
+  tcase_add_loop_test (tc, test_eight_ssrcs, 0, G_N_ELEMENTS (enc_modes));
+  tcase_add_loop_test (tc, test_buffer_lists, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_negative);
-  tcase_add_test (tc, test_key_change);
-  tcase_add_test (tc, test_state_cycles);
+  tcase_add_loop_test (tc, test_key_change, 0, G_N_ELEMENTS (enc_modes));
+  tcase_add_loop_test (tc, test_state_cycles, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_no_key_in_logs);
   return s;
 }
