@@ -2,10 +2,12 @@
  * (ROC, SRTCP index, replay window) is handled in array order by the same
  * code as the scalar path, so results are identical; only the bulk math
  * changes: AES-NI counter mode (8 blocks in flight), PCLMUL GHASH and SHA-NI
- * SHA-1, chosen at run time, with the GS_HD reference as fallback. */
+ * SHA-1, chosen at run time, with the GS_HD reference as fallback. AES-GCM
+ * goes through srtp_gcm_accel.c (AES + GHASH in one pass) where the CPU allows. */
 #include <string.h>
 #include "srtp/srtp_kernels.h"
 #include "srtp/srtp_internal.h"
+#include "srtp/srtp_gcm_accel.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define GS_X86 1
@@ -294,15 +296,51 @@ sha1x2_ref (uint32_t sa[5], const uint8_t *da, uint32_t sb[5], const uint8_t *db
   sha1_ref (sb, db, nblocks);
 }
 
+/* Expanded AES-GCM keys (round keys in AES-NI order, H^1..H^16) of the key
+ * sets one batch call meets: built once per call and key set instead of per
+ * packet. Lives on the batch call's stack, wiped before it returns; keys do
+ * not change during a call, so the GsSrtpKeys address identifies them. */
+#define GCM_KEY_SLOTS 4
+
+typedef struct {
+  const GsSrtpKeys *src[GCM_KEY_SLOTS];
+  GsGcmAccelKey key[GCM_KEY_SLOTS];
+  unsigned used, next;
+} GcmKeyCache;
+
+static const GsGcmAccelKey *
+gcm_key_get (GcmKeyCache *c, const GsSrtpKeys *k)
+{
+  unsigned i;
+  for (i = 0; i < c->used; i++)
+    if (c->src[i] == k)
+      return &c->key[i];
+  i = c->next;
+  c->next = (c->next + 1) % GCM_KEY_SLOTS;
+  if (c->used < GCM_KEY_SLOTS)
+    c->used++;
+  c->src[i] = k;
+  gs_gcm_accel_key_init (&c->key[i], k);
+  return &c->key[i];
+}
+
+static void
+gcm_key_cache_wipe (GcmKeyCache *c)
+{
+  gsrtp_wipe (c->key, c->used * sizeof c->key[0]);
+}
+
 typedef struct {
   CtrFn ctr;
   Sha1Fn sha1;
   Sha1x2Fn sha1x2;
   GhashFn ghash;
+  GcmKeyCache *gcm;     /* non-NULL: AES-GCM through srtp_gcm_accel.c */
 } Prims;
 
+/* gcm_cache: storage for p->gcm, used when the CPU can run the GCM path. */
 static void
-prims_get (Prims *p, GsSrtpImpl impl)
+prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
 {
   static int feat = -1;
   unsigned f;
@@ -313,6 +351,11 @@ prims_get (Prims *p, GsSrtpImpl impl)
   p->sha1 = sha1_ref;
   p->sha1x2 = sha1x2_ref;
   p->ghash = ghash_ref;
+  p->gcm = NULL;
+  if (impl != GSRTP_IMPL_SCALAR && gs_gcm_accel_level () > 0) {
+    gcm_cache->used = gcm_cache->next = 0;
+    p->gcm = gcm_cache;
+  }
 #ifdef GS_X86
   if (f & 1)
     p->ctr = ctr_aesni;
@@ -422,6 +465,10 @@ gcm_tag_fast (const Prims *p, const GsSrtpKeys *k, const uint8_t iv[12], const u
 {
   uint8_t x[16] = { 0 }, lens[16], j0[16];
   uint32_t i;
+  if (p->gcm) {
+    gs_gcm_accel_tag (gcm_key_get (p->gcm, k), iv, aad, alen, ct, clen, tag);
+    return;
+  }
   p->ghash (x, k->gcm_h, aad, alen);
   p->ghash (x, k->gcm_h, ct, clen);
   gs_st32 (lens, 0);
@@ -464,7 +511,10 @@ crypt_fast (const Prims *p, const GsSrtpKeys *k, uint8_t *pkt, const GsSrtpDesc 
       gs_srtp_cm_iv (k, ssrc, idx, ctr);
     }
   }
-  p->ctr (k->rk, k->rounds, ctr, pkt + hl, d->len - hl);
+  if (k->cipher == GS_SRTP_C_AES_GCM && p->gcm)
+    gs_gcm_accel_ctr (gcm_key_get (p->gcm, k), ctr, pkt + hl, d->len - hl);
+  else
+    p->ctr (k->rk, k->rounds, ctr, pkt + hl, d->len - hl);
 }
 
 /* The tag of a packet whose body is in its protected form (d->len without
@@ -496,11 +546,38 @@ tag_fast (const Prims *p, const GsSrtpKeys *k, const uint8_t *pkt, const GsSrtpD
   }
 }
 
+/* AES-GCM protect in one pass over the body (encryption and GHASH together);
+ * same bytes as crypt_fast then tag_fast. */
+static uint32_t
+protect_gcm_accel (const Prims *p, const GsSrtpKeys *k, uint8_t *pkt, const GsSrtpDesc *d)
+{
+  const GsGcmAccelKey *key = gcm_key_get (p->gcm, k);
+  uint8_t iv[12], aad[12];
+  uint32_t len = d->len;
+  if (!d->is_rtcp) {
+    uint32_t seq = ((uint32_t) pkt[2] << 8) | pkt[3];
+    gs_srtp_gcm_iv (k, gs_ld32 (pkt + 8), d->roc, seq, 0, iv);
+    gs_gcm_accel_seal (key, iv, pkt, d->hdr_len, pkt + d->hdr_len, len - d->hdr_len, pkt + len);
+    return len + 16;
+  }
+  /* SRTCP: AAD = 8 header bytes || E + SRTCP index, trailer after the tag */
+  memcpy (aad, pkt, 8);
+  gs_st32 (aad + 8, d->roc);
+  gs_srtp_gcm_iv (k, gs_ld32 (pkt + 4), 0, d->roc & 0x7fffffffu, 1, iv);
+  gs_gcm_accel_seal (key, iv, aad, 12, pkt + 8, len - 8, pkt + len);
+  gs_st32 (pkt + len + 16, d->roc);
+  return len + 20;
+}
+
 static uint32_t
 protect_fast (const Prims *p, const GsSrtpKeys *k, uint8_t *pkt, const GsSrtpDesc *d)
 {
   uint8_t tag[20];
   uint32_t len = d->len;
+  /* the one-pass path always encrypts: SRTCP without the E bit goes the
+   * two-pass way */
+  if (p->gcm && k->cipher == GS_SRTP_C_AES_GCM && k->encrypt && (!d->is_rtcp || (d->roc >> 31)))
+    return protect_gcm_accel (p, k, pkt, d);
   crypt_fast (p, k, pkt, d);
   if (d->is_rtcp && k->cipher != GS_SRTP_C_AES_GCM) {
     gs_st32 (pkt + len, d->roc);
@@ -526,8 +603,9 @@ size_t
 gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
 {
   Prims p;
+  GcmKeyCache gcm_cache;
   size_t base, ok = 0;
-  prims_get (&p, impl);
+  prims_get (&p, impl, &gcm_cache);
   for (base = 0; base < n; base += CHUNK) {
     size_t m = n - base < CHUNK ? n - base : CHUNK, i, nj = 0;
     GsSrtpDesc d[CHUNK];
@@ -580,6 +658,8 @@ gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
       memcpy (q->data + q->len - jobs[i].k->tag_len, tags[i], jobs[i].k->tag_len);
     }
   }
+  if (p.gcm)
+    gcm_key_cache_wipe (p.gcm);
   return ok;
 }
 
@@ -592,8 +672,9 @@ size_t
 gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
 {
   Prims p;
+  GcmKeyCache gcm_cache;
   size_t base, ok = 0;
-  prims_get (&p, impl);
+  prims_get (&p, impl, &gcm_cache);
   for (base = 0; base < n; base += CHUNK) {
     size_t m = n - base < CHUNK ? n - base : CHUNK, i;
     GsSrtpUnprot u[CHUNK];
@@ -660,5 +741,7 @@ gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
       ok++;
     }
   }
+  if (p.gcm)
+    gcm_key_cache_wipe (p.gcm);
   return ok;
 }
