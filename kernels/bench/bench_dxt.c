@@ -3,6 +3,13 @@
  * YCoCg-DXT5 and the anchors stb_dxt (normal, highqual) and libsquish
  * (range fit, cluster fit; block by block, one thread). Prints a table and
  * one JSON line per figure; --json FILE also writes the JSON lines there.
+ * Helpers for the anchors that live outside this program (pipelines/dxt_anchors.py):
+ *   --squish-only LABEL   measure only libsquish (the build this binary is linked
+ *                         with: rows squish-LABEL-rangefit/-clusterfit) and our
+ *                         high mode against squish-LABEL-clusterfit
+ *   --dump-rgba FILE      write the 1920x1080 RGBA input frame (tight) and exit
+ *   --psnr bc1|bc3 FILE   decode FILE's blocks of the input frame with our
+ *                         decoder, print the RGB PSNR against the input and exit
  * Targets: fast >= 2x stb_dxt normal at >= its PSNR; high >= 10x squish
  * cluster fit within 0.2 dB. */
 #include <stdio.h>
@@ -45,6 +52,36 @@ emit (const char *enc, const char *fmt, Fig f, const char *anchor, double ratio,
 }
 
 static uint8_t *frame, *blocks, *dec;
+
+static int
+write_file (const char *path, const void *data, size_t n)
+{
+  FILE *f = fopen (path, "wb");
+  if (!f || fwrite (data, 1, n, f) != n) {
+    perror (path);
+    if (f) fclose (f);
+    return 1;
+  }
+  return fclose (f) != 0;
+}
+
+/* --psnr: the blocks of another encoder (a whole frame), decoded by ours */
+static int
+psnr_file (DxtCodec c, const char *path)
+{
+  size_t n = dxt_frame_bytes (c, W, H);
+  FILE *f = fopen (path, "rb");
+  if (!f) { perror (path); return 1; }
+  size_t got = fread (blocks, 1, n + 1, f);
+  fclose (f);
+  if (got != n) {
+    fprintf (stderr, "%s: %zu bytes, want %zu (a %ux%u frame)\n", path, got, n, W, H);
+    return 1;
+  }
+  dxt_decode_frame (c, blocks, W, H, dec, 4 * W);
+  printf ("%.3f\n", psnr_rgb (frame, dec, W, H));
+  return 0;
+}
 
 static double
 psnr_blocks (DxtCodec c)
@@ -89,10 +126,24 @@ run_anchor (Anchor a, DxtCodec c, double min_s)
 int
 main (int argc, char **argv)
 {
+  const char *squish_only = NULL, *dump = NULL, *psnr_path = NULL;
+  int psnr_codec = -1;
   for (int i = 1; i < argc; i++)
     if (!strcmp (argv[i], "--json") && i + 1 < argc) {
       json = fopen (argv[++i], "w");
       if (!json) { perror (argv[i]); return 1; }
+    } else if (!strcmp (argv[i], "--squish-only") && i + 1 < argc) {
+      squish_only = argv[++i];
+    } else if (!strcmp (argv[i], "--dump-rgba") && i + 1 < argc) {
+      dump = argv[++i];
+    } else if (!strcmp (argv[i], "--psnr") && i + 2 < argc) {
+      psnr_codec = !strcmp (argv[i + 1], "bc1") ? DXT_BC1 : !strcmp (argv[i + 1], "bc3") ? DXT_BC3 : -1;
+      psnr_path = argv[i + 2];
+      i += 2;
+      if (psnr_codec < 0) { fprintf (stderr, "--psnr: bc1 or bc3\n"); return 2; }
+    } else {
+      fprintf (stderr, "usage: %s [--json FILE] [--squish-only LABEL] [--dump-rgba FILE] [--psnr bc1|bc3 FILE]\n", argv[0]);
+      return 2;
     }
   uint32_t pw = 1, ph = 1;
   uint8_t *photo = load_photo (&pw, &ph);
@@ -112,9 +163,47 @@ main (int argc, char **argv)
         p[0] = x; p[1] = y; p[2] = x + y; p[3] = 255;
       }
     }
+  if (dump || psnr_path) {
+    int rc = dump ? write_file (dump, frame, (size_t) W * H * 4) : psnr_file ((DxtCodec) psnr_codec, psnr_path);
+    free (photo); free (frame); free (blocks); free (dec);
+    return rc;
+  }
+  const char *fmt_name[] = { "bc1", "bc3", "ycocg" };
+  if (squish_only) {
+    /* this binary is linked with another libsquish build: its anchors under
+     * another name, and our high mode measured again beside them (same run) */
+    Fig sq[2][2];
+    char sqn[2][64];
+    for (int a = 0; a < 2; a++)
+      snprintf (sqn[a], sizeof sqn[a], "squish-%s-%s", squish_only, a ? "clusterfit" : "rangefit");
+    for (int ci = 0; ci < 2; ci++)
+      for (int a = 0; a < 2; a++) {
+        sq[ci][a] = run_anchor (a ? ANCHOR_SQUISH_CLUSTER : ANCHOR_SQUISH_RANGE, (DxtCodec) ci, a ? 0 : 0.4);
+        if (sq[ci][a].mpix <= 0) {
+          fprintf (stderr, "bench_dxt: built without libsquish\n");
+          return 77;
+        }
+      }
+    printf ("%-22s %-6s %10s %9s %-20s %7s %8s\n", "encoder", "format", "Mpix/s", "PSNR", "anchor", "ratio", "dPSNR");
+    for (int ci = 0; ci < 3; ci++) {
+      Fig f = run_ours ((DxtCodec) ci, DXT_HIGH, 0.5), a = sq[ci == DXT_BC1 ? 0 : 1][1];
+      double ratio = f.mpix / a.mpix, dp = f.psnr - a.psnr;
+      printf ("%-22s %-6s %10.2f %9.3f %-20s %7.2f %+8.3f\n", "gpustream-high", fmt_name[ci], f.mpix, f.psnr,
+              sqn[1], ratio, dp);
+      emit ("gpustream-high", fmt_name[ci], f, sqn[1], ratio, dp);
+    }
+    for (int ci = 0; ci < 2; ci++)
+      for (int a = 0; a < 2; a++) {
+        printf ("%-22s %-6s %10.2f %9.3f\n", sqn[a], fmt_name[ci], sq[ci][a].mpix, sq[ci][a].psnr);
+        emit (sqn[a], fmt_name[ci], sq[ci][a], NULL, 0, 0);
+      }
+    if (json)
+      fclose (json);
+    free (photo); free (frame); free (blocks); free (dec);
+    return 0;
+  }
   printf ("# dxt bench: %s 1920x1080 (tiled), single core, cpu path %s\n",
           photo ? "coffee.png" : "synthetic ramp (no photo)", dxt_cpu_path_name (dxt_get_cpu_path ()));
-  const char *fmt_name[] = { "bc1", "bc3", "ycocg" };
   Fig anc[2][4];
   for (int ci = 0; ci < 2; ci++)
     for (int a = 0; a < 4; a++)
