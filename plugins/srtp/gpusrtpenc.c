@@ -270,6 +270,19 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
   return TRUE;
 }
 
+/* The auth the caps announce: GCM authenticates by itself and the auth
+ * property is ignored with it, so the caps say null, as srtpenc's would
+ * (srtpdec takes GCM plus an HMAC auth for a different policy and drops
+ * every packet). */
+static GstGpuSrtpAuthType
+enc_caps_auth (GstGpuSrtpCipherType cipher, GstGpuSrtpAuthType auth)
+{
+  if (cipher == GST_GPU_SRTP_CIPHER_AES_128_GCM ||
+      cipher == GST_GPU_SRTP_CIPHER_AES_256_GCM)
+    return GST_GPU_SRTP_AUTH_NULL;
+  return auth;
+}
+
 static GstCaps *
 enc_make_src_caps (EncPair * pair, GstCaps * sink_caps, const EncSettings * set)
 {
@@ -287,10 +300,12 @@ enc_make_src_caps (EncPair * pair, GstCaps * sink_caps, const EncSettings * set)
     gst_structure_set (s, "srtp-key", GST_TYPE_BUFFER, set->key,
         "srtp-cipher", G_TYPE_STRING,
         gst_gpu_srtp_cipher_nick (set->rtp_cipher),
-        "srtp-auth", G_TYPE_STRING, gst_gpu_srtp_auth_nick (set->rtp_auth),
+        "srtp-auth", G_TYPE_STRING, gst_gpu_srtp_auth_nick (enc_caps_auth
+            (set->rtp_cipher, set->rtp_auth)),
         "srtcp-cipher", G_TYPE_STRING,
         gst_gpu_srtp_cipher_nick (set->rtcp_cipher),
-        "srtcp-auth", G_TYPE_STRING, gst_gpu_srtp_auth_nick (set->rtcp_auth),
+        "srtcp-auth", G_TYPE_STRING, gst_gpu_srtp_auth_nick (enc_caps_auth
+            (set->rtcp_cipher, set->rtcp_auth)),
         NULL);
   }
   return caps;
