@@ -32,6 +32,21 @@
  * processor and sets `capacity` to the largest rate that keeps it under the
  * cycle.
  *
+ * `processor=srtp-protect` protects every packet with SRTP (RFC 3711, 6188,
+ * 7714), as gpusrtpenc does and with the same bytes: one SRTP context per
+ * SSRC (the first packet of an SSRC creates it, ROC 0), the master key ||
+ * salt in `srtp-key`, the transform in `srtp-cipher` and `srtp-auth`. A
+ * packet whose second byte is 192..223 is RTCP (the RFC 5761 rule) and is
+ * protected as SRTCP with the same policy; everything else must be RTP. The
+ * source pads announce application/x-srtp (application/x-srtcp for a stream
+ * whose caps are application/x-rtcp) with the fields srtpdec keys from
+ * (srtp-key, srtp-cipher, srtp-auth, srtcp-cipher, srtcp-auth), and the
+ * sink pads accept application/x-rtp and application/x-rtcp. Packets the
+ * stage cannot protect (not RTP, bad header, index exhausted) are dropped,
+ * counted in `stats` (srtp-drops) and reported by a warning at most once a
+ * second. Declare max-packet-size as the plain packet's size: the output is
+ * larger by the tag (10, 4 or 16 bytes; SRTCP 4 more).
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 rtgpuqueue name=q cycle=2000000 capacity=100000000 \
@@ -40,6 +55,15 @@
  *     q.src_0 ! fakesink sync=true \
  *     audiotestsrc num-buffers=500 ! audio/x-raw,rate=48000,channels=2 ! q.sink_1 \
  *     q.src_1 ! fakesink sync=true
+ * ]|
+ * Two RTP streams protected, then checked by libsrtp:
+ * |[
+ * gst-launch-1.0 rtgpuqueue name=q processor=srtp-protect pipelines=2 \
+ *     srtp-key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d \
+ *     audiotestsrc is-live=true num-buffers=200 ! rtpL16pay ssrc=1 ! q.sink_0 \
+ *     audiotestsrc is-live=true num-buffers=200 ! rtpL16pay ssrc=2 ! q.sink_1 \
+ *     q.src_0 ! srtpdec ! rtpL16depay ! fakesink \
+ *     q.src_1 ! srtpdec ! rtpL16depay ! fakesink
  * ]|
  */
 #ifdef HAVE_CONFIG_H
@@ -51,7 +75,9 @@
 
 #include <gst/gpustream/gstgpustream.h>
 #include <gst/gpustream/gpsscheduler.h>
+#include <gst/gpustream/gpssrtp.h>
 #include <rlnc/rlnc.h>
+#include <srtp/srtp_kernels.h>
 
 #include "rtgpuqueue.h"
 
@@ -73,6 +99,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_rt_gpu_queue_debug);
 #define DEFAULT_POLICE_BURST 0
 #define DEFAULT_RT_PRIORITY 0
 #define DEFAULT_CALIBRATION_MARGIN 0.2
+#define DEFAULT_SRTP_CIPHER GSRTP_CIPHER_AES_128_CM
+#define DEFAULT_SRTP_AUTH GSRTP_AUTH_HMAC_SHA1_80
+#define SRTP_MAX_KEY 64
 /* nc-encode: each packet is one generation of this many blocks */
 #define NC_BLOCKS 4
 
@@ -92,6 +121,9 @@ enum
   PROP_POLICE_BURST,
   PROP_CALIBRATION_FILE,
   PROP_RT_PRIORITY,
+  PROP_SRTP_KEY,
+  PROP_SRTP_CIPHER,
+  PROP_SRTP_AUTH,
   PROP_STATS,
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
@@ -124,6 +156,8 @@ gst_rt_gpu_processor_get_type (void)
     {GST_RT_GPU_PROCESSOR_NC_ENCODE, "Append one RLNC repair block per packet "
           "(4-byte seed + one coded block of the packet cut in 4)",
         "nc-encode"},
+    {GST_RT_GPU_PROCESSOR_SRTP_PROTECT, "SRTP / SRTCP protect with srtp-key, "
+          "one context per SSRC (as gpusrtpenc)", "srtp-protect"},
     {0, NULL, NULL}
   };
 
@@ -132,6 +166,60 @@ gst_rt_gpu_processor_get_type (void)
     g_once_init_leave (&type, t);
   }
   return type;
+}
+
+GType
+gst_rt_gpu_srtp_cipher_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GSRTP_CIPHER_NULL, "No encryption", "null"},
+    {GSRTP_CIPHER_AES_128_CM, "AES_CM_128 (16-byte key, 14-byte salt)",
+        "aes-128-icm"},
+    {GSRTP_CIPHER_AES_256_CM, "AES_256_CM, RFC 6188 (32-byte key, 14-byte "
+          "salt)", "aes-256-icm"},
+    {GSRTP_CIPHER_AES_128_GCM, "AEAD_AES_128_GCM, RFC 7714 (16-byte key, "
+          "12-byte salt; srtp-auth does not apply)", "aes-128-gcm"},
+    {GSRTP_CIPHER_AES_256_GCM, "AEAD_AES_256_GCM, RFC 7714 (32-byte key, "
+          "12-byte salt; srtp-auth does not apply)", "aes-256-gcm"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstRtGpuSrtpCipher", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_rt_gpu_srtp_auth_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GSRTP_AUTH_NULL, "No authentication", "null"},
+    {GSRTP_AUTH_HMAC_SHA1_32, "HMAC-SHA1, 4-byte tag", "hmac-sha1-32"},
+    {GSRTP_AUTH_HMAC_SHA1_80, "HMAC-SHA1, 10-byte tag", "hmac-sha1-80"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstRtGpuSrtpAuth", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static const gchar *
+enum_nick (GType type, gint value)
+{
+  GEnumClass *klass = g_type_class_ref (type);
+  GEnumValue *v = g_enum_get_value (klass, value);
+  const gchar *nick = v ? v->value_nick : "?";
+
+  /* the enums are static types: the nicks outlive the class reference */
+  g_type_class_unref (klass);
+  return nick;
 }
 
 /* ---- caps ---------------------------------------------------------------- */
@@ -162,6 +250,30 @@ struct _GstRtGpuQueuePad
 
 G_DEFINE_TYPE (GstRtGpuQueuePad, gst_rt_gpu_queue_pad, GST_TYPE_PAD);
 
+/* What the scheduler's worker runs: a snapshot of the settings taken at
+ * start, kept until the next start (stats read it after stop). The
+ * calibrate action runs a copy of its own. The SRTP contexts are touched
+ * only by the thread that runs the stage (the worker runs it serially over
+ * the pipelines), so they need no lock. */
+typedef struct
+{
+  GstElement *owner;            /* for messages and the log; no reference */
+  GstRtGpuProcessor processor;
+  gint *busy_ns_per_kb;         /* the element's, read atomically */
+
+  /* srtp-protect */
+  GsSrtpCipher srtp_cipher;
+  GsSrtpAuth srtp_auth;
+  GsSrtpPolicy srtp_policy;     /* RTP and RTCP */
+  guint8 srtp_key[SRTP_MAX_KEY];
+  gsize srtp_key_len;
+  GHashTable *srtp_ctx;         /* SSRC -> GsSrtpCtx, worker only */
+  gint srtp_streams;            /* atomic: contexts made */
+  guint64 srtp_drops;           /* atomic: packets not protected */
+  guint64 srtp_gpu_batches;     /* atomic: batches protected on the GPU */
+  gint64 srtp_last_warn;        /* worker only */
+} RtGpuStage;
+
 struct _GstRtGpuQueue
 {
   GstElement parent;
@@ -182,11 +294,14 @@ struct _GstRtGpuQueue
   GstClockTime police_burst;
   gchar *calibration_file;
   gint rt_priority;
+  GstBuffer *srtp_key;
+  GsSrtpCipher srtp_cipher;
+  GsSrtpAuth srtp_auth;
   guint next_pad;
 
   /* lives as long as the element: admission works in every state */
   GstGpuStreamScheduler *sched;
-  GstRtGpuProcessor active_processor;   /* snapshot at start */
+  RtGpuStage stage;             /* the scheduler's proc_data */
 };
 
 #define gst_rt_gpu_queue_parent_class parent_class
@@ -306,28 +421,218 @@ nc_encode_items (GstGpuStreamSchedItem * items, guint n,
   g_free (outs);
 }
 
+/* srtp-protect: one batch of protects, the same bytes on either side: one
+ * launch on the GPU (backend gpu and a CUDA context), else the CPU batch API
+ * (gsrtp_protect_batch with GSRTP_IMPL_AUTO). */
+static void
+rtgpu_srtp_protect_batch (RtGpuStage * st, GsSrtpPacket * pkts, gsize n,
+    GstGpuStreamBackend backend, GstObject * cuda_context)
+{
+  gboolean used_gpu = FALSE;
+
+  gst_gpustream_srtp_protect_batch (pkts, n, backend, cuda_context,
+      &used_gpu);
+  if (used_gpu)
+    __atomic_fetch_add (&st->srtp_gpu_batches, 1, __ATOMIC_RELAXED);
+}
+
+static void
+srtp_ctx_free (gpointer data)
+{
+  gsrtp_ctx_clear (data);       /* wipes the session keys */
+  g_free (data);
+}
+
+static void
+stage_wipe_key (RtGpuStage * st)
+{
+  /* volatile so the compiler keeps the wipe */
+  volatile guint8 *p = st->srtp_key;
+  gsize i;
+
+  for (i = 0; i < sizeof st->srtp_key; i++)
+    p[i] = 0;
+  st->srtp_key_len = 0;
+}
+
+/* key: srtp_key_len bytes, checked by the caller */
+static void
+stage_init (RtGpuStage * st, GstRtGpuQueue * self, GstRtGpuProcessor proc,
+    GsSrtpCipher cipher, GsSrtpAuth auth, const guint8 * key, gsize key_len)
+{
+  g_clear_pointer (&st->srtp_ctx, g_hash_table_destroy);
+  stage_wipe_key (st);
+  st->owner = GST_ELEMENT (self);
+  st->processor = proc;
+  st->busy_ns_per_kb = &self->busy_ns_per_kb;
+  st->srtp_cipher = cipher;
+  st->srtp_auth = auth;
+  /* GCM authenticates by itself: the auth setting does not apply */
+  st->srtp_policy.cipher = cipher;
+  st->srtp_policy.auth = (cipher == GSRTP_CIPHER_AES_128_GCM ||
+      cipher == GSRTP_CIPHER_AES_256_GCM) ? GSRTP_AUTH_NULL : auth;
+  g_atomic_int_set (&st->srtp_streams, 0);
+  __atomic_store_n (&st->srtp_drops, 0, __ATOMIC_RELAXED);
+  __atomic_store_n (&st->srtp_gpu_batches, 0, __ATOMIC_RELAXED);
+  st->srtp_last_warn = 0;
+  if (proc == GST_RT_GPU_PROCESSOR_SRTP_PROTECT) {
+    memcpy (st->srtp_key, key, key_len);
+    st->srtp_key_len = key_len;
+    st->srtp_ctx = g_hash_table_new_full (NULL, NULL, NULL, srtp_ctx_free);
+  }
+}
+
+/* after the worker stopped: the contexts and the key go */
+static void
+stage_clear (RtGpuStage * st)
+{
+  g_clear_pointer (&st->srtp_ctx, g_hash_table_destroy);
+  stage_wipe_key (st);
+}
+
+static gsize
+srtp_key_length (GsSrtpCipher cipher)
+{
+  return gsrtp_master_key_len (cipher) + gsrtp_master_salt_len (cipher);
+}
+
+static GsSrtpCtx *
+stage_srtp_ctx (RtGpuStage * st, guint32 ssrc)
+{
+  GsSrtpCtx *ctx = g_hash_table_lookup (st->srtp_ctx, GUINT_TO_POINTER (ssrc));
+  GsSrtpResult r;
+
+  if (ctx)
+    return ctx;
+  ctx = g_new0 (GsSrtpCtx, 1);
+  r = gsrtp_ctx_init (ctx, st->srtp_policy, st->srtp_policy, st->srtp_key,
+      st->srtp_key_len, 0);
+  if (r != GSRTP_OK) {
+    GST_WARNING_OBJECT (st->owner, "SRTP context for SSRC 0x%08x: %s", ssrc,
+        gsrtp_result_name (r));
+    g_free (ctx);
+    return NULL;
+  }
+  GST_DEBUG_OBJECT (st->owner, "new SRTP context for SSRC 0x%08x", ssrc);
+  g_hash_table_insert (st->srtp_ctx, GUINT_TO_POINTER (ssrc), ctx);
+  g_atomic_int_inc (&st->srtp_streams);
+  return ctx;
+}
+
+/* The packet is not forwarded: its data becomes NULL, which the forwarder
+ * skips (the item itself stays: the stage may not remove items). */
+static void
+stage_srtp_drop (RtGpuStage * st, GstGpuStreamSchedItem * it, const gchar * why)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  gst_buffer_unref (it->data);
+  it->data = NULL;
+  __atomic_fetch_add (&st->srtp_drops, 1, __ATOMIC_RELAXED);
+  if (st->srtp_last_warn == 0 || now - st->srtp_last_warn >= G_USEC_PER_SEC) {
+    st->srtp_last_warn = now;
+    GST_ELEMENT_WARNING (st->owner, STREAM, ENCODE,
+        ("srtp-protect dropped a packet: %s", why),
+        ("%" G_GUINT64_FORMAT " dropped so far (stats: srtp-drops); at most "
+            "one warning a second", __atomic_load_n (&st->srtp_drops,
+                __ATOMIC_RELAXED)));
+  }
+}
+
+/* Each packet is copied once, into a buffer with room for the tag (and the
+ * SRTCP trailer), and the whole batch is protected in one call. */
+static void
+srtp_protect_items (RtGpuStage * st, GstGpuStreamSchedItem * items, guint n,
+    GstGpuStreamBackend backend, GstObject * cuda_context)
+{
+  GsSrtpPacket *pkts = g_new (GsSrtpPacket, n);
+  GstMapInfo *maps = g_new (GstMapInfo, n);
+  GstBuffer **outs = g_new (GstBuffer *, n);
+  guint *idx = g_new (guint, n);
+  gsize rtp_oh = gsrtp_rtp_overhead (st->srtp_policy);
+  gsize rtcp_oh = gsrtp_rtcp_overhead (st->srtp_policy);
+  guint i, k = 0;
+
+  for (i = 0; i < n; i++) {
+    GstBuffer *in = items[i].data;
+    guint8 hdr[12];
+    gsize len, got, oh;
+    gboolean is_rtcp;
+    GsSrtpCtx *ctx;
+
+    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET))
+      continue;
+    len = gst_buffer_get_size (in);
+    got = gst_buffer_extract (in, 0, hdr, sizeof hdr);
+    /* RFC 5761: RTCP packet types 192..223 in the second byte */
+    is_rtcp = got >= 2 && hdr[1] >= 192 && hdr[1] <= 223;
+    if (got < (is_rtcp ? 8u : 12u) || (hdr[0] >> 6) != 2) {
+      stage_srtp_drop (st, &items[i], "not an RTP or RTCP packet");
+      continue;
+    }
+    ctx = stage_srtp_ctx (st, GST_READ_UINT32_BE (hdr + (is_rtcp ? 4 : 8)));
+    if (!ctx) {
+      stage_srtp_drop (st, &items[i], "no SRTP context");
+      continue;
+    }
+    oh = is_rtcp ? rtcp_oh : rtp_oh;
+    outs[k] = gst_buffer_new_allocate (NULL, len + oh, NULL);
+    gst_buffer_copy_into (outs[k], in, GST_BUFFER_COPY_METADATA, 0, -1);
+    gst_buffer_map (outs[k], &maps[k], GST_MAP_READWRITE);
+    gst_buffer_extract (in, 0, maps[k].data, len);
+    pkts[k].ctx = ctx;
+    pkts[k].data = maps[k].data;
+    pkts[k].len = (uint32_t) len;
+    pkts[k].cap = (uint32_t) (len + oh);
+    pkts[k].is_rtcp = is_rtcp;
+    pkts[k].result = GSRTP_OK;
+    idx[k++] = i;
+  }
+
+  if (k > 0)
+    rtgpu_srtp_protect_batch (st, pkts, k, backend, cuda_context);
+
+  for (i = 0; i < k; i++) {
+    GstGpuStreamSchedItem *it = &items[idx[i]];
+
+    gst_buffer_unmap (outs[i], &maps[i]);
+    if (pkts[i].result != GSRTP_OK) {
+      gst_buffer_unref (outs[i]);
+      stage_srtp_drop (st, it, gsrtp_result_name (pkts[i].result));
+      continue;
+    }
+    gst_buffer_set_size (outs[i], pkts[i].len);
+    gst_buffer_unref (it->data);
+    it->data = outs[i];
+  }
+  g_free (pkts);
+  g_free (maps);
+  g_free (outs);
+  g_free (idx);
+}
+
 static void
 rtgpu_process_cpu (gpointer user_data, GstGpuStreamSchedItem * items, guint n)
 {
-  GstRtGpuQueue *self = user_data;
+  RtGpuStage *st = user_data;
   guint64 bytes = 0;
   guint i;
 
-  switch (self->active_processor) {
+  switch (st->processor) {
     case GST_RT_GPU_PROCESSOR_COPY:
       break;
     case GST_RT_GPU_PROCESSOR_BUSY:
       for (i = 0; i < n; i++)
         if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
           bytes += items[i].size;
-      busy_wait (bytes * g_atomic_int_get (&self->busy_ns_per_kb) / 1024);
+      busy_wait (bytes * g_atomic_int_get (st->busy_ns_per_kb) / 1024);
       break;
     case GST_RT_GPU_PROCESSOR_NC_ENCODE:
       nc_encode_items (items, n, GST_GPUSTREAM_BACKEND_CPU, NULL);
       break;
-      /* srtp-protect goes here: protect each packet in place with the
-       * session of its stream (kernels/srtp), and in rtgpu_process_gpu one
-       * batched launch per pipeline */
+    case GST_RT_GPU_PROCESSOR_SRTP_PROTECT:
+      srtp_protect_items (st, items, n, GST_GPUSTREAM_BACKEND_CPU, NULL);
+      break;
   }
 }
 
@@ -335,12 +640,20 @@ static void
 rtgpu_process_gpu (gpointer user_data, GstObject * ctx,
     GstGpuStreamSchedItem * items, guint n)
 {
-  GstRtGpuQueue *self = user_data;
+  RtGpuStage *st = user_data;
 
-  if (self->active_processor == GST_RT_GPU_PROCESSOR_NC_ENCODE)
-    nc_encode_items (items, n, GST_GPUSTREAM_BACKEND_GPU, ctx);
-  else
-    rtgpu_process_cpu (user_data, items, n);
+  switch (st->processor) {
+    case GST_RT_GPU_PROCESSOR_NC_ENCODE:
+      nc_encode_items (items, n, GST_GPUSTREAM_BACKEND_GPU, ctx);
+      break;
+    case GST_RT_GPU_PROCESSOR_SRTP_PROTECT:
+      /* one launch for the pipeline's batch */
+      srtp_protect_items (st, items, n, GST_GPUSTREAM_BACKEND_GPU, ctx);
+      break;
+    default:
+      rtgpu_process_cpu (user_data, items, n);
+      break;
+  }
 }
 
 static const GstGpuStreamProcessor rtgpu_processor = {
@@ -356,6 +669,8 @@ rtgpu_forward (gpointer stream_data, gpointer data, guint16 flags)
   GstRtGpuQueuePad *pad = stream_data;
   GstFlowReturn ret;
 
+  if (data == NULL)             /* dropped by the stage (srtp-protect) */
+    return;
   if (GST_IS_BUFFER (data)) {
     ret = gst_pad_push (pad->srcpad, data);
     g_atomic_int_set (&pad->last_ret, ret);
@@ -367,12 +682,147 @@ rtgpu_forward (gpointer stream_data, gpointer data, guint16 flags)
 static void
 rtgpu_drop (gpointer data)
 {
-  gst_mini_object_unref (data);
+  if (data)
+    gst_mini_object_unref (data);
 }
 
 static const GstGpuStreamSchedCallbacks rtgpu_callbacks = {
   rtgpu_forward, rtgpu_drop
 };
+
+/* ---- srtp-protect caps --------------------------------------------------- */
+
+#define SRTP_SINK_CAPS "application/x-rtp; application/x-rtcp"
+#define SRTP_SRC_CAPS "application/x-srtp; application/x-srtcp"
+
+static gboolean
+rtgpu_srtp_configured (GstRtGpuQueue * self)
+{
+  gboolean srtp;
+
+  GST_OBJECT_LOCK (self);
+  srtp = self->processor == GST_RT_GPU_PROCESSOR_SRTP_PROTECT;
+  GST_OBJECT_UNLOCK (self);
+  return srtp;
+}
+
+/* A stream's source caps: its sink caps renamed application/x-srtp (x-srtcp
+ * for RTCP) with the fields srtpdec keys from, as gpusrtpenc makes them. */
+static GstCaps *
+srtp_src_caps (RtGpuStage * st, GstCaps * sink_caps)
+{
+  GstCaps *caps = gst_caps_copy (sink_caps);
+  GstBuffer *key = gst_buffer_new_memdup (st->srtp_key, st->srtp_key_len);
+  const gchar *cipher = enum_nick (GST_TYPE_RT_GPU_SRTP_CIPHER,
+      st->srtp_cipher);
+  /* the auth in effect: "null" with GCM, which srtpdec reads as RFC 7714
+   * (with an HMAC there it would expect GCM plus an HMAC tag) */
+  const gchar *auth = enum_nick (GST_TYPE_RT_GPU_SRTP_AUTH,
+      st->srtp_policy.auth);
+  guint i;
+
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    GstStructure *s = gst_caps_get_structure (caps, i);
+
+    gst_structure_set_name (s, gst_structure_has_name (s,
+            "application/x-rtcp") ? "application/x-srtcp" :
+        "application/x-srtp");
+    gst_structure_set (s, "srtp-key", GST_TYPE_BUFFER, key,
+        "srtp-cipher", G_TYPE_STRING, cipher,
+        "srtp-auth", G_TYPE_STRING, auth,
+        "srtcp-cipher", G_TYPE_STRING, cipher,
+        "srtcp-auth", G_TYPE_STRING, auth, NULL);
+  }
+  gst_buffer_unref (key);
+  return caps;
+}
+
+/* For the caps query: to_srtp renames a filter for downstream (without key
+ * fields: what downstream answers is about the stream); the other way
+ * renames downstream's answer back and removes the key fields. */
+static GstCaps *
+srtp_caps_rename (GstCaps * caps, gboolean to_srtp)
+{
+  GstCaps *out;
+  guint i;
+
+  if (gst_caps_is_any (caps))
+    return gst_caps_new_any ();
+  out = gst_caps_new_empty ();
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    GstStructure *s = gst_structure_copy (gst_caps_get_structure (caps, i));
+    GstCapsFeatures *f = gst_caps_get_features (caps, i);
+
+    if (to_srtp) {
+      if (gst_structure_has_name (s, "application/x-rtp"))
+        gst_structure_set_name (s, "application/x-srtp");
+      else if (gst_structure_has_name (s, "application/x-rtcp"))
+        gst_structure_set_name (s, "application/x-srtcp");
+    } else {
+      if (gst_structure_has_name (s, "application/x-srtp"))
+        gst_structure_set_name (s, "application/x-rtp");
+      else if (gst_structure_has_name (s, "application/x-srtcp"))
+        gst_structure_set_name (s, "application/x-rtcp");
+      gst_structure_remove_fields (s, "srtp-key", "srtp-cipher", "srtp-auth",
+          "srtcp-cipher", "srtcp-auth", "mki", "roc", NULL);
+    }
+    gst_caps_append_structure_full (out, s,
+        f ? gst_caps_features_copy (f) : NULL);
+  }
+  return out;
+}
+
+/* The CAPS query through the element: on a sink pad (to_srtp FALSE) what
+ * downstream takes, as RTP; on a source pad what upstream gives, as SRTP. */
+static gboolean
+srtp_caps_query (GstPad * other, GstQuery * query, gboolean to_srtp)
+{
+  GstCaps *filter, *peer_filter = NULL, *peer, *mapped, *res;
+  GstCaps *tmpl = gst_caps_from_string (to_srtp ? SRTP_SRC_CAPS :
+      SRTP_SINK_CAPS);
+
+  gst_query_parse_caps (query, &filter);
+  if (filter)
+    peer_filter = srtp_caps_rename (filter, !to_srtp);
+  peer = gst_pad_peer_query_caps (other, peer_filter);
+  mapped = srtp_caps_rename (peer, to_srtp);
+  res = gst_caps_intersect (mapped, tmpl);
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect_full (filter, res,
+        GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (res);
+    res = tmp;
+  }
+  gst_query_set_caps_result (query, res);
+  gst_caps_unref (res);
+  gst_caps_unref (mapped);
+  gst_caps_unref (peer);
+  gst_caps_unref (tmpl);
+  gst_clear_caps (&peer_filter);
+  return TRUE;
+}
+
+static gboolean
+srtp_sink_query (GstRtGpuQueuePad * qpad, GstQuery * query)
+{
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CAPS:
+      return srtp_caps_query (qpad->srcpad, query, FALSE);
+    case GST_QUERY_ACCEPT_CAPS:{
+      GstCaps *caps;
+      const GstStructure *s;
+
+      gst_query_parse_accept_caps (query, &caps);
+      s = gst_caps_is_empty (caps) ? NULL : gst_caps_get_structure (caps, 0);
+      gst_query_set_accept_caps_result (query, s &&
+          (gst_structure_has_name (s, "application/x-rtp") ||
+              gst_structure_has_name (s, "application/x-rtcp")));
+      return TRUE;
+    }
+    default:
+      return gst_pad_peer_query (qpad->srcpad, query);
+  }
+}
 
 static GstFlowReturn
 gst_rt_gpu_queue_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
@@ -409,9 +859,22 @@ static gboolean
 gst_rt_gpu_queue_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
 {
+  GstRtGpuQueue *self = GST_RT_GPU_QUEUE (parent);
   GstRtGpuQueuePad *qpad = GST_RT_GPU_QUEUE_PAD (pad);
 
   switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:
+      /* the stage is fixed from start on, before any event flows */
+      if (self->stage.processor == GST_RT_GPU_PROCESSOR_SRTP_PROTECT) {
+        GstCaps *caps, *out;
+
+        gst_event_parse_caps (event, &caps);
+        out = srtp_src_caps (&self->stage, caps);
+        gst_event_unref (event);
+        event = gst_event_new_caps (out);
+        gst_caps_unref (out);
+      }
+      break;
     case GST_EVENT_FLUSH_START:
       g_atomic_int_set (&qpad->last_ret, GST_FLOW_FLUSHING);
       return gst_pad_push_event (qpad->srcpad, event);
@@ -438,6 +901,9 @@ gst_rt_gpu_queue_sink_query (GstPad * pad, GstObject * parent,
   if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT)
     return gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self),
         &self->gpu, query);
+  /* srtp-protect takes RTP and gives SRTP */
+  if (rtgpu_srtp_configured (self))
+    return srtp_sink_query (GST_RT_GPU_QUEUE_PAD (pad), query);
   /* caps, allocation, ... are those of downstream: we pass packets through */
   return gst_pad_peer_query (GST_RT_GPU_QUEUE_PAD (pad)->srcpad, query);
 }
@@ -478,6 +944,10 @@ gst_rt_gpu_queue_src_query (GstPad * pad, GstObject * parent,
       gst_query_set_latency (query, live, min, max);
       return TRUE;
     }
+    case GST_QUERY_CAPS:
+      if (rtgpu_srtp_configured (self))
+        return srtp_caps_query (sinkpad, query, TRUE);
+      return gst_pad_peer_query (sinkpad, query);
     default:
       return gst_pad_peer_query (sinkpad, query);
   }
@@ -637,12 +1107,27 @@ gst_rt_gpu_queue_release_pad (GstElement * element, GstPad * pad)
 
 /* ---- calibration and stats ----------------------------------------------- */
 
+/* An RTP packet (version 2, one SSRC, the next sequence number) of size
+ * bytes, so that srtp-protect measures real protects; the other stages do
+ * not look at the bytes. */
 static gpointer
 rtgpu_make_packet (gpointer user_data, guint32 size)
 {
+  guint16 *seq = user_data;
   GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+  GstMapInfo map;
 
-  gst_buffer_memset (buf, 0, 0x5a, size);
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  memset (map.data, 0x5a, size);
+  if (size >= 12) {
+    map.data[0] = 0x80;
+    map.data[1] = 96;
+    GST_WRITE_UINT16_BE (map.data + 2, *seq);
+    GST_WRITE_UINT32_BE (map.data + 4, (guint32) * seq * 160);
+    GST_WRITE_UINT32_BE (map.data + 8, 0x5a5a5a5a);
+  }
+  (*seq)++;
+  gst_buffer_unmap (buf, &map);
   return buf;
 }
 
@@ -656,18 +1141,30 @@ gst_rt_gpu_queue_calibrate (GstRtGpuQueue * self, const gchar * path)
   GError *err = NULL;
   GstClockTime cycle;
   guint w;
+  RtGpuStage st = { 0 };
+  guint8 key[SRTP_MAX_KEY] = { 0 };
+  gsize key_len;
+  guint16 seq = 0;
+  gboolean ok;
 
+  /* a stage of its own: the worker's may be running */
   GST_OBJECT_LOCK (self);
   cycle = self->cycle;
   w = self->default_w;
-  if (!gst_gpustream_scheduler_is_running (self->sched))
-    self->active_processor = self->processor;
+  key_len = srtp_key_length (self->srtp_cipher);
+  /* the cost does not depend on the key: a zero key when none is set */
+  if (self->srtp_key && gst_buffer_get_size (self->srtp_key) == key_len)
+    gst_buffer_extract (self->srtp_key, 0, key, key_len);
+  stage_init (&st, self, self->processor, self->srtp_cipher, self->srtp_auth,
+      key, key_len);
   GST_OBJECT_UNLOCK (self);
 
-  if (!gst_gpustream_scheduler_calibrate (&rtgpu_processor, self,
-          self->gpu.resolved, self->gpu.cuda_context, rtgpu_make_packet,
-          rtgpu_drop, NULL, cycle, w, DEFAULT_CALIBRATION_MARGIN, &cal,
-          &err)) {
+  ok = gst_gpustream_scheduler_calibrate (&rtgpu_processor, &st,
+      self->gpu.resolved, self->gpu.cuda_context, rtgpu_make_packet,
+      rtgpu_drop, &seq, cycle, w, DEFAULT_CALIBRATION_MARGIN, &cal, &err);
+  stage_clear (&st);
+  memset (key, 0, sizeof key);
+  if (!ok) {
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", err->message),
         (NULL));
     g_clear_error (&err);
@@ -790,7 +1287,12 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
       "drops-overflow", G_TYPE_UINT64, overflow,
       "deadline-misses", G_TYPE_UINT64, misses,
       "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
-      NULL);
+      "srtp-streams", G_TYPE_UINT,
+      (guint) g_atomic_int_get (&self->stage.srtp_streams),
+      "srtp-drops", G_TYPE_UINT64,
+      __atomic_load_n (&self->stage.srtp_drops, __ATOMIC_RELAXED),
+      "srtp-gpu-batches", G_TYPE_UINT64,
+      __atomic_load_n (&self->stage.srtp_gpu_batches, __ATOMIC_RELAXED), NULL);
   GST_OBJECT_UNLOCK (self);
   gst_structure_take_value (s, "stream-stats", &streams);
   return s;
@@ -869,6 +1371,47 @@ gst_rt_gpu_queue_set_context (GstElement * element, GstContext * context)
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
+/* The stage from the settings; FALSE (error posted) when srtp-protect has
+ * no usable key. */
+static gboolean
+rtgpu_stage_setup (GstRtGpuQueue * self)
+{
+  guint8 key[SRTP_MAX_KEY] = { 0 };
+  gsize key_len = 0, want;
+  GstRtGpuProcessor proc;
+  GsSrtpCipher cipher;
+  GsSrtpAuth auth;
+
+  GST_OBJECT_LOCK (self);
+  proc = self->processor;
+  cipher = self->srtp_cipher;
+  auth = self->srtp_auth;
+  want = srtp_key_length (cipher);
+  if (self->srtp_key)
+    key_len = gst_buffer_get_size (self->srtp_key);
+  if (key_len == want)
+    gst_buffer_extract (self->srtp_key, 0, key, key_len);
+  GST_OBJECT_UNLOCK (self);
+
+  if (proc == GST_RT_GPU_PROCESSOR_SRTP_PROTECT && key_len != want) {
+    if (key_len == 0)
+      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+          ("processor=srtp-protect needs the \"srtp-key\" property"),
+          ("set srtp-key to the master key || salt (%" G_GSIZE_FORMAT
+              " bytes for srtp-cipher=%s)", want,
+              enum_nick (GST_TYPE_RT_GPU_SRTP_CIPHER, cipher)));
+    else                        /* the sizes only, never the bytes */
+      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+          ("srtp-key is %" G_GSIZE_FORMAT " bytes, srtp-cipher=%s needs %"
+              G_GSIZE_FORMAT " (master key || salt)", key_len,
+              enum_nick (GST_TYPE_RT_GPU_SRTP_CIPHER, cipher), want), (NULL));
+    return FALSE;
+  }
+  stage_init (&self->stage, self, proc, cipher, auth, key, key_len);
+  memset (key, 0, sizeof key);
+  return TRUE;
+}
+
 static gboolean
 rtgpu_start (GstRtGpuQueue * self)
 {
@@ -877,8 +1420,9 @@ rtgpu_start (GstRtGpuQueue * self)
 
   GST_OBJECT_LOCK (self);
   n = self->pipelines;
-  self->active_processor = self->processor;
   GST_OBJECT_UNLOCK (self);
+  if (!rtgpu_stage_setup (self))
+    return FALSE;
   rtgpu_apply_params (self);
   if (!gst_gpustream_scheduler_start (self->sched, n, self->gpu.resolved,
           self->gpu.cuda_context, &err)) {
@@ -886,6 +1430,7 @@ rtgpu_start (GstRtGpuQueue * self)
         ("the admitted streams are not schedulable with the current cycle, "
             "capacity and mu"));
     g_clear_error (&err);
+    stage_clear (&self->stage);
     return FALSE;
   }
   return TRUE;
@@ -916,12 +1461,16 @@ gst_rt_gpu_queue_change_state (GstElement * element, GstStateChange transition)
 
   switch (transition) {
     case GST_STATE_CHANGE_READY_TO_PAUSED:
-      if (ret == GST_STATE_CHANGE_FAILURE)
+      if (ret == GST_STATE_CHANGE_FAILURE) {
         gst_gpustream_scheduler_stop (self->sched);
+        stage_clear (&self->stage);
+      }
       break;
     case GST_STATE_CHANGE_PAUSED_TO_READY:
       /* the pads are deactivated: no collector runs */
       gst_gpustream_scheduler_stop (self->sched);
+      /* SRTP contexts (ROC 0 at the next start, as a new session) */
+      stage_clear (&self->stage);
       break;
     case GST_STATE_CHANGE_READY_TO_NULL:
       gst_gpustream_gpu_stop (&self->gpu);
@@ -983,6 +1532,15 @@ gst_rt_gpu_queue_set_property (GObject * object, guint prop_id,
       break;
     case PROP_RT_PRIORITY:
       self->rt_priority = g_value_get_int (value);
+      break;
+    case PROP_SRTP_KEY:
+      gst_buffer_replace (&self->srtp_key, g_value_get_boxed (value));
+      break;
+    case PROP_SRTP_CIPHER:
+      self->srtp_cipher = g_value_get_enum (value);
+      break;
+    case PROP_SRTP_AUTH:
+      self->srtp_auth = g_value_get_enum (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1049,6 +1607,15 @@ gst_rt_gpu_queue_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_RT_PRIORITY:
       g_value_set_int (value, self->rt_priority);
       break;
+    case PROP_SRTP_KEY:
+      g_value_set_boxed (value, self->srtp_key);
+      break;
+    case PROP_SRTP_CIPHER:
+      g_value_set_enum (value, self->srtp_cipher);
+      break;
+    case PROP_SRTP_AUTH:
+      g_value_set_enum (value, self->srtp_auth);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1062,6 +1629,8 @@ gst_rt_gpu_queue_finalize (GObject * object)
   GstRtGpuQueue *self = GST_RT_GPU_QUEUE (object);
 
   gst_gpustream_scheduler_free (self->sched);
+  stage_clear (&self->stage);
+  gst_clear_buffer (&self->srtp_key);
   g_free (self->calibration_file);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1135,11 +1704,27 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
           "SCHED_FIFO priority of the worker and forwarder threads (0 = "
           "normal scheduling; needs CAP_SYS_NICE, else a warning in the log)",
           0, 99, DEFAULT_RT_PRIORITY, flags));
+  g_object_class_install_property (gobject_class, PROP_SRTP_KEY,
+      g_param_spec_boxed ("srtp-key", "SRTP key",
+          "processor=srtp-protect: master key || salt (30 bytes for "
+          "aes-128-icm, 46 for aes-256-icm, 28 for aes-128-gcm, 44 for "
+          "aes-256-gcm, 30 for null), as gpusrtpenc's key",
+          GST_TYPE_BUFFER, flags));
+  g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
+      g_param_spec_enum ("srtp-cipher", "SRTP cipher",
+          "processor=srtp-protect: the cipher of RTP and RTCP",
+          GST_TYPE_RT_GPU_SRTP_CIPHER, DEFAULT_SRTP_CIPHER, flags));
+  g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
+      g_param_spec_enum ("srtp-auth", "SRTP authentication",
+          "processor=srtp-protect: the authentication of RTP and RTCP "
+          "(ignored with the GCM ciphers)", GST_TYPE_RT_GPU_SRTP_AUTH,
+          DEFAULT_SRTP_AUTH, flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Totals (streams admitted/refused, cycles, late launches, worst "
-          "batch time, packets, drops, deadline misses) and stream-stats, one "
-          "structure per stream with latency-p50/p99/max in ns",
+          "batch time, packets, drops, deadline misses, srtp-streams, "
+          "srtp-drops, srtp-gpu-batches) and stream-stats, one structure per stream with "
+          "latency-p50/p99/max in ns",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
       PROP_CUDA_DEVICE_ID);
@@ -1175,6 +1760,8 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
   element_class->release_pad = GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_release_pad);
 
   gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_PROCESSOR, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_SRTP_CIPHER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_SRTP_AUTH, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_QUEUE_PAD, 0);
   GST_DEBUG_CATEGORY_INIT (gst_rt_gpu_queue_debug, "rtgpuqueue", 0,
       "Real-time GPU queue");
@@ -1196,7 +1783,11 @@ gst_rt_gpu_queue_init (GstRtGpuQueue * self)
   self->default_v = DEFAULT_MAX_RATE;
   self->police_burst = DEFAULT_POLICE_BURST;
   self->rt_priority = DEFAULT_RT_PRIORITY;
-  self->sched = gst_gpustream_scheduler_new (&rtgpu_processor, self,
+  self->srtp_cipher = DEFAULT_SRTP_CIPHER;
+  self->srtp_auth = DEFAULT_SRTP_AUTH;
+  self->stage.owner = GST_ELEMENT (self);
+  self->stage.busy_ns_per_kb = &self->busy_ns_per_kb;
+  self->sched = gst_gpustream_scheduler_new (&rtgpu_processor, &self->stage,
       &rtgpu_callbacks);
   rtgpu_apply_params (self);
 }

@@ -1,6 +1,8 @@
 /* rtgpuqueue on the CPU backend: Theorem 1 (no admitted packet misses its
  * deadline), admission under a 2x offer, streams joining and leaving,
- * policing, the LATENCY query, request pads and state cycles.
+ * policing, the LATENCY query, request pads and state cycles; and
+ * processor=srtp-protect: srtpdec (libsrtp) gets the original packets back,
+ * the bytes are gpusrtpenc's, a missing key fails clearly.
  *
  * Timing: cycle I = 2 ms, mu = 0.1 ms, so Theorem 1 bounds a packet's stay
  * by 3I + mu = 6.1 ms. Deadlines are 100 ms: room for a shared 2-core
@@ -12,6 +14,8 @@
  * set to 5 MB/s (a batch at capacity takes 1.25 ms of the 2 ms cycle). */
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/app/gstappsink.h>
 #include <string.h>
 
 #define CYCLE (2 * GST_MSECOND)
@@ -71,8 +75,9 @@ make_queue (gboolean admission)
   g_object_set (q, "cycle", (guint64) CYCLE, "capacity", (guint64) CAPACITY,
       "processor", 1 /* busy */ , "busy-ns-per-kb", BUSY_NS_PER_KB,
       "admission", admission, "pipelines", 2,
-      /* a producer thread late by up to 50 ms is not policed */
-      "police-burst", (guint64) (50 * GST_MSECOND), "backend", 1 /* cpu */ ,
+      /* a producer thread stalled by up to 200 ms (a loaded 2-core
+       * machine) catches up without being policed */
+      "police-burst", (guint64) (200 * GST_MSECOND), "backend", 1 /* cpu */ ,
       /* the worker should own a core, as in the paper; where SCHED_FIFO is
        * denied the element logs it and the 100 ms deadlines are the margin */
       "rt-priority", 10, NULL);
@@ -198,6 +203,18 @@ join_producers (Stream ** streams, guint n)
     g_thread_join (streams[i]->thread);
   /* the last packets leave within 3I + mu */
   g_usleep (50 * 1000);
+}
+
+/* Waits (up to 5 s) until s has received n packets: a loaded machine may
+ * forward the last ones later than join_producers' margin. */
+static void
+wait_received (Stream * s, guint64 n)
+{
+  gint64 end = g_get_monotonic_time () + 5 * G_TIME_SPAN_SECOND;
+
+  while (__atomic_load_n (&s->received, __ATOMIC_RELAXED) < n &&
+      g_get_monotonic_time () < end)
+    g_usleep (1000);
 }
 
 static const GstStructure *
@@ -396,14 +413,17 @@ GST_START_TEST (test_join_leave_police)
   fail_unless (stream_new (q, RATE, DEADLINE) == NULL);
   second[0] = greedy;
   second[1] = late;
-  start_producers (second, 2, 1000);
+  start_producers (&greedy, 1, 2000);
+  start_producers (&late, 1, 1000);
   join_producers (second, 2);
+  wait_received (late, 1000);
 
   g_object_get (q, "stats", &stats, NULL);
   st = stream_stats (stats, greedy);
-  /* sent 3x for 0.27 s: about two thirds dropped */
-  fail_unless (get_u64 (st, "drops-policed") > 500);
-  fail_unless (get_u64 (st, "packets") < 500);
+  /* 2000 sent at 3x in 0.53 s: the rate lets through 0.53 s of it plus the
+   * 200 ms burst, ~920 packets; ~1080 dropped */
+  fail_unless (get_u64 (st, "drops-policed") > 800);
+  fail_unless (get_u64 (st, "packets") < 1200);
   fail_unless_equals_uint64 (get_u64 (st, "deadline-misses"), 0);
   st = stream_stats (stats, late);
   fail_unless_equals_uint64 (get_u64 (st, "packets"), 1000);
@@ -417,6 +437,8 @@ GST_START_TEST (test_join_leave_police)
   stream_free (q, late);
 
   join_producers (first, 2);
+  wait_received (a, 2500);
+  wait_received (b, 2500);
   g_object_get (q, "stats", &stats, NULL);
   GST_INFO ("%" GST_PTR_FORMAT, stats);
   st = stream_stats (stats, a);
@@ -523,6 +545,497 @@ GST_START_TEST (test_calibrate_action)
 
 GST_END_TEST;
 
+/* ---- srtp-protect ----------------------------------------------------------- */
+
+/* master key || salt: the first 30 (AES-128), 46 (AES-256), 28 (AES-128-GCM)
+ * or 44 (AES-256-GCM) bytes */
+static const guint8 srtp_key[46] = {
+  0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
+  0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
+  0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x21, 0x22, 0x23,
+  0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a, 0x2b, 0x2c, 0x2d
+};
+
+typedef struct
+{
+  const gchar *cipher, *auth;
+  guint key_len;
+} SrtpPolicy;
+
+static const SrtpPolicy srtp_policies[] = {
+  {"aes-128-icm", "hmac-sha1-80", 30},
+  {"aes-128-icm", "hmac-sha1-32", 30},
+  {"aes-256-icm", "hmac-sha1-80", 46},
+  {"aes-128-gcm", "null", 28},
+  {"aes-256-gcm", "hmac-sha1-80", 44},     /* the auth does not apply */
+  {"null", "hmac-sha1-80", 30},
+  {"null", "null", 30},
+};
+
+static gchar *
+srtp_key_hex (guint len)
+{
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < len; i++)
+    g_string_append_printf (s, "%02x", srtp_key[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* n RTP packets of ssrc (12-byte header, payload type 96), sizes 100..1299
+ * bytes, a sequence number wrap in the middle, payloads that differ */
+static GPtrArray *
+make_rtp_packets (guint32 ssrc, guint n)
+{
+  GPtrArray *a = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  guint i, j;
+
+  for (i = 0; i < n; i++) {
+    gsize size = 100 + (i * 37 + ssrc) % 1200;
+    guint8 *p = g_malloc (size);
+
+    p[0] = 0x80;
+    p[1] = 96 | (i % 10 == 0 ? 0x80 : 0);   /* a marker now and then */
+    GST_WRITE_UINT16_BE (p + 2, (guint16) (65536 - n / 2 + i));
+    GST_WRITE_UINT32_BE (p + 4, 1000 + 160 * i);
+    GST_WRITE_UINT32_BE (p + 8, ssrc);
+    for (j = 12; j < size; j++)
+      p[j] = (guint8) (j * 7 + i + ssrc);
+    g_ptr_array_add (a, g_bytes_new_take (p, size));
+  }
+  return a;
+}
+
+/* n sender reports of ssrc (28 bytes) */
+static GPtrArray *
+make_rtcp_packets (guint32 ssrc, guint n)
+{
+  GPtrArray *a = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    guint8 p[28] = { 0x80, 200, 0, 6 };
+
+    GST_WRITE_UINT32_BE (p + 4, ssrc);
+    GST_WRITE_UINT32_BE (p + 8, 0x83aa7e80 + i);
+    GST_WRITE_UINT32_BE (p + 16, 1000 + 160 * i);
+    GST_WRITE_UINT32_BE (p + 20, i);
+    g_ptr_array_add (a, g_bytes_new (p, sizeof p));
+  }
+  return a;
+}
+
+static GstCaps *
+rtp_caps (guint32 ssrc)
+{
+  return gst_caps_new_simple ("application/x-rtp", "media", G_TYPE_STRING,
+      "audio", "clock-rate", G_TYPE_INT, 8000, "encoding-name", G_TYPE_STRING,
+      "L16", "payload", G_TYPE_INT, 96, "ssrc", G_TYPE_UINT, ssrc, NULL);
+}
+
+typedef struct
+{
+  GMutex lock;
+  GPtrArray *bytes;             /* GBytes of every buffer, in order */
+  GstCaps *caps;                /* the last caps */
+} Collected;
+
+static GstFlowReturn
+collect_sample (GstAppSink * sink, gpointer user_data)
+{
+  Collected *c = user_data;
+  GstSample *sample = gst_app_sink_pull_sample (sink);
+  GstBuffer *buf = gst_sample_get_buffer (sample);
+  GstMapInfo map;
+
+  gst_buffer_map (buf, &map, GST_MAP_READ);
+  g_mutex_lock (&c->lock);
+  g_ptr_array_add (c->bytes, g_bytes_new (map.data, map.size));
+  gst_caps_replace (&c->caps, gst_sample_get_caps (sample));
+  g_mutex_unlock (&c->lock);
+  gst_buffer_unmap (buf, &map);
+  gst_sample_unref (sample);
+  return GST_FLOW_OK;
+}
+
+static void
+collected_free (Collected * c)
+{
+  g_ptr_array_unref (c->bytes);
+  gst_clear_caps (&c->caps);
+  g_mutex_clear (&c->lock);
+  g_free (c);
+}
+
+typedef struct
+{
+  const gchar *name;            /* an appsrc */
+  GstCaps *caps;
+  GPtrArray *packets;
+} Feed;
+
+/* Plays desc: feeds every appsrc, collects every appsink (sync=false) until
+ * EOS. Returns the error message (to free) or NULL. */
+static gchar *
+run_srtp_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
+    const gchar ** sinks, Collected ** out, guint n_sinks)
+{
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch (desc, &err);
+  GstBus *bus;
+  GstMessage *msg;
+  gchar *error = NULL;
+  guint i, j;
+
+  fail_unless (pipe != NULL && err == NULL, "%s: %s", desc,
+      err ? err->message : "?");
+  bus = gst_element_get_bus (pipe);
+  for (i = 0; i < n_sinks; i++) {
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), sinks[i]);
+    GstAppSinkCallbacks cb = { NULL, NULL, collect_sample };
+
+    fail_unless (sink != NULL, "no %s", sinks[i]);
+    out[i] = g_new0 (Collected, 1);
+    g_mutex_init (&out[i]->lock);
+    out[i]->bytes =
+        g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+    g_object_set (sink, "sync", FALSE, NULL);
+    gst_app_sink_set_callbacks (GST_APP_SINK (sink), &cb, out[i], NULL);
+    gst_object_unref (sink);
+  }
+  if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE)
+    goto done;
+  for (i = 0; i < n_feeds; i++) {
+    GstElement *src = gst_bin_get_by_name (GST_BIN (pipe), feeds[i].name);
+
+    fail_unless (src != NULL, "no %s", feeds[i].name);
+    g_object_set (src, "caps", feeds[i].caps, "format", GST_FORMAT_TIME,
+        NULL);
+    for (j = 0; j < feeds[i].packets->len; j++) {
+      gsize size;
+      const guint8 *d = g_bytes_get_data (feeds[i].packets->pdata[j], &size);
+      GstBuffer *b = gst_buffer_new_memdup (d, size);
+
+      GST_BUFFER_PTS (b) = j * GST_MSECOND;
+      fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src), b),
+          GST_FLOW_OK);
+    }
+    gst_app_src_end_of_stream (GST_APP_SRC (src));
+    gst_object_unref (src);
+  }
+done:
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "%s: timed out", desc);
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    gst_message_parse_error (msg, &err, NULL);
+    error = g_strdup (err->message);
+    g_clear_error (&err);
+  }
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  return error;
+}
+
+static void
+assert_same_packets (GPtrArray * want, GPtrArray * got, const gchar * what)
+{
+  guint i;
+
+  fail_unless_equals_int (got->len, want->len);
+  for (i = 0; i < want->len; i++)
+    fail_unless (g_bytes_equal (want->pdata[i], got->pdata[i]),
+        "%s: packet %u differs", what, i);
+}
+
+/* generous rates, no capacity condition: every packet of these bursts is
+ * admitted and kept; deadlines are not what these tests look at. One
+ * forwarder per stream: a prerolling appsink blocks its forwarder. */
+#define SRTP_QUEUE "rtgpuqueue name=q processor=srtp-protect backend=cpu " \
+    "cycle=2000000 pipelines=3 default-max-rate=100000000 " \
+    "police-burst=1000000000 "
+
+/* Two RTP streams (two SSRCs, two pads, two forwarders) through
+ * srtp-protect, each into libsrtp's srtpdec keyed from our source caps
+ * alone: the original packets come out, byte for byte, in order. */
+GST_START_TEST (test_srtp_to_srtpdec)
+{
+  guint p;
+
+  for (p = 0; p < G_N_ELEMENTS (srtp_policies); p++) {
+    const SrtpPolicy *pol = &srtp_policies[p];
+    gchar *hex, *desc;
+    GPtrArray *rtp0, *rtp1;
+    GstCaps *caps0, *caps1;
+    Collected *out[2];
+    gchar *error;
+
+    /* libsrtp as srtpdec 1.22 sets it up drops every packet of the null
+     * cipher (srtpenc refuses it: "Master key size is wrong"); the
+     * gpusrtpenc comparison covers it */
+    if (!strcmp (pol->cipher, "null"))
+      continue;
+    hex = srtp_key_hex (pol->key_len);
+    rtp0 = make_rtp_packets (0x11111111, 150);
+    rtp1 = make_rtp_packets (0x22222222, 150);
+    caps0 = rtp_caps (0x11111111);
+    caps1 = rtp_caps (0x22222222);
+    Feed feeds[] = { {"r0", caps0, rtp0}, {"r1", caps1, rtp1} };
+    const gchar *sinks[] = { "a0", "a1" };
+
+    desc = g_strdup_printf (SRTP_QUEUE "srtp-key=%s srtp-cipher=%s "
+        "srtp-auth=%s appsrc name=r0 ! q.sink_0 appsrc name=r1 ! q.sink_1 "
+        "q.src_0 ! srtpdec ! appsink name=a0 "
+        "q.src_1 ! srtpdec ! appsink name=a1", hex, pol->cipher, pol->auth);
+    error = run_srtp_pipeline (desc, feeds, 2, sinks, out, 2);
+    fail_unless (error == NULL, "%s/%s: %s", pol->cipher, pol->auth, error);
+    assert_same_packets (rtp0, out[0]->bytes, "stream 0 through srtpdec");
+    assert_same_packets (rtp1, out[1]->bytes, "stream 1 through srtpdec");
+    /* srtpdec gives plain RTP caps again */
+    fail_unless (gst_structure_has_name (gst_caps_get_structure (out[0]->caps,
+                0), "application/x-rtp"));
+    GST_INFO ("%s/%s: 2 x 150 packets through srtpdec", pol->cipher,
+        pol->auth);
+    collected_free (out[0]);
+    collected_free (out[1]);
+    g_free (desc);
+    g_free (hex);
+    g_ptr_array_unref (rtp0);
+    g_ptr_array_unref (rtp1);
+    gst_caps_unref (caps0);
+    gst_caps_unref (caps1);
+  }
+}
+
+GST_END_TEST;
+
+static void
+assert_caps_field (const GstStructure * a, const GstStructure * b,
+    const gchar * field)
+{
+  const GValue *va = gst_structure_get_value (a, field);
+  const GValue *vb = gst_structure_get_value (b, field);
+
+  fail_unless (va != NULL && vb != NULL, "%s missing", field);
+  fail_unless (gst_value_compare (va, vb) == GST_VALUE_EQUAL,
+      "%s differs", field);
+}
+
+/* The same input into rtgpuqueue and gpusrtpenc (tees), two RTP streams and
+ * the RTCP of one: the same bytes and the same key fields in the caps, for
+ * every cipher / auth. */
+GST_START_TEST (test_srtp_identical_to_gpusrtpenc)
+{
+  guint p, i;
+
+  for (p = 0; p < G_N_ELEMENTS (srtp_policies); p++) {
+    const SrtpPolicy *pol = &srtp_policies[p];
+    gchar *hex = srtp_key_hex (pol->key_len);
+    GPtrArray *rtp0 = make_rtp_packets (0x0a0b0c0d, 120);
+    GPtrArray *rtp1 = make_rtp_packets (0x01020304, 120);
+    GPtrArray *rtcp = make_rtcp_packets (0x0a0b0c0d, 10);
+    GstCaps *caps0 = rtp_caps (0x0a0b0c0d), *caps1 = rtp_caps (0x01020304);
+    GstCaps *rtcp_caps = gst_caps_new_empty_simple ("application/x-rtcp");
+    Feed feeds[] = { {"r0", caps0, rtp0}, {"r1", caps1, rtp1},
+    {"c", rtcp_caps, rtcp}
+    };
+    const gchar *sinks[] = { "a0", "a1", "a2", "b0", "b1", "b2" };
+    Collected *out[6];
+    gchar *desc, *error;
+    const GstStructure *qs, *es;
+
+    desc = g_strdup_printf (SRTP_QUEUE "srtp-key=%s srtp-cipher=%s "
+        "srtp-auth=%s gpusrtpenc name=e key=%s rtp-cipher=%s rtp-auth=%s "
+        "rtcp-cipher=%s rtcp-auth=%s "
+        "appsrc name=r0 ! tee name=t0  appsrc name=r1 ! tee name=t1 "
+        "appsrc name=c ! tee name=t2 "
+        "t0. ! queue ! q.sink_0  t0. ! queue ! e.rtp_sink_0 "
+        "t1. ! queue ! q.sink_1  t1. ! queue ! e.rtp_sink_1 "
+        "t2. ! queue ! q.sink_2  t2. ! queue ! e.rtcp_sink_0 "
+        "q.src_0 ! appsink name=a0  q.src_1 ! appsink name=a1 "
+        "q.src_2 ! appsink name=a2 "
+        "e.rtp_src_0 ! appsink name=b0  e.rtp_src_1 ! appsink name=b1 "
+        "e.rtcp_src_0 ! appsink name=b2", hex, pol->cipher, pol->auth,
+        hex, pol->cipher, pol->auth, pol->cipher, pol->auth);
+    error = run_srtp_pipeline (desc, feeds, 3, sinks, out, 6);
+    fail_unless (error == NULL, "%s/%s: %s", pol->cipher, pol->auth, error);
+    for (i = 0; i < 3; i++) {
+      fail_unless (out[i]->bytes->len > 0);
+      assert_same_packets (out[3 + i]->bytes, out[i]->bytes, sinks[i]);
+      qs = gst_caps_get_structure (out[i]->caps, 0);
+      es = gst_caps_get_structure (out[3 + i]->caps, 0);
+      fail_unless_equals_string (gst_structure_get_name (qs),
+          gst_structure_get_name (es));
+      assert_caps_field (qs, es, "srtp-key");
+      assert_caps_field (qs, es, "srtp-cipher");
+      assert_caps_field (qs, es, "srtcp-cipher");
+      if (g_str_has_suffix (pol->cipher, "gcm")) {
+        /* GCM authenticates by itself: we announce auth null, which is what
+         * srtpdec needs to take RFC 7714 (gpusrtpenc repeats its property) */
+        fail_unless_equals_string (gst_structure_get_string (qs, "srtp-auth"),
+            "null");
+        fail_unless_equals_string (gst_structure_get_string (qs,
+                "srtcp-auth"), "null");
+      } else {
+        assert_caps_field (qs, es, "srtp-auth");
+        assert_caps_field (qs, es, "srtcp-auth");
+      }
+    }
+    fail_unless_equals_int (out[0]->bytes->len, 120);
+    fail_unless_equals_int (out[2]->bytes->len, 10);
+    fail_unless_equals_string (gst_structure_get_name (gst_caps_get_structure
+            (out[2]->caps, 0)), "application/x-srtcp");
+    /* protected: grown by the tag (none with null / null), and the
+     * payload encrypted unless the cipher is null */
+    fail_unless (g_bytes_get_size (out[0]->bytes->pdata[5]) >=
+        g_bytes_get_size (rtp0->pdata[5]));
+    if (strcmp (pol->cipher, "null"))
+      fail_if (memcmp ((const guint8 *) g_bytes_get_data (rtp0->pdata[5],
+                  NULL) + 12, (const guint8 *) g_bytes_get_data (out[0]->bytes->
+                  pdata[5], NULL) + 12, 16) == 0);
+    GST_INFO ("%s/%s: identical to gpusrtpenc", pol->cipher, pol->auth);
+    for (i = 0; i < 6; i++)
+      collected_free (out[i]);
+    g_free (desc);
+    g_free (hex);
+    g_ptr_array_unref (rtp0);
+    g_ptr_array_unref (rtp1);
+    g_ptr_array_unref (rtcp);
+    gst_caps_unref (caps0);
+    gst_caps_unref (caps1);
+    gst_caps_unref (rtcp_caps);
+  }
+}
+
+GST_END_TEST;
+
+/* No key, a key of the wrong size: the state change fails with an error
+ * that names the property; a packet that is not RTP is dropped, counted and
+ * reported, and the stream goes on. */
+GST_START_TEST (test_srtp_errors)
+{
+  GPtrArray *rtp = make_rtp_packets (0x12345678, 20);
+  GstCaps *caps = rtp_caps (0x12345678);
+  Feed feeds[] = { {"r", caps, rtp} };
+  const gchar *sinks[] = { "a" };
+  Collected *out[1];
+  gchar *error, *hex = srtp_key_hex (30);
+  gchar *desc;
+  GstElement *q;
+  GstBus *bus;
+  GstMessage *msg;
+  GstStructure *stats;
+  guint8 junk[40] = { 0x40, 0x60 };   /* version 1 */
+  guint64 drops = 0;
+  Stream *s;
+
+  error = run_srtp_pipeline (SRTP_QUEUE "appsrc name=r ! q.sink_0 "
+      "q.src_0 ! appsink name=a", feeds, 1, sinks, out, 1);
+  fail_unless (error != NULL);
+  fail_unless (strstr (error, "\"srtp-key\"") != NULL, "%s", error);
+  collected_free (out[0]);
+  g_free (error);
+
+  desc = g_strdup_printf (SRTP_QUEUE "srtp-key=%s srtp-cipher=aes-256-icm "
+      "appsrc name=r ! q.sink_0 q.src_0 ! appsink name=a", hex);
+  error = run_srtp_pipeline (desc, feeds, 1, sinks, out, 1);
+  fail_unless (error != NULL);
+  fail_unless_equals_string (error, "srtp-key is 30 bytes, "
+      "srtp-cipher=aes-256-icm needs 46 (master key || salt)");
+  collected_free (out[0]);
+  g_free (error);
+  g_free (desc);
+
+  /* a pad of our own: a junk packet between two good ones */
+  q = make_queue (TRUE);
+  bus = gst_bus_new ();
+  gst_element_set_bus (q, bus);
+  {
+    GstBuffer *key = gst_buffer_new_memdup (srtp_key, 30);
+    g_object_set (q, "processor", 3 /* srtp-protect */ , "srtp-key", key,
+        NULL);
+    gst_buffer_unref (key);
+  }
+  fail_unless ((s = stream_new (q, RATE, DEADLINE)) != NULL);
+  fail_unless_equals_int (gst_element_set_state (q, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
+  {
+    GstSegment seg;
+    guint i;
+
+    gst_segment_init (&seg, GST_FORMAT_TIME);
+    fail_unless (gst_pad_push_event (s->src,
+            gst_event_new_stream_start ("srtp")));
+    /* the sink pads take RTP, not anything */
+    {
+      GstCaps *other = gst_caps_new_empty_simple ("x-test/packets");
+      fail_if (gst_pad_query_accept_caps (s->req, other));
+      fail_unless (gst_pad_query_accept_caps (s->req, caps));
+      gst_caps_unref (other);
+    }
+    fail_unless (gst_pad_push_event (s->src,
+            gst_event_new_caps (gst_caps_ref (caps))));
+    fail_unless (gst_pad_push_event (s->src, gst_event_new_segment (&seg)));
+    for (i = 0; i < 3; i++) {
+      GstBuffer *b = i == 1 ? gst_buffer_new_memdup (junk, sizeof junk) :
+          gst_buffer_new_memdup (g_bytes_get_data (rtp->pdata[i], NULL),
+          g_bytes_get_size (rtp->pdata[i]));
+      GST_BUFFER_OFFSET (b) = i;
+      GST_BUFFER_PTS (b) = i * GST_MSECOND;
+      fail_unless_equals_int (gst_pad_push (s->src, b), GST_FLOW_OK);
+    }
+    for (i = 0; i < 1000 && s->received < 2; i++)
+      g_usleep (1000);
+  }
+  fail_unless_equals_uint64 (s->received, 2);
+  /* the source caps are SRTP with the key fields */
+  {
+    GstCaps *cur = gst_pad_get_current_caps (s->sink);
+    const GstStructure *st;
+
+    fail_unless (cur != NULL);
+    st = gst_caps_get_structure (cur, 0);
+    fail_unless (gst_structure_has_name (st, "application/x-srtp"));
+    fail_unless_equals_string (gst_structure_get_string (st, "srtp-cipher"),
+        "aes-128-icm");
+    fail_unless_equals_string (gst_structure_get_string (st, "srtp-auth"),
+        "hmac-sha1-80");
+    fail_unless (gst_structure_has_field_typed (st, "srtp-key",
+            GST_TYPE_BUFFER));
+    gst_caps_unref (cur);
+  }
+  g_object_get (q, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint64 (stats, "srtp-drops", &drops));
+  fail_unless_equals_uint64 (drops, 1);
+  gst_structure_free (stats);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  {
+    GError *err;
+
+    gst_message_parse_warning (msg, &err, NULL);
+    fail_unless (strstr (err->message, "not an RTP or RTCP packet"), "%s",
+        err->message);
+    g_error_free (err);
+  }
+  gst_message_unref (msg);
+
+  gst_element_set_state (q, GST_STATE_NULL);
+  stream_free (q, s);
+  gst_element_set_bus (q, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (q);
+  g_free (hex);
+  g_ptr_array_unref (rtp);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
 static Suite *
 rtgpuqueue_suite (void)
 {
@@ -539,6 +1052,9 @@ rtgpuqueue_suite (void)
   tcase_add_test (tc, test_admission);
   tcase_add_test (tc, test_admission_off);
   tcase_add_test (tc, test_join_leave_police);
+  tcase_add_test (tc, test_srtp_to_srtpdec);
+  tcase_add_test (tc, test_srtp_identical_to_gpusrtpenc);
+  tcase_add_test (tc, test_srtp_errors);
   return s;
 }
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SRTP sender through the real-time scheduler: test video as raw RTP
+# (rtpvrawpay) plus rtpbin's RTCP, both protected by one rtgpuqueue
+# processor=srtp-protect (the RTCP stream's caps are application/x-rtcp, so it
+# leaves as SRTCP), to HOST:PORT (SRTP) and PORT+1 (SRTCP). Receive with
+# pipelines/srtp-receiver.sh (gpusrtpdec) or any srtpdec with the same key.
+#   pipelines/rtgpu-srtp-sender.sh [HOST] [PORT] [KEY_HEX]
+# Both streams declare the element's defaults: w = 1500 B, d = 50 ms,
+# v = 8 MB/s (the video sends 6.9); with cycle 5 ms every packet leaves within
+# 15.1 ms. NUM_BUFFERS=n stops the video after n frames; Ctrl-C otherwise.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+eval "$("$here/run" env)"
+host=${1:-127.0.0.1}
+port=${2:-5004}
+key=${3:-000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d}
+exec gst-launch-1.0 -e rtpbin name=rb \
+  rtgpuqueue name=q processor=srtp-protect srtp-key="$key" cycle=5000000 \
+  pipelines=2 default-max-packet-size=1500 default-deadline=50000000 \
+  default-max-rate=8000000 \
+  videotestsrc is-live=true num-buffers=${NUM_BUFFERS:--1} ! \
+  video/x-raw,width=320,height=240,format=RGB,framerate=30/1 ! \
+  rtpvrawpay ssrc=1111 mtu=1400 ! rb.send_rtp_sink_0 \
+  rb.send_rtp_src_0 ! q.sink_0 \
+  rb.send_rtcp_src_0 ! q.sink_1 \
+  q.src_0 ! udpsink host="$host" port="$port" \
+  q.src_1 ! udpsink host="$host" port=$((port + 1)) sync=false async=false
