@@ -6,9 +6,19 @@ Areas:
             reference, the GPU kernel where a GPU is present, and ncencoder in
             a pipeline (fakesrc ! ncencoder ! fakesink) against the raw kernel
   srtp      SRTP protect (AES-CM + HMAC-SHA1-80, AES-GCM) vs OpenSSL per
-            packet, as libsrtp's OpenSSL backend does it, and vs libsrtp2
-  dxt       DXT compression vs stb_dxt and libsquish, PSNR beside speed
-  kernels   every kernel benchmark (nc, srtp, dxt without the elements)
+            packet, as libsrtp's OpenSSL backend does it, and vs libsrtp2;
+            then gpusrtpenc (per buffer and batched) vs srtpenc in the same
+            pipeline (pipelines/bench_srtp_elements.py)
+  dxt       DXT compression vs stb_dxt and libsquish, PSNR beside speed; then
+            the anchors built at bench time under build/anchors (libsquish
+            built with SSE2 from Debian's source package, quicktex from PyPI
+            in a venv) and the PSNR-vs-speed plot (pipelines/dxt_anchors.py)
+  rtgpu     the real-time scheduler on the CPU backend (paper 001 Fig. 12/13):
+            latency CDF per stream and deadline misses vs offered load and
+            cycle I, admission on and off, SRTP protect as the stage; and its
+            overhead per packet vs GstQueue (pipelines/bench_rtgpu.{c,py})
+  kernels   every kernel benchmark (nc, srtp, dxt without the elements and
+            the anchors built at bench time)
   all       everything
 
 Figures go to stdout as a table and, one JSON object a line, to
@@ -175,10 +185,12 @@ def main():
     a = p.parse_args()
     areas = set(a.areas)
     if "all" in areas:
-        areas = {"nc", "srtp", "dxt"}
+        areas = {"nc", "srtp", "dxt", "rtgpu"}
     if "kernels" in areas:
-        areas = (areas - {"kernels"}) | {"nc-kernels", "srtp", "dxt"}
-    unknown = areas - {"nc", "nc-kernels", "srtp", "dxt"}
+        areas = (areas - {"kernels"}) | {"nc-kernels", "srtp-kernels",
+                                         "dxt-kernels"}
+    unknown = areas - {"nc", "nc-kernels", "srtp", "srtp-kernels", "dxt",
+                       "dxt-kernels", "rtgpu"}
     if unknown:
         p.error("unknown area(s): " + ", ".join(sorted(unknown)))
 
@@ -190,6 +202,18 @@ def main():
                              {x.replace("-kernels", "") for x in areas})
     if "nc" in areas:
         bench_nc_elements(results, krows)
+    if "srtp" in areas:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_srtp_elements
+        bench_srtp_elements.bench(results)
+    if "dxt" in areas:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import dxt_anchors
+        dxt_anchors.bench(a.build, results, krows)
+    if "rtgpu" in areas:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_rtgpu
+        bench_rtgpu.bench(a.build, results)
     results.close()
     latest = os.path.join(a.build, "bench", "latest.jsonl")
     if os.path.lexists(latest):

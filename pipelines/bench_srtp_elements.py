@@ -81,26 +81,21 @@ def run_once(encoder, policy, key, lists):
     return elapsed, None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--packets", type=int, default=60000)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--json", default=None)
-    a = ap.parse_args()
+def measure(n_packets, runs):
+    """Prints the table; returns the JSON rows."""
     Gst.init(None)
     rows = []
     print("# SRTP elements, one pipeline each: appsrc (lists of %d) ! ENCODER "
-          "! fakesink, %d packets, best of %d" % (LIST_LEN, a.packets, a.runs))
+          "! fakesink, %d packets, best of %d" % (LIST_LEN, n_packets, runs))
     print("%-24s %-20s %7s %11s %8s %9s" % ("profile", "element", "payload",
                                           "packets/s", "Gbit/s", "x srtpenc"))
     for payload in (1316, 188):
-        lists = make_lists(a.packets, payload)
+        lists = make_lists(n_packets, payload)
         for prof, policy, key in PROFILES:
             anchor = None
             for name, enc in ENCODERS:
                 best, err = None, None
-                for _ in range(a.runs):
+                for _ in range(runs):
                     t, err = run_once(enc, policy, key, lists)
                     if t is not None:
                         best = t if best is None else min(best, t)
@@ -108,7 +103,7 @@ def main():
                     print("%-24s %-20s %7d  refused: %s" % (prof, name, payload,
                                                             err))
                     continue
-                pps = a.packets / best
+                pps = n_packets / best
                 gbps = pps * (payload + 12) * 8 / 1e9
                 if name == "srtpenc":
                     anchor = pps
@@ -117,10 +112,27 @@ def main():
                                                             pps, gbps, ratio))
                 rows.append({"bench": "srtp-elements", "profile": prof,
                              "element": name, "payload": payload,
-                             "packets": a.packets, "packets_per_s": round(pps),
+                             "packets": n_packets, "packets_per_s": round(pps),
                              "gbit_per_s": round(gbps, 3),
                              "ratio_to_srtpenc": round(ratio, 3),
                              "anchor": "srtpenc"})
+    return rows
+
+
+def bench(results, n_packets=60000, runs=3):
+    """For pipelines/bench.py: the table, and the rows into its results."""
+    for r in measure(n_packets, runs):
+        results.add(r)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--packets", type=int, default=60000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    rows = measure(a.packets, a.runs)
     if a.json:
         with open(a.json, "a") as f:
             for r in rows:
