@@ -284,62 +284,6 @@ run_batch_on_cpu (GstGpuStreamCoderJob ** jobs, guint njobs)
   }
 }
 
-/* Grows a pinned host buffer; contents are not kept. ctx pushed. */
-static CUresult
-ensure_host (GpuCoder * c, gsize size)
-{
-  CUresult res;
-  void *p = NULL;
-  gsize want;
-
-  if (size <= c->host_size)
-    return CUDA_SUCCESS;
-  if (c->host) {
-    CuMemFreeHost (c->host);
-    c->host = NULL;
-    c->host_size = 0;
-  }
-  /* some headroom so that a slowly growing batch does not realloc each time */
-  want = MAX (size + size / 4, 1 << 20);
-  if (want > G_MAXUINT)         /* 1.22's CuMemAllocHost takes an unsigned */
-    want = size;
-  if (want > G_MAXUINT)
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  res = CuMemAllocHost (&p, (guint) want);
-  if (res == CUDA_SUCCESS) {
-    c->host = p;
-    c->host_size = want;
-  }
-  return res;
-}
-
-static CUresult
-ensure_dev (GpuCoder * c, gsize size)
-{
-  CUresult res;
-  CUdeviceptr p = 0;
-  gsize want;
-
-  if (size <= c->dev_size)
-    return CUDA_SUCCESS;
-  if (c->dev) {
-    CuMemFree (c->dev);
-    c->dev = 0;
-    c->dev_size = 0;
-  }
-  want = MAX (size + size / 4, 1 << 20);
-  if (want > G_MAXUINT)
-    want = size;
-  if (want > G_MAXUINT)
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  res = CuMemAlloc (&p, (guint) want);
-  if (res == CUDA_SUCCESS) {
-    c->dev = p;
-    c->dev_size = want;
-  }
-  return res;
-}
-
 /* Where each job's parts lie, as offsets valid both in the pinned staging
  * buffer and in the device buffer (one layout, so a descriptor is the
  * device base plus the offset):
@@ -402,8 +346,9 @@ run_batch_on_gpu (GpuCoder * c, GstGpuStreamCoderJob ** jobs, guint njobs,
   G_STMT_START { res = (call); if (res != CUDA_SUCCESS) { what = name; \
       goto error; } } G_STMT_END
 
-  CHECK (ensure_host (c, total), "cuMemAllocHost");
-  CHECK (ensure_dev (c, total), "cuMemAlloc");
+  CHECK (gps_cuda_ensure_host (&c->host, &c->host_size, total),
+      "cuMemAllocHost");
+  CHECK (gps_cuda_ensure_dev (&c->dev, &c->dev_size, total), "cuMemAlloc");
 
   /* stage descriptors, coefficients and sources in pinned memory */
   desc = (RlncGpuProduct *) c->host;

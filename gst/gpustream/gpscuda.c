@@ -145,6 +145,63 @@ gps_cuda_get_rlnc_kernel (GstCudaContext * ctx, CUfunction * func)
   return gps_cuda_get_kernel (ctx, GPS_KERNEL_RLNC_PRODUCT, func);
 }
 
+/* Some headroom so that a slowly growing batch does not reallocate each
+ * time; 1.22's allocators take an unsigned. */
+static gboolean
+staging_size (gsize size, gsize * want)
+{
+  *want = MAX (size + size / 4, 1 << 20);
+  if (*want > G_MAXUINT)
+    *want = size;
+  return *want <= G_MAXUINT;
+}
+
+CUresult
+gps_cuda_ensure_host (guint8 ** host, gsize * host_size, gsize size)
+{
+  CUresult res;
+  void *p = NULL;
+  gsize want;
+
+  if (size <= *host_size)
+    return CUDA_SUCCESS;
+  if (*host)
+    CuMemFreeHost (*host);
+  *host = NULL;
+  *host_size = 0;
+  if (!staging_size (size, &want))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  res = CuMemAllocHost (&p, (guint) want);
+  if (res == CUDA_SUCCESS) {
+    *host = p;
+    *host_size = want;
+  }
+  return res;
+}
+
+CUresult
+gps_cuda_ensure_dev (CUdeviceptr * dev, gsize * dev_size, gsize size)
+{
+  CUresult res;
+  CUdeviceptr p = 0;
+  gsize want;
+
+  if (size <= *dev_size)
+    return CUDA_SUCCESS;
+  if (*dev)
+    CuMemFree (*dev);
+  *dev = 0;
+  *dev_size = 0;
+  if (!staging_size (size, &want))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  res = CuMemAlloc (&p, (guint) want);
+  if (res == CUDA_SUCCESS) {
+    *dev = p;
+    *dev_size = want;
+  }
+  return res;
+}
+
 static CUresult
 copy_2d (const void *src_host, CUdeviceptr src_dev, gsize src_pitch,
     void *dst_host, CUdeviceptr dst_dev, gsize dst_pitch, gsize width,

@@ -39,6 +39,13 @@ G_GNUC_INTERNAL gboolean gps_cuda_get_kernel (GstCudaContext * ctx,
 G_GNUC_INTERNAL gboolean gps_cuda_get_rlnc_kernel (GstCudaContext * ctx,
     CUfunction * func);
 
+/* Grow a pinned host / a device buffer to at least size bytes, with
+ * headroom; the contents are not kept. ctx pushed. */
+G_GNUC_INTERNAL CUresult gps_cuda_ensure_host (guint8 ** host,
+    gsize * host_size, gsize size);
+G_GNUC_INTERNAL CUresult gps_cuda_ensure_dev (CUdeviceptr * dev,
+    gsize * dev_size, gsize size);
+
 /* A contiguous copy host -> device (src_host, dst_dev) or device -> host
  * (src_dev, dst_host), queued on stream. ctx pushed. */
 G_GNUC_INTERNAL CUresult gps_cuda_copy_linear (const void *src_host,

@@ -99,8 +99,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_rt_gpu_queue_debug);
 #define DEFAULT_POLICE_BURST 0
 #define DEFAULT_RT_PRIORITY 0
 #define DEFAULT_CALIBRATION_MARGIN 0.2
-#define DEFAULT_SRTP_CIPHER GSRTP_CIPHER_AES_128_CM
-#define DEFAULT_SRTP_AUTH GSRTP_AUTH_HMAC_SHA1_80
+#define DEFAULT_SRTP_CIPHER GST_GPU_SRTP_CIPHER_AES_128_ICM
+#define DEFAULT_SRTP_AUTH GST_GPU_SRTP_AUTH_HMAC_SHA1_80
 #define SRTP_MAX_KEY 64
 /* nc-encode: each packet is one generation of this many blocks */
 #define NC_BLOCKS 4
@@ -168,60 +168,6 @@ gst_rt_gpu_processor_get_type (void)
   return type;
 }
 
-GType
-gst_rt_gpu_srtp_cipher_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GSRTP_CIPHER_NULL, "No encryption", "null"},
-    {GSRTP_CIPHER_AES_128_CM, "AES_CM_128 (16-byte key, 14-byte salt)",
-        "aes-128-icm"},
-    {GSRTP_CIPHER_AES_256_CM, "AES_256_CM, RFC 6188 (32-byte key, 14-byte "
-          "salt)", "aes-256-icm"},
-    {GSRTP_CIPHER_AES_128_GCM, "AEAD_AES_128_GCM, RFC 7714 (16-byte key, "
-          "12-byte salt; srtp-auth does not apply)", "aes-128-gcm"},
-    {GSRTP_CIPHER_AES_256_GCM, "AEAD_AES_256_GCM, RFC 7714 (32-byte key, "
-          "12-byte salt; srtp-auth does not apply)", "aes-256-gcm"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstRtGpuSrtpCipher", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
-GType
-gst_rt_gpu_srtp_auth_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GSRTP_AUTH_NULL, "No authentication", "null"},
-    {GSRTP_AUTH_HMAC_SHA1_32, "HMAC-SHA1, 4-byte tag", "hmac-sha1-32"},
-    {GSRTP_AUTH_HMAC_SHA1_80, "HMAC-SHA1, 10-byte tag", "hmac-sha1-80"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstRtGpuSrtpAuth", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
-static const gchar *
-enum_nick (GType type, gint value)
-{
-  GEnumClass *klass = g_type_class_ref (type);
-  GEnumValue *v = g_enum_get_value (klass, value);
-  const gchar *nick = v ? v->value_nick : "?";
-
-  /* the enums are static types: the nicks outlive the class reference */
-  g_type_class_unref (klass);
-  return nick;
-}
-
 /* ---- caps ---------------------------------------------------------------- */
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink_%u",
@@ -262,8 +208,8 @@ typedef struct
   gint *busy_ns_per_kb;         /* the element's, read atomically */
 
   /* srtp-protect */
-  GsSrtpCipher srtp_cipher;
-  GsSrtpAuth srtp_auth;
+  GstGpuSrtpCipherType srtp_cipher;
+  GstGpuSrtpAuthType srtp_auth;
   GsSrtpPolicy srtp_policy;     /* RTP and RTCP */
   guint8 srtp_key[SRTP_MAX_KEY];
   gsize srtp_key_len;
@@ -295,8 +241,8 @@ struct _GstRtGpuQueue
   gchar *calibration_file;
   gint rt_priority;
   GstBuffer *srtp_key;
-  GsSrtpCipher srtp_cipher;
-  GsSrtpAuth srtp_auth;
+  GstGpuSrtpCipherType srtp_cipher;
+  GstGpuSrtpAuthType srtp_auth;
   guint next_pad;
 
   /* lives as long as the element: admission works in every state */
@@ -458,7 +404,8 @@ stage_wipe_key (RtGpuStage * st)
 /* key: srtp_key_len bytes, checked by the caller */
 static void
 stage_init (RtGpuStage * st, GstRtGpuQueue * self, GstRtGpuProcessor proc,
-    GsSrtpCipher cipher, GsSrtpAuth auth, const guint8 * key, gsize key_len)
+    GstGpuSrtpCipherType cipher, GstGpuSrtpAuthType auth, const guint8 * key,
+    gsize key_len)
 {
   g_clear_pointer (&st->srtp_ctx, g_hash_table_destroy);
   stage_wipe_key (st);
@@ -467,10 +414,7 @@ stage_init (RtGpuStage * st, GstRtGpuQueue * self, GstRtGpuProcessor proc,
   st->busy_ns_per_kb = &self->busy_ns_per_kb;
   st->srtp_cipher = cipher;
   st->srtp_auth = auth;
-  /* GCM authenticates by itself: the auth setting does not apply */
-  st->srtp_policy.cipher = cipher;
-  st->srtp_policy.auth = (cipher == GSRTP_CIPHER_AES_128_GCM ||
-      cipher == GSRTP_CIPHER_AES_256_GCM) ? GSRTP_AUTH_NULL : auth;
+  st->srtp_policy = gst_gpu_srtp_policy (cipher, auth);
   g_atomic_int_set (&st->srtp_streams, 0);
   __atomic_store_n (&st->srtp_drops, 0, __ATOMIC_RELAXED);
   __atomic_store_n (&st->srtp_gpu_batches, 0, __ATOMIC_RELAXED);
@@ -488,12 +432,6 @@ stage_clear (RtGpuStage * st)
 {
   g_clear_pointer (&st->srtp_ctx, g_hash_table_destroy);
   stage_wipe_key (st);
-}
-
-static gsize
-srtp_key_length (GsSrtpCipher cipher)
-{
-  return gsrtp_master_key_len (cipher) + gsrtp_master_salt_len (cipher);
 }
 
 static GsSrtpCtx *
@@ -524,13 +462,10 @@ stage_srtp_ctx (RtGpuStage * st, guint32 ssrc)
 static void
 stage_srtp_drop (RtGpuStage * st, GstGpuStreamSchedItem * it, const gchar * why)
 {
-  gint64 now = g_get_monotonic_time ();
-
   gst_buffer_unref (it->data);
   it->data = NULL;
   __atomic_fetch_add (&st->srtp_drops, 1, __ATOMIC_RELAXED);
-  if (st->srtp_last_warn == 0 || now - st->srtp_last_warn >= G_USEC_PER_SEC) {
-    st->srtp_last_warn = now;
+  if (gst_gpu_srtp_warn_ok (&st->srtp_last_warn)) {
     GST_ELEMENT_WARNING (st->owner, STREAM, ENCODE,
         ("srtp-protect dropped a packet: %s", why),
         ("%" G_GUINT64_FORMAT " dropped so far (stats: srtp-drops); at most "
@@ -711,28 +646,13 @@ rtgpu_srtp_configured (GstRtGpuQueue * self)
 static GstCaps *
 srtp_src_caps (RtGpuStage * st, GstCaps * sink_caps)
 {
-  GstCaps *caps = gst_caps_copy (sink_caps);
   GstBuffer *key = gst_buffer_new_memdup (st->srtp_key, st->srtp_key_len);
-  const gchar *cipher = enum_nick (GST_TYPE_RT_GPU_SRTP_CIPHER,
-      st->srtp_cipher);
-  /* the auth in effect: "null" with GCM, which srtpdec reads as RFC 7714
-   * (with an HMAC there it would expect GCM plus an HMAC tag) */
-  const gchar *auth = enum_nick (GST_TYPE_RT_GPU_SRTP_AUTH,
-      st->srtp_policy.auth);
-  guint i;
+  gboolean is_rtcp = gst_caps_get_size (sink_caps) > 0 &&
+      gst_structure_has_name (gst_caps_get_structure (sink_caps, 0),
+      "application/x-rtcp");
+  GstCaps *caps = gst_gpu_srtp_make_src_caps (sink_caps, is_rtcp, key,
+      st->srtp_cipher, st->srtp_auth, st->srtp_cipher, st->srtp_auth);
 
-  for (i = 0; i < gst_caps_get_size (caps); i++) {
-    GstStructure *s = gst_caps_get_structure (caps, i);
-
-    gst_structure_set_name (s, gst_structure_has_name (s,
-            "application/x-rtcp") ? "application/x-srtcp" :
-        "application/x-srtp");
-    gst_structure_set (s, "srtp-key", GST_TYPE_BUFFER, key,
-        "srtp-cipher", G_TYPE_STRING, cipher,
-        "srtp-auth", G_TYPE_STRING, auth,
-        "srtcp-cipher", G_TYPE_STRING, cipher,
-        "srtcp-auth", G_TYPE_STRING, auth, NULL);
-  }
   gst_buffer_unref (key);
   return caps;
 }
@@ -1151,7 +1071,7 @@ gst_rt_gpu_queue_calibrate (GstRtGpuQueue * self, const gchar * path)
   GST_OBJECT_LOCK (self);
   cycle = self->cycle;
   w = self->default_w;
-  key_len = srtp_key_length (self->srtp_cipher);
+  key_len = gst_gpu_srtp_key_length (self->srtp_cipher);
   /* the cost does not depend on the key: a zero key when none is set */
   if (self->srtp_key && gst_buffer_get_size (self->srtp_key) == key_len)
     gst_buffer_extract (self->srtp_key, 0, key, key_len);
@@ -1379,14 +1299,14 @@ rtgpu_stage_setup (GstRtGpuQueue * self)
   guint8 key[SRTP_MAX_KEY] = { 0 };
   gsize key_len = 0, want;
   GstRtGpuProcessor proc;
-  GsSrtpCipher cipher;
-  GsSrtpAuth auth;
+  GstGpuSrtpCipherType cipher;
+  GstGpuSrtpAuthType auth;
 
   GST_OBJECT_LOCK (self);
   proc = self->processor;
   cipher = self->srtp_cipher;
   auth = self->srtp_auth;
-  want = srtp_key_length (cipher);
+  want = gst_gpu_srtp_key_length (cipher);
   if (self->srtp_key)
     key_len = gst_buffer_get_size (self->srtp_key);
   if (key_len == want)
@@ -1399,12 +1319,12 @@ rtgpu_stage_setup (GstRtGpuQueue * self)
           ("processor=srtp-protect needs the \"srtp-key\" property"),
           ("set srtp-key to the master key || salt (%" G_GSIZE_FORMAT
               " bytes for srtp-cipher=%s)", want,
-              enum_nick (GST_TYPE_RT_GPU_SRTP_CIPHER, cipher)));
+              gst_gpu_srtp_cipher_nick (cipher)));
     else                        /* the sizes only, never the bytes */
       GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
           ("srtp-key is %" G_GSIZE_FORMAT " bytes, srtp-cipher=%s needs %"
               G_GSIZE_FORMAT " (master key || salt)", key_len,
-              enum_nick (GST_TYPE_RT_GPU_SRTP_CIPHER, cipher), want), (NULL));
+              gst_gpu_srtp_cipher_nick (cipher), want), (NULL));
     return FALSE;
   }
   stage_init (&self->stage, self, proc, cipher, auth, key, key_len);
@@ -1713,11 +1633,11 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
   g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
       g_param_spec_enum ("srtp-cipher", "SRTP cipher",
           "processor=srtp-protect: the cipher of RTP and RTCP",
-          GST_TYPE_RT_GPU_SRTP_CIPHER, DEFAULT_SRTP_CIPHER, flags));
+          GST_TYPE_GPU_SRTP_CIPHER_TYPE, DEFAULT_SRTP_CIPHER, flags));
   g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
       g_param_spec_enum ("srtp-auth", "SRTP authentication",
           "processor=srtp-protect: the authentication of RTP and RTCP "
-          "(ignored with the GCM ciphers)", GST_TYPE_RT_GPU_SRTP_AUTH,
+          "(ignored with the GCM ciphers)", GST_TYPE_GPU_SRTP_AUTH_TYPE,
           DEFAULT_SRTP_AUTH, flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -1760,8 +1680,7 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
   element_class->release_pad = GST_DEBUG_FUNCPTR (gst_rt_gpu_queue_release_pad);
 
   gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_PROCESSOR, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_SRTP_CIPHER, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_SRTP_AUTH, 0);
+  gst_gpu_srtp_mark_plugin_api ();
   gst_type_mark_as_plugin_api (GST_TYPE_RT_GPU_QUEUE_PAD, 0);
   GST_DEBUG_CATEGORY_INIT (gst_rt_gpu_queue_debug, "rtgpuqueue", 0,
       "Real-time GPU queue");

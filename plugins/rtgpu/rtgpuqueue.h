@@ -17,14 +17,6 @@ typedef enum {
 GType gst_rt_gpu_processor_get_type (void);
 #define GST_TYPE_RT_GPU_PROCESSOR (gst_rt_gpu_processor_get_type ())
 
-/* srtp-protect's srtp-cipher and srtp-auth: the values of the kernels'
- * GsSrtpCipher / GsSrtpAuth (which are srtpenc's), and srtpenc's nicks,
- * registered under rtgpuqueue's own GType names. */
-GType gst_rt_gpu_srtp_cipher_get_type (void);
-#define GST_TYPE_RT_GPU_SRTP_CIPHER (gst_rt_gpu_srtp_cipher_get_type ())
-GType gst_rt_gpu_srtp_auth_get_type (void);
-#define GST_TYPE_RT_GPU_SRTP_AUTH (gst_rt_gpu_srtp_auth_get_type ())
-
 #define GST_TYPE_RT_GPU_QUEUE_PAD (gst_rt_gpu_queue_pad_get_type ())
 G_DECLARE_FINAL_TYPE (GstRtGpuQueuePad, gst_rt_gpu_queue_pad, GST,
     RT_GPU_QUEUE_PAD, GstPad)

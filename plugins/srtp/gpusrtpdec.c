@@ -39,7 +39,7 @@
 
 #include <gst/gpustream/gstgpustream.h>
 
-#include "gpusrtp.h"
+#include <gst/gpustream/gpssrtp.h>
 #include "gpusrtpdec.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_gpu_srtp_dec_debug);

@@ -34,8 +34,6 @@
 #include <gst/gpustream/gstgpustream.h>
 #include <gst/gpustream/gpsscheduler.h>
 #include <gst/gpustream/gpssrtp.h>
-
-#include "gpusrtp.h"
 #include "gpusrtpenc.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_gpu_srtp_enc_debug);
@@ -105,7 +103,8 @@ typedef struct
   GstCaps *sink_caps;           /* object lock */
   guint caps_gen;               /* settings generation of the pushed caps */
   gint last_ret;                /* atomic GstFlowReturn of the last push */
-  GstGpuStreamSchedStream *sched_stream;        /* object lock; scheduled */
+  /* scheduled mode; written under the object lock, read atomically */
+  GstGpuStreamSchedStream *sched_stream;
 } EncPair;
 
 /* Sender side of one SSRC: the kernel context plus libsrtp's sender replay
@@ -270,47 +269,6 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
   return TRUE;
 }
 
-/* The auth the caps announce: GCM authenticates by itself and the auth
- * property is ignored with it, so the caps say null, as srtpenc's would
- * (srtpdec takes GCM plus an HMAC auth for a different policy and drops
- * every packet). */
-static GstGpuSrtpAuthType
-enc_caps_auth (GstGpuSrtpCipherType cipher, GstGpuSrtpAuthType auth)
-{
-  if (cipher == GST_GPU_SRTP_CIPHER_AES_128_GCM ||
-      cipher == GST_GPU_SRTP_CIPHER_AES_256_GCM)
-    return GST_GPU_SRTP_AUTH_NULL;
-  return auth;
-}
-
-static GstCaps *
-enc_make_src_caps (EncPair * pair, GstCaps * sink_caps, const EncSettings * set)
-{
-  GstCaps *caps = sink_caps ? gst_caps_copy (sink_caps) :
-      gst_caps_new_empty_simple ("application/x-rtp");
-  guint i;
-
-  if (gst_caps_is_empty (caps))
-    gst_caps_append_structure (caps, gst_structure_new_empty ("x"));
-  for (i = 0; i < gst_caps_get_size (caps); i++) {
-    GstStructure *s = gst_caps_get_structure (caps, i);
-
-    gst_structure_set_name (s, pair->is_rtcp ? "application/x-srtcp" :
-        "application/x-srtp");
-    gst_structure_set (s, "srtp-key", GST_TYPE_BUFFER, set->key,
-        "srtp-cipher", G_TYPE_STRING,
-        gst_gpu_srtp_cipher_nick (set->rtp_cipher),
-        "srtp-auth", G_TYPE_STRING, gst_gpu_srtp_auth_nick (enc_caps_auth
-            (set->rtp_cipher, set->rtp_auth)),
-        "srtcp-cipher", G_TYPE_STRING,
-        gst_gpu_srtp_cipher_nick (set->rtcp_cipher),
-        "srtcp-auth", G_TYPE_STRING, gst_gpu_srtp_auth_nick (enc_caps_auth
-            (set->rtcp_cipher, set->rtcp_auth)),
-        NULL);
-  }
-  return caps;
-}
-
 static void enc_push_event (GstGpuSrtpEnc * self, EncPair * pair,
     GstPad * srcpad, GstEvent * event);
 
@@ -331,7 +289,8 @@ enc_ensure_caps (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set)
   srcpad = gst_object_ref (pair->srcpad);
   GST_OBJECT_UNLOCK (self);
 
-  caps = enc_make_src_caps (pair, sink_caps, set);
+  caps = gst_gpu_srtp_make_src_caps (sink_caps, pair->is_rtcp, set->key,
+      set->rtp_cipher, set->rtp_auth, set->rtcp_cipher, set->rtcp_auth);
   log = gst_gpu_srtp_caps_for_log (caps);
   GST_DEBUG_OBJECT (srcpad, "caps (key removed here) %" GST_PTR_FORMAT, log);
   gst_caps_unref (log);
@@ -699,9 +658,9 @@ enc_sched_submit (GstGpuSrtpEnc * self, EncPair * pair, EncItem * it)
     GstGpuStreamSchedStream *stream;
     gboolean ok = FALSE;
 
-    GST_OBJECT_LOCK (self);
-    stream = pair->sched_stream;
-    GST_OBJECT_UNLOCK (self);
+    /* set before the pad is added, cleared after it is deactivated: the
+     * streaming thread needs no lock to read it */
+    stream = g_atomic_pointer_get (&pair->sched_stream);
     if (stream && g_atomic_int_get (&pair->last_ret) != GST_FLOW_FLUSHING)
       ok = gst_gpustream_sched_stream_push (stream, it, packet ? it->len : 0,
           packet ? GST_GPUSTREAM_SCHED_ITEM_PACKET : 0);
@@ -873,9 +832,7 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
     case GST_EVENT_FLUSH_STOP:{
       GstGpuStreamSchedStream *stream;
 
-      GST_OBJECT_LOCK (self);
-      stream = pair->sched_stream;
-      GST_OBJECT_UNLOCK (self);
+      stream = g_atomic_pointer_get (&pair->sched_stream);
       if (stream)
         gst_gpustream_sched_stream_flush (stream);
       g_atomic_int_set (&pair->last_ret, GST_FLOW_OK);
@@ -1023,7 +980,7 @@ enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
     return;
   }
   GST_OBJECT_LOCK (self);
-  pair->sched_stream = stream;
+  g_atomic_pointer_set (&pair->sched_stream, stream);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1034,7 +991,7 @@ enc_sched_remove_pair (GstGpuSrtpEnc * self, EncPair * pair)
 
   GST_OBJECT_LOCK (self);
   stream = pair->sched_stream;
-  pair->sched_stream = NULL;
+  g_atomic_pointer_set (&pair->sched_stream, NULL);
   GST_OBJECT_UNLOCK (self);
   if (stream)
     gst_gpustream_scheduler_remove_stream (self->sched, stream);

@@ -6,7 +6,7 @@
 #include <gst/gst.h>
 #include <gst/gpustream/gstgpustream.h>
 
-#include "gpusrtp.h"
+#include <gst/gpustream/gpssrtp.h>
 #include "gpusrtpenc.h"
 #include "gpusrtpdec.h"
 
