@@ -48,6 +48,9 @@ GST_DEBUG_CATEGORY_STATIC (gps_sched_debug);
 #define GST_CAT_DEFAULT gps_sched_debug
 
 #define INITIAL_BATCH 256
+/* how long the worker waits for a forwarder before it leaves that
+ * pipeline's batch pending (ns) */
+#define FORWARDER_PATIENCE (100 * GST_MSECOND)
 #define MAX_BATCH (1u << 20)
 /* latency histogram: 8 linear sub-buckets per power of two (12.5 %) */
 #define HIST_SUB 8
@@ -703,12 +706,15 @@ worker_main (gpointer user_data)
         run_processor (sched, pl->bufs[pl->work_idx].items, pl->work_n);
     }
     ts = gst_gpustream_sched_now () - t0;
-    /* a forwarder late by up to half a cycle is waited for, as in the
-     * paper; longer, and it is blocked downstream */
+    /* a late forwarder is waited for, as in the paper: a machine that
+     * stalls it for tens of ms delays every pipeline alike, and going on
+     * without it measured worse (its pipeline then falls a cycle behind at
+     * each hand-off). Only one still busy after FORWARDER_PATIENCE is taken
+     * for blocked downstream (a sink prerolling) and left pending. */
     for (i = 0; i < sched->n_pipelines; i++)
       if (!sched->pipelines[i].pending)
-        pipeline_handoff (&sched->pipelines[i],
-            g_get_monotonic_time () + (gint64) (cycle / 2000));
+        pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time () +
+            (gint64) MAX (cycle, FORWARDER_PATIENCE) / 1000);
 
     g_mutex_lock (&sched->lock);
     sched->cycles = k;
