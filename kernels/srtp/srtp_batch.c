@@ -624,7 +624,7 @@ gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
         continue;
       }
       if (!k->hmac || k->cipher == GS_SRTP_C_AES_GCM) {
-        q->len = protect_fast (&p, k, q->data, &d[i]);
+        q->len = gs_srtp_hd_place_mki (k, q->data, protect_fast (&p, k, q->data, &d[i]));
         continue;
       }
       /* HMAC profiles: encrypt (and write the SRTCP trailer) now, MAC below */
@@ -656,6 +656,7 @@ gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
     for (i = 0; i < nj; i++) {
       GsSrtpPacket *q = &pkts[base + jpkt[i]];
       memcpy (q->data + q->len - jobs[i].k->tag_len, tags[i], jobs[i].k->tag_len);
+      q->len = gs_srtp_hd_place_mki (jobs[i].k, q->data, q->len);
     }
   }
   if (p.gcm)

@@ -17,6 +17,9 @@
  * Plain data: the GPU path copies an array of these to the device. */
 enum { GS_SRTP_C_NULL = 0, GS_SRTP_C_AES_CM = 1, GS_SRTP_C_AES_GCM = 2 };
 
+/* libsrtp's SRTP_MAX_MKI_LEN: srtpenc / srtpdec refuse longer MKIs */
+#define GS_SRTP_MAX_MKI 128
+
 typedef struct {
   uint32_t rk[60];        /* AES round keys, big-endian words (FIPS-197 w[]) */
   uint32_t hmac_i[5];     /* SHA-1 state after key ^ ipad */
@@ -28,7 +31,9 @@ typedef struct {
   uint8_t hmac;           /* 1 when HMAC-SHA1 authenticates (CM / NULL cipher) */
   uint8_t tag_len;        /* 0, 4, 10 (HMAC) or 16 (GCM) */
   uint8_t encrypt;        /* 0 for the NULL cipher */
-  uint8_t pad_[11];
+  uint8_t mki_len;        /* 0: no MKI in the packets */
+  uint8_t pad_[10];
+  uint8_t mki[GS_SRTP_MAX_MKI]; /* master key identifier (RFC 3711 3.1) */
 } GsSrtpKeys;
 
 /* ---- one packet of a batch: everything the per-packet math needs, prepared
@@ -337,10 +342,34 @@ GS_HD void gs_srtp_gcm_iv (const GsSrtpKeys *k, uint32_t ssrc, uint32_t hi32, ui
   for (i = 0; i < 12; i++) iv[i] = b[i] ^ k->salt[i];
 }
 
+/* ---- the MKI ----
+ * RFC 3711 3.1 / 3.4: the MKI follows the encrypted portion (and the SRTCP
+ * trailer) and precedes an HMAC tag; RFC 7714 puts it after the GCM tag (and
+ * the SRTCP trailer). It is not authenticated, so protect computes the packet
+ * as without MKI and then opens the gap: out_len is that MKI-less length.
+ * Returns the length with the MKI. */
+GS_HD uint32_t gs_srtp_hd_place_mki (const GsSrtpKeys *k, uint8_t *pkt, uint32_t out_len)
+{
+  uint32_t m = k->mki_len, after = k->cipher == GS_SRTP_C_AES_GCM ? 0 : k->tag_len, i;
+  if (m == 0)
+    return out_len;
+  for (i = 0; i < after; i++)     /* the HMAC tag moves back; backwards, it overlaps */
+    pkt[out_len + m - 1 - i] = pkt[out_len - 1 - i];
+  for (i = 0; i < m; i++)
+    pkt[out_len - after + i] = k->mki[i];
+  return out_len + m;
+}
+
+/* Offset of the MKI in a received packet of len bytes (len >= tag + MKI). */
+GS_HD uint32_t gs_srtp_hd_mki_offset (const GsSrtpKeys *k, uint32_t len)
+{
+  return len - k->mki_len - (k->cipher == GS_SRTP_C_AES_GCM ? 0 : k->tag_len);
+}
+
 /* ---- one packet, protect, in place ----
- * pkt has room for the tag (+ 4 bytes SRTCP trailer). Returns the protected
- * length. The SRTCP trailer value (E | index) comes in d->roc. */
-GS_HD uint32_t gs_srtp_hd_protect (const GsAesTables *t, const GsSrtpKeys *k,
+ * pkt has room for the tag (+ 4 bytes SRTCP trailer, + the MKI). Returns the
+ * protected length. The SRTCP trailer value (E | index) comes in d->roc. */
+GS_HD uint32_t gs_srtp_hd_seal (const GsAesTables *t, const GsSrtpKeys *k,
     uint8_t *pkt, const GsSrtpDesc *d)
 {
   uint32_t len = d->len, hl = d->hdr_len;
@@ -395,6 +424,12 @@ GS_HD uint32_t gs_srtp_hd_protect (const GsAesTables *t, const GsSrtpKeys *k,
     }
     return len + 4 + k->tag_len;
   }
+}
+
+GS_HD uint32_t gs_srtp_hd_protect (const GsAesTables *t, const GsSrtpKeys *k,
+    uint8_t *pkt, const GsSrtpDesc *d)
+{
+  return gs_srtp_hd_place_mki (k, pkt, gs_srtp_hd_seal (t, k, pkt, d));
 }
 
 #endif /* SRTP_HD_H */

@@ -62,14 +62,16 @@ typedef enum {
   GSRTP_ERR_BAD_HEADER,       /* not RTP/RTCP version 2, or header overruns */
   GSRTP_ERR_NO_SPACE,         /* cap too small for the tag / trailer */
   GSRTP_ERR_BAD_PARAM,        /* bad policy, key length, window size */
-  GSRTP_ERR_INDEX_EXHAUSTED   /* ROC or SRTCP index would wrap: rekey */
+  GSRTP_ERR_INDEX_EXHAUSTED,  /* ROC or SRTCP index would wrap: rekey */
+  GSRTP_ERR_BAD_MKI           /* the packet's MKI is not the context's */
 } GsSrtpResult;
 
 const char *gsrtp_result_name (GsSrtpResult r);
 
 #define GSRTP_DEFAULT_WINDOW 64
 #define GSRTP_MAX_WINDOW 1024
-#define GSRTP_MAX_TRAILER 20      /* most bytes protect adds (GCM SRTCP) */
+#define GSRTP_MAX_TRAILER 20      /* most bytes protect adds (GCM SRTCP), MKI aside */
+#define GSRTP_MAX_MKI GS_SRTP_MAX_MKI
 
 /* Anti-replay window over 48-bit (SRTP) or 31-bit (SRTCP) indices:
  * bit d of bits[] says top - d was accepted. */
@@ -96,9 +98,11 @@ typedef struct {
  * (12 for GCM; the NULL cipher takes an AES-128 master key as libsrtp does). */
 size_t gsrtp_master_key_len (GsSrtpCipher c);
 size_t gsrtp_master_salt_len (GsSrtpCipher c);
-/* Bytes protect appends: tag for RTP; trailer + tag for RTCP. */
+/* Bytes protect appends: tag for RTP; trailer + tag for RTCP (an MKI adds
+ * its length to both: gsrtp_ctx_overhead counts it). */
 size_t gsrtp_rtp_overhead (GsSrtpPolicy p);
 size_t gsrtp_rtcp_overhead (GsSrtpPolicy p);
+size_t gsrtp_ctx_overhead (const GsSrtpCtx *ctx, int is_rtcp);
 
 /* key = master key || master salt, as libsrtp and srtpenc's "key" take it,
  * gsrtp_master_key_len (rtp.cipher) + gsrtp_master_salt_len (rtp.cipher)
@@ -108,6 +112,18 @@ GsSrtpResult gsrtp_ctx_init (GsSrtpCtx *ctx, GsSrtpPolicy rtp, GsSrtpPolicy rtcp
     const uint8_t *key, size_t key_len, uint32_t replay_window);
 /* Wipes the keys. */
 void gsrtp_ctx_clear (GsSrtpCtx *ctx);
+/* The master key identifier (RFC 3711 3.1), 0..GSRTP_MAX_MKI bytes, of the
+ * context's master key: protect writes it into every packet, unprotect
+ * drops packets that carry another (GSRTP_ERR_BAD_MKI). */
+GsSrtpResult gsrtp_ctx_set_mki (GsSrtpCtx *ctx, const uint8_t *mki, size_t mki_len);
+/* Where the MKI of a received packet of ctx's policy is, or NULL when the
+ * context has no MKI or the packet is too short to hold one. A receiver
+ * with several master keys (srtpdec's mki / mki2 ...) reads it to choose. */
+const uint8_t *gsrtp_packet_mki (const GsSrtpCtx *ctx, const uint8_t *pkt, size_t len,
+    int is_rtcp);
+/* Switches ctx to the session keys (and MKI) of from, keeping ctx's ROC,
+ * SRTCP index and replay windows: the same stream under another master key. */
+void gsrtp_ctx_take_keys (GsSrtpCtx *ctx, const GsSrtpCtx *from);
 /* Sets the ROC (receiver joining a stream, or "roc" from caps / signaling);
  * the next packet's sequence number is taken as is with this ROC. */
 void gsrtp_ctx_set_roc (GsSrtpCtx *ctx, uint32_t roc);

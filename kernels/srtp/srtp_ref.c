@@ -16,7 +16,7 @@ const char *
 gsrtp_result_name (GsSrtpResult r)
 {
   static const char *names[] = { "ok", "auth-fail", "replay", "replay-old", "too-short",
-    "bad-header", "no-space", "bad-param", "index-exhausted" };
+    "bad-header", "no-space", "bad-param", "index-exhausted", "bad-mki" };
   return (unsigned) r < sizeof names / sizeof *names ? names[r] : "unknown";
 }
 
@@ -133,6 +133,13 @@ gsrtp_rtcp_overhead (GsSrtpPolicy p)
   return tag_len (p) + 4;
 }
 
+size_t
+gsrtp_ctx_overhead (const GsSrtpCtx *ctx, int is_rtcp)
+{
+  return (is_rtcp ? gsrtp_rtcp_overhead (ctx->rtcp) : gsrtp_rtp_overhead (ctx->rtp))
+      + ctx->rtp_keys.mki_len;
+}
+
 static int
 policy_ok (GsSrtpPolicy p)
 {
@@ -196,6 +203,38 @@ void
 gsrtp_ctx_clear (GsSrtpCtx *ctx)
 {
   gsrtp_wipe (ctx, sizeof *ctx);
+}
+
+GsSrtpResult
+gsrtp_ctx_set_mki (GsSrtpCtx *ctx, const uint8_t *mki, size_t mki_len)
+{
+  if (mki_len > GSRTP_MAX_MKI || (mki_len && !mki))
+    return GSRTP_ERR_BAD_PARAM;
+  ctx->rtp_keys.mki_len = ctx->rtcp_keys.mki_len = (uint8_t) mki_len;
+  memset (ctx->rtp_keys.mki, 0, sizeof ctx->rtp_keys.mki);
+  memset (ctx->rtcp_keys.mki, 0, sizeof ctx->rtcp_keys.mki);
+  if (mki_len) {
+    memcpy (ctx->rtp_keys.mki, mki, mki_len);
+    memcpy (ctx->rtcp_keys.mki, mki, mki_len);
+  }
+  return GSRTP_OK;
+}
+
+const uint8_t *
+gsrtp_packet_mki (const GsSrtpCtx *ctx, const uint8_t *pkt, size_t len, int is_rtcp)
+{
+  const GsSrtpKeys *k = is_rtcp ? &ctx->rtcp_keys : &ctx->rtp_keys;
+  size_t need = (size_t) k->tag_len + k->mki_len + (is_rtcp ? 8 + 4 : 12);
+  if (k->mki_len == 0 || len < need || len > 0xffffffffu)
+    return NULL;
+  return pkt + gs_srtp_hd_mki_offset (k, (uint32_t) len);
+}
+
+void
+gsrtp_ctx_take_keys (GsSrtpCtx *ctx, const GsSrtpCtx *from)
+{
+  ctx->rtp_keys = from->rtp_keys;
+  ctx->rtcp_keys = from->rtcp_keys;
 }
 
 void
@@ -331,7 +370,7 @@ gsrtp_prepare_protect (GsSrtpCtx *ctx, const uint8_t *pkt, size_t len, size_t ca
     int64_t v;
     if ((r = gsrtp_rtp_header_len (pkt, len, &hl)) != GSRTP_OK)
       return r;
-    if (cap < len + gsrtp_rtp_overhead (ctx->rtp))
+    if (cap < len + gsrtp_ctx_overhead (ctx, 0))
       return GSRTP_ERR_NO_SPACE;
     seq = (uint16_t) ((pkt[2] << 8) | pkt[3]);
     gsrtp_estimate_index (ctx, seq, &v);
@@ -344,7 +383,7 @@ gsrtp_prepare_protect (GsSrtpCtx *ctx, const uint8_t *pkt, size_t len, size_t ca
       return GSRTP_ERR_TOO_SHORT;
     if ((pkt[0] >> 6) != 2)
       return GSRTP_ERR_BAD_HEADER;
-    if (cap < len + gsrtp_rtcp_overhead (ctx->rtcp))
+    if (cap < len + gsrtp_ctx_overhead (ctx, 1))
       return GSRTP_ERR_NO_SPACE;
     if (ctx->srtcp_index >= 0x7fffffffu)
       return GSRTP_ERR_INDEX_EXHAUSTED;
@@ -387,6 +426,16 @@ gsrtp_prepare_unprotect (GsSrtpCtx *ctx, const uint8_t *pkt, size_t len, int is_
     GsSrtpUnprot *u)
 {
   GsSrtpResult r;
+  const GsSrtpKeys *mk = is_rtcp ? &ctx->rtcp_keys : &ctx->rtp_keys;
+  /* the MKI first: a packet of another master key is not ours to parse */
+  if (mk->mki_len) {
+    const uint8_t *mki = gsrtp_packet_mki (ctx, pkt, len, is_rtcp);
+    if (!mki)
+      return GSRTP_ERR_TOO_SHORT;
+    if (!gsrtp_ct_equal (mki, mk->mki, mk->mki_len))
+      return GSRTP_ERR_BAD_MKI;
+    len -= mk->mki_len;   /* below, lengths are as without MKI */
+  }
   if (!is_rtcp) {
     const GsSrtpKeys *k = &ctx->rtp_keys;
     uint32_t hl;
@@ -491,10 +540,10 @@ const uint8_t *
 gsrtp_received_tag (const GsSrtpKeys *k, const uint8_t *pkt, const GsSrtpDesc *d)
 {
   /* RTP: right after the packet; SRTCP-CM: after the trailer; SRTCP-GCM:
-   * before the trailer */
-  if (!d->is_rtcp || k->cipher == GS_SRTP_C_AES_GCM)
+   * before the trailer. An HMAC tag follows the MKI, a GCM tag precedes it. */
+  if (k->cipher == GS_SRTP_C_AES_GCM)
     return pkt + d->len;
-  return pkt + d->len + 4;
+  return pkt + d->len + (d->is_rtcp ? 4 : 0) + k->mki_len;
 }
 
 void

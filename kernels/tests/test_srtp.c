@@ -295,16 +295,24 @@ make_rtcp (uint8_t *p, uint32_t ssrc, size_t body)
 }
 
 #ifdef HAVE_LIBSRTP2
+/* mki_len > 0: the key goes in as libsrtp's one master key with that MKI */
 static srtp_t
-lib_session (const Profile *pr, uint8_t *key, int outbound)
+lib_session (const Profile *pr, uint8_t *key, int outbound, uint8_t *mki, unsigned mki_len)
 {
   srtp_policy_t pol;
+  srtp_master_key_t mk = { key, mki, mki_len };
+  srtp_master_key_t *mks[1] = { &mk };
   srtp_t s = NULL;
   memset (&pol, 0, sizeof pol);
   pr->set (&pol.rtp);
   pr->set (&pol.rtcp);
   pol.ssrc.type = outbound ? ssrc_any_outbound : ssrc_any_inbound;
-  pol.key = key;
+  if (mki_len) {
+    pol.keys = mks;
+    pol.num_master_keys = 1;
+  } else {
+    pol.key = key;
+  }
   pol.window_size = 128;
   if (srtp_create (&s, &pol) != srtp_err_status_ok)
     return NULL;
@@ -312,12 +320,16 @@ lib_session (const Profile *pr, uint8_t *key, int outbound)
 }
 
 /* Every payload size 0..1500 across 3 SSRCs, sequence numbers from 65500 so
- * each SSRC wraps (ROC 0 -> 1), four header shapes; SRTCP every 8th. */
+ * each SSRC wraps (ROC 0 -> 1), four header shapes; SRTCP every 8th. With
+ * mki_len > 0 every packet carries that MKI (srtp_protect_mki). */
 static void
-test_libsrtp_profile (const Profile *pr)
+test_libsrtp_profile (const Profile *pr, unsigned mki_len)
 {
+  uint8_t mki[GSRTP_MAX_MKI];
+  int use_mki = mki_len > 0;
+  char name[96];
   enum { NS = 3 };
-  uint8_t key[46], a[1600], b[1600], orig[1600];
+  uint8_t key[46], a[1800], b[1800], orig[1800];   /* room for a 128-byte MKI */
   size_t kl = gsrtp_master_key_len (pr->pol.cipher) + gsrtp_master_salt_len (pr->pol.cipher);
   GsSrtpCtx tx[NS], rx[NS];
   uint32_t ssrc[NS];
@@ -325,11 +337,16 @@ test_libsrtp_profile (const Profile *pr)
   srtp_t ltx, lrx_ours, lrx_lib;
   int diff = 0, ours_rejected = 0, lib_rejected = 0, n = 0, rdiff = 0, rn = 0, rrej = 0;
   rnd_fill (key, kl);
-  ltx = lib_session (pr, key, 1);
-  lrx_ours = lib_session (pr, key, 0);
+  rnd_fill (mki, sizeof mki);
+  if (mki_len)
+    snprintf (name, sizeof name, "%s, %u-byte MKI", pr->name, mki_len);
+  else
+    snprintf (name, sizeof name, "%s", pr->name);
+  ltx = lib_session (pr, key, 1, mki, mki_len);
+  lrx_ours = lib_session (pr, key, 0, mki, mki_len);
   lrx_lib = NULL;
   if (!ltx || !lrx_ours) {
-    printf ("SKIP - %s: this libsrtp2 build does not offer it\n", pr->name);
+    printf ("SKIP - %s: this libsrtp2 build does not offer it\n", name);
     if (ltx) srtp_dealloc (ltx);
     if (lrx_ours) srtp_dealloc (lrx_ours);
     return;
@@ -340,6 +357,8 @@ test_libsrtp_profile (const Profile *pr)
     seq[i] = (uint16_t) (65500 + i);
     gsrtp_ctx_init (&tx[i], pr->pol, pr->pol, key, kl, 0);
     gsrtp_ctx_init (&rx[i], pr->pol, pr->pol, key, kl, 0);
+    gsrtp_ctx_set_mki (&tx[i], mki, mki_len);
+    gsrtp_ctx_set_mki (&rx[i], mki, mki_len);
   }
   for (int size = 0; size <= 1500; size++) {
     int s = size % NS, lenb;
@@ -348,18 +367,18 @@ test_libsrtp_profile (const Profile *pr)
     memcpy (b, orig, len);
     lenb = (int) len;
     GsSrtpResult r = gsrtp_rtp_protect (&tx[s], a, len, sizeof a, &ol);
-    srtp_err_status_t e = srtp_protect (ltx, b, &lenb);
+    srtp_err_status_t e = srtp_protect_mki (ltx, b, &lenb, use_mki, 0);
     n++;
     if (r != GSRTP_OK || e != srtp_err_status_ok || ol != (size_t) lenb || memcmp (a, b, ol)) {
       if (diff++ < 3)
-        printf ("  %s: size %d differs (ours %s len %zu, libsrtp %d len %d)\n", pr->name, size,
+        printf ("  %s: size %d differs (ours %s len %zu, libsrtp %d len %d)\n", name, size,
             gsrtp_result_name (r), ol, (int) e, lenb);
       continue;
     }
     /* libsrtp unprotects ours; we unprotect libsrtp's (the same bytes) */
     {
       int l2 = (int) ol;
-      if (srtp_unprotect (lrx_ours, a, &l2) != srtp_err_status_ok || l2 != (int) len || memcmp (a, orig, len))
+      if (srtp_unprotect_mki (lrx_ours, a, &l2, use_mki) != srtp_err_status_ok || l2 != (int) len || memcmp (a, orig, len))
         lib_rejected++;
       if (gsrtp_rtp_unprotect (&rx[s], b, ol, &dl) != GSRTP_OK || dl != len || memcmp (b, orig, len))
         ours_rejected++;
@@ -370,28 +389,28 @@ test_libsrtp_profile (const Profile *pr)
       memcpy (b, orig, rl);
       lenb = (int) rl;
       r = gsrtp_rtcp_protect (&tx[s], a, rl, sizeof a, &ol);
-      e = srtp_protect_rtcp (ltx, b, &lenb);
+      e = srtp_protect_rtcp_mki (ltx, b, &lenb, use_mki, 0);
       rn++;
       if (r != GSRTP_OK || e != srtp_err_status_ok || ol != (size_t) lenb || memcmp (a, b, ol)) {
         if (rdiff++ < 3)
-          printf ("  %s: SRTCP %zu differs (ours %s len %zu, libsrtp %d len %d)\n", pr->name, rl,
+          printf ("  %s: SRTCP %zu differs (ours %s len %zu, libsrtp %d len %d)\n", name, rl,
               gsrtp_result_name (r), ol, (int) e, lenb);
         continue;
       }
       int l2 = (int) ol;
-      if (srtp_unprotect_rtcp (lrx_ours, a, &l2) != srtp_err_status_ok || l2 != (int) rl || memcmp (a, orig, rl))
+      if (srtp_unprotect_rtcp_mki (lrx_ours, a, &l2, use_mki) != srtp_err_status_ok || l2 != (int) rl || memcmp (a, orig, rl))
         rrej++;
       if (gsrtp_rtcp_unprotect (&rx[s], b, ol, &dl) != GSRTP_OK || dl != rl || memcmp (b, orig, rl))
         rrej++;
     }
   }
   check (diff == 0, "%s: SRTP protect == libsrtp for payloads 0..1500, 3 SSRCs, ROC 0->1 (%d/%d differ)",
-      pr->name, diff, n);
-  check (tx[0].roc == 1 && tx[1].roc == 1 && tx[2].roc == 1, "%s: sender ROC wrapped to 1", pr->name);
-  check (lib_rejected == 0, "%s: libsrtp unprotects ours (%d rejected)", pr->name, lib_rejected);
-  check (ours_rejected == 0, "%s: we unprotect libsrtp's (%d rejected)", pr->name, ours_rejected);
-  check (rdiff == 0, "%s: SRTCP protect == libsrtp (%d/%d differ)", pr->name, rdiff, rn);
-  check (rrej == 0, "%s: SRTCP unprotect both ways (%d rejected)", pr->name, rrej);
+      name, diff, n);
+  check (tx[0].roc == 1 && tx[1].roc == 1 && tx[2].roc == 1, "%s: sender ROC wrapped to 1", name);
+  check (lib_rejected == 0, "%s: libsrtp unprotects ours (%d rejected)", name, lib_rejected);
+  check (ours_rejected == 0, "%s: we unprotect libsrtp's (%d rejected)", name, ours_rejected);
+  check (rdiff == 0, "%s: SRTCP protect == libsrtp (%d/%d differ)", name, rdiff, rn);
+  check (rrej == 0, "%s: SRTCP unprotect both ways (%d rejected)", name, rrej);
   srtp_dealloc (ltx);
   srtp_dealloc (lrx_ours);
 }
@@ -418,6 +437,12 @@ test_batch (void)
     rnd_fill (key, kl);
     gsrtp_ctx_init (&ref_tx[c], pr->pol, pr->pol, key, kl, 0);
     gsrtp_ctx_init (&ref_rx[c], pr->pol, pr->pol, key, kl, 0);
+    if (c % 3 == 1) {           /* a third of the contexts carry an MKI */
+      uint8_t mki[16];
+      rnd_fill (mki, sizeof mki);
+      gsrtp_ctx_set_mki (&ref_tx[c], mki, (size_t) c);
+      gsrtp_ctx_set_mki (&ref_rx[c], mki, (size_t) c);
+    }
     seqs[c] = (uint16_t) (65000 + 37 * c);
   }
   memcpy (bat_tx, ref_tx, sizeof ref_tx);
@@ -705,6 +730,77 @@ test_roc (void)
   }
 }
 
+/* MKI: a packet of another master key is refused untouched; a receiver
+ * moves to the second key (gsrtp_ctx_take_keys) and keeps its ROC. */
+static void
+test_mki (void)
+{
+  const GsSrtpPolicy pol = GSRTP_AES_CM_128_HMAC_SHA1_80;
+  uint8_t key_a[30], key_b[30], mki_a[4] = { 0, 0, 0, 1 }, mki_b[4] = { 0, 0, 0, 2 };
+  uint8_t p[1600], q[1600], orig[1600];
+  GsSrtpCtx tx, rx, rx_b;
+  size_t len, ol, dl;
+  int bad = 0;
+  GsSrtpResult r;
+  rnd_fill (key_a, sizeof key_a);
+  rnd_fill (key_b, sizeof key_b);
+  gsrtp_ctx_init (&tx, pol, pol, key_a, 30, 0);
+  gsrtp_ctx_init (&rx, pol, pol, key_a, 30, 0);
+  gsrtp_ctx_init (&rx_b, pol, pol, key_b, 30, 0);
+  check (gsrtp_ctx_set_mki (&tx, mki_a, GSRTP_MAX_MKI + 1) == GSRTP_ERR_BAD_PARAM,
+      "MKI: longer than %d bytes refused", GSRTP_MAX_MKI);
+  gsrtp_ctx_set_mki (&tx, mki_a, 4);
+  gsrtp_ctx_set_mki (&rx, mki_a, 4);
+  gsrtp_ctx_set_mki (&rx_b, mki_b, 4);
+  check (gsrtp_ctx_overhead (&tx, 0) == 14 && gsrtp_ctx_overhead (&tx, 1) == 18,
+      "MKI: overhead counts the MKI (RTP %zu, RTCP %zu)", gsrtp_ctx_overhead (&tx, 0),
+      gsrtp_ctx_overhead (&tx, 1));
+  len = make_rtp (orig, 0xabc, 65530, 0, 100);
+  memcpy (p, orig, len);
+  r = gsrtp_rtp_protect (&tx, p, len, len + 13, &ol);
+  check (r == GSRTP_ERR_NO_SPACE, "MKI: no room for the MKI -> %s", gsrtp_result_name (r));
+  gsrtp_rtp_protect (&tx, p, len, sizeof p, &ol);
+  check (ol == len + 14 && memcmp (p + len, mki_a, 4) == 0, "MKI: sits between payload and tag");
+  memcpy (q, p, ol);
+  q[len + 3] ^= 3;            /* MKI of key B: not key A's packet */
+  r = gsrtp_rtp_unprotect (&rx, q, ol, &dl);
+  check (r == GSRTP_ERR_BAD_MKI && q[len + 3] == 2, "MKI: another MKI -> %s, packet untouched",
+      gsrtp_result_name (r));
+  r = gsrtp_rtp_unprotect (&rx, p, ol, &dl);
+  check (r == GSRTP_OK && dl == len && memcmp (p, orig, len) == 0, "MKI: own MKI accepted");
+  /* the sender switches to key B across the sequence number wrap */
+  gsrtp_ctx_init (&rx_b, pol, pol, key_b, 30, 0);
+  gsrtp_ctx_set_mki (&rx_b, mki_b, 4);
+  {
+    GsSrtpCtx tx_b;
+    gsrtp_ctx_init (&tx_b, pol, pol, key_b, 30, 0);
+    gsrtp_ctx_set_mki (&tx_b, mki_b, 4);
+    gsrtp_ctx_take_keys (&tx, &tx_b);
+    gsrtp_ctx_clear (&tx_b);
+  }
+  for (int i = 1; i < 20; i++) {
+    len = make_rtp (orig, 0xabc, (uint16_t) (65530 + i), 0, 50 + i);
+    memcpy (p, orig, len);
+    gsrtp_rtp_protect (&tx, p, len, sizeof p, &ol);
+    r = gsrtp_rtp_unprotect (&rx, p, ol, &dl);
+    if (r == GSRTP_ERR_BAD_MKI) {
+      const uint8_t *m = gsrtp_packet_mki (&rx, p, ol, 0);
+      if (!m || memcmp (m, mki_b, 4) != 0)
+        bad++;
+      gsrtp_ctx_take_keys (&rx, &rx_b);
+      r = gsrtp_rtp_unprotect (&rx, p, ol, &dl);
+    }
+    if (r != GSRTP_OK || dl != len || memcmp (p, orig, len))
+      bad++;
+  }
+  check (bad == 0 && rx.roc == 1 && tx.roc == 1,
+      "MKI: receiver takes the second key and keeps its ROC across the wrap (%d bad, ROC %u)",
+      bad, rx.roc);
+  gsrtp_ctx_clear (&tx);
+  gsrtp_ctx_clear (&rx);
+  gsrtp_ctx_clear (&rx_b);
+}
+
 int
 main (void)
 {
@@ -714,8 +810,11 @@ main (void)
 #endif
 #ifdef HAVE_LIBSRTP2
   srtp_init ();
-  for (size_t i = 0; i < N_PROFILES; i++)
-    test_libsrtp_profile (&profiles[i]);
+  for (size_t i = 0; i < N_PROFILES; i++) {
+    test_libsrtp_profile (&profiles[i], 0);
+    /* srtpenc's usual 4-byte MKI, and libsrtp's longest */
+    test_libsrtp_profile (&profiles[i], i == 0 ? GSRTP_MAX_MKI : 4);
+  }
 #else
   printf ("SKIP - libsrtp2 not found: no interop checks\n");
 #endif
@@ -723,6 +822,7 @@ main (void)
   for (size_t i = 0; i < 6; i++)
     test_negative (&profiles[i]);
   test_roc ();
+  test_mki ();
   printf ("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
 }
