@@ -405,7 +405,7 @@ gst_gpu_srtp_key_length (GstGpuSrtpCipherType cipher)
 
 GstCaps *
 gst_gpu_srtp_make_src_caps (const GstCaps * sink_caps, gboolean is_rtcp,
-    GstBuffer * key, GstGpuSrtpCipherType rtp_cipher,
+    GstBuffer * key, GstBuffer * mki, GstGpuSrtpCipherType rtp_cipher,
     GstGpuSrtpAuthType rtp_auth, GstGpuSrtpCipherType rtcp_cipher,
     GstGpuSrtpAuthType rtcp_auth)
 {
@@ -429,6 +429,8 @@ gst_gpu_srtp_make_src_caps (const GstCaps * sink_caps, gboolean is_rtcp,
         "srtcp-cipher", G_TYPE_STRING, gst_gpu_srtp_cipher_nick (rtcp_cipher),
         "srtcp-auth", G_TYPE_STRING,
         gst_gpu_srtp_auth_nick ((GstGpuSrtpAuthType) rtcp.auth), NULL);
+    if (mki)
+      gst_structure_set (s, "mki", GST_TYPE_BUFFER, mki, NULL);
   }
   return caps;
 }
@@ -442,9 +444,19 @@ gst_gpu_srtp_caps_for_log (const GstCaps * caps)
   if (!caps)
     return NULL;
   copy = gst_caps_copy (caps);
-  for (i = 0; i < gst_caps_get_size (copy); i++)
-    gst_structure_remove_fields (gst_caps_get_structure (copy, i),
-        "srtp-key", "mki", NULL);
+  for (i = 0; i < gst_caps_get_size (copy); i++) {
+    GstStructure *s = gst_caps_get_structure (copy, i);
+    guint k;
+
+    gst_structure_remove_fields (s, "srtp-key", "mki", NULL);
+    for (k = 2; k <= GST_GPU_SRTP_MAX_KEYS; k++) {
+      gchar key_field[16], mki_field[16];
+
+      g_snprintf (key_field, sizeof key_field, "srtp-key%u", k);
+      g_snprintf (mki_field, sizeof mki_field, "mki%u", k);
+      gst_structure_remove_fields (s, key_field, mki_field, NULL);
+    }
+  }
   return copy;
 }
 
@@ -465,23 +477,58 @@ gst_gpu_srtp_random_bytes (guint8 * out, gsize len)
   return TRUE;
 }
 
+/* One master key (and its MKI, when mki_field is set) into slot i. */
+static gboolean
+key_info_take (const GstStructure * s, const gchar * key_field,
+    const gchar * mki_field, GstGpuSrtpKeyInfo * info, guint i,
+    const gchar ** why)
+{
+  const GValue *kv = gst_structure_get_value (s, key_field);
+  GstBuffer *key = kv && GST_VALUE_HOLDS_BUFFER (kv) ?
+      gst_value_get_buffer (kv) : NULL;
+  gsize klen = key ? gst_buffer_get_size (key) : 0;
+
+  if (!key) {
+    *why = "no srtp-key";
+    return FALSE;
+  }
+  if (klen != info->key_len) {
+    *why = "srtp-key has the wrong length for srtp-cipher";
+    return FALSE;
+  }
+  gst_buffer_extract (key, 0, info->key[i], klen);
+  if (mki_field) {
+    const GValue *mv = gst_structure_get_value (s, mki_field);
+    GstBuffer *mki = mv && GST_VALUE_HOLDS_BUFFER (mv) ?
+        gst_value_get_buffer (mv) : NULL;
+    gsize mlen = mki ? gst_buffer_get_size (mki) : 0;
+
+    if (i == 0)
+      info->mki_len = mlen;
+    if (mlen == 0 || mlen > GSRTP_MAX_MKI) {
+      *why = "mki is empty or longer than 128 bytes";
+      return FALSE;
+    }
+    if (mlen != info->mki_len) {
+      *why = "the MKIs do not all have the same length";
+      return FALSE;
+    }
+    gst_buffer_extract (mki, 0, info->mki[i], mlen);
+  }
+  return TRUE;
+}
+
 gboolean
 gst_gpu_srtp_key_info_from_structure (const GstStructure * s,
     GstGpuSrtpKeyInfo * info, const gchar ** why)
 {
-  const GValue *kv;
-  GstBuffer *key;
   GstGpuSrtpCipherType rtp_c, rtcp_c;
   GstGpuSrtpAuthType rtp_a, rtcp_a;
-  gsize klen;
+  gboolean with_mki;
+  guint i;
 
   memset (info, 0, sizeof *info);
   *why = NULL;
-  kv = gst_structure_get_value (s, "srtp-key");
-  if (!kv || !GST_VALUE_HOLDS_BUFFER (kv)) {
-    *why = "no srtp-key";
-    return FALSE;
-  }
   if (!gst_gpu_srtp_cipher_from_nick (gst_structure_get_string (s,
               "srtp-cipher"), &rtp_c)
       || !gst_gpu_srtp_auth_from_nick (gst_structure_get_string (s,
@@ -494,21 +541,32 @@ gst_gpu_srtp_key_info_from_structure (const GstStructure * s,
         "srtcp-auth";
     return FALSE;
   }
-  if (gst_structure_has_field (s, "mki")) {
-    *why = "MKI is not supported";
-    return FALSE;
-  }
-  key = gst_value_get_buffer (kv);
-  klen = key ? gst_buffer_get_size (key) : 0;
-  if (klen != gst_gpu_srtp_key_length (rtp_c) || klen > sizeof info->key) {
-    *why = "srtp-key has the wrong length for srtp-cipher";
-    return FALSE;
+  info->key_len = gst_gpu_srtp_key_length (rtp_c);
+  with_mki = gst_structure_has_field (s, "mki");
+  if (!key_info_take (s, "srtp-key", with_mki ? "mki" : NULL, info, 0, why))
+    goto fail;
+  info->n_keys = 1;
+  /* as srtpdec: srtp-key2 + mki2, srtp-key3 + mki3 ... while both are there */
+  for (i = 1; with_mki && i < GST_GPU_SRTP_MAX_KEYS; i++) {
+    gchar key_field[16], mki_field[16];
+
+    g_snprintf (key_field, sizeof key_field, "srtp-key%u", i + 1);
+    g_snprintf (mki_field, sizeof mki_field, "mki%u", i + 1);
+    if (!gst_structure_has_field (s, key_field) ||
+        !gst_structure_has_field (s, mki_field))
+      break;
+    if (!key_info_take (s, key_field, mki_field, info, i, why))
+      goto fail;
+    info->n_keys++;
   }
   info->rtp = gst_gpu_srtp_policy (rtp_c, rtp_a);
   info->rtcp = gst_gpu_srtp_policy (rtcp_c, rtcp_a);
-  info->key_len = gst_buffer_extract (key, 0, info->key, klen);
   info->have_roc = gst_structure_get_uint (s, "roc", &info->roc);
   return TRUE;
+
+fail:
+  gst_gpu_srtp_key_info_clear (info);
+  return FALSE;
 }
 
 void
@@ -521,6 +579,7 @@ gst_gpu_srtp_key_info_clear (GstGpuSrtpKeyInfo * info)
   for (i = 0; i < sizeof info->key; i++)
     p[i] = 0;
   info->key_len = 0;
+  info->n_keys = 0;
 }
 
 gboolean

@@ -71,11 +71,12 @@ gsize gst_gpu_srtp_key_length (GstGpuSrtpCipherType cipher);
 
 /* A stream's source caps: sink_caps (NULL: application/x-rtp) renamed
  * application/x-srtp, or x-srtcp when is_rtcp, with the fields srtpdec keys
- * from. With GCM the auth announced is null, as srtpenc's caps say (the
- * auth setting does not apply; srtpdec reads GCM plus an HMAC auth as
- * another policy). */
+ * from (mki only when mki is not NULL). With GCM the auth announced is null,
+ * as srtpenc's caps say (the auth setting does not apply; srtpdec reads GCM
+ * plus an HMAC auth as another policy). */
 GstCaps *gst_gpu_srtp_make_src_caps (const GstCaps * sink_caps,
-    gboolean is_rtcp, GstBuffer * key, GstGpuSrtpCipherType rtp_cipher,
+    gboolean is_rtcp, GstBuffer * key, GstBuffer * mki,
+    GstGpuSrtpCipherType rtp_cipher,
     GstGpuSrtpAuthType rtp_auth, GstGpuSrtpCipherType rtcp_cipher,
     GstGpuSrtpAuthType rtcp_auth);
 
@@ -86,12 +87,19 @@ GstCaps *gst_gpu_srtp_caps_for_log (const GstCaps * caps);
 /* len bytes from the kernel's CSPRNG (getrandom); FALSE if it failed. */
 gboolean gst_gpu_srtp_random_bytes (guint8 * out, gsize len);
 
-/* The policies, key and ROC carried by an SRTP caps structure (sink caps of
- * srtpdec, or what request-key returns). The key is copied into key. */
+/* srtpdec reads srtp-key + mki, then srtp-key2 + mki2 ... up to libsrtp's
+ * SRTP_MAX_NUM_MASTER_KEYS. */
+#define GST_GPU_SRTP_MAX_KEYS 16
+
+/* The policies, master keys and ROC carried by an SRTP caps structure
+ * (sink caps of srtpdec, or what request-key returns). Keys are copied. */
 typedef struct {
   GsSrtpPolicy rtp, rtcp;
-  guint8 key[64];
-  gsize key_len;
+  guint n_keys;                 /* 1, or more with MKIs */
+  gsize key_len;                /* the same for every key */
+  gsize mki_len;                /* 0: no MKI; else the same for every key */
+  guint8 key[GST_GPU_SRTP_MAX_KEYS][64];
+  guint8 mki[GST_GPU_SRTP_MAX_KEYS][GSRTP_MAX_MKI];
   gboolean have_roc;
   guint32 roc;
 } GstGpuSrtpKeyInfo;

@@ -650,7 +650,7 @@ srtp_src_caps (RtGpuStage * st, GstCaps * sink_caps)
   gboolean is_rtcp = gst_caps_get_size (sink_caps) > 0 &&
       gst_structure_has_name (gst_caps_get_structure (sink_caps, 0),
       "application/x-rtcp");
-  GstCaps *caps = gst_gpu_srtp_make_src_caps (sink_caps, is_rtcp, key,
+  GstCaps *caps = gst_gpu_srtp_make_src_caps (sink_caps, is_rtcp, key, NULL,
       st->srtp_cipher, st->srtp_auth, st->srtp_cipher, st->srtp_auth);
 
   gst_buffer_unref (key);

@@ -19,6 +19,12 @@
  * SSRC, too short) are dropped, counted in `stats` and warned about at most
  * once a second; the stream goes on. Buffer lists are checked as one batch.
  *
+ * With an `mki` in the caps every packet must carry it; caps may add more
+ * master keys as srtpdec reads them (`srtp-key2` + `mki2` ... up to 16): a
+ * packet picks its key by its MKI, and the stream keeps its ROC and replay
+ * window across the change. A packet with an unknown MKI is dropped and
+ * counted (`bad-mki-count`).
+ *
  * `soft-limit` is emitted once per SSRC when its index enters the last ROC
  * (2^48 - 2^16 packets), `hard-limit` when the index space is exhausted; caps
  * returned by either replace the key of that SSRC (the packet that hit the
@@ -88,7 +94,9 @@ GST_STATIC_PAD_TEMPLATE ("rtcp_src", GST_PAD_SRC, GST_PAD_ALWAYS,
 typedef struct
 {
   guint32 ssrc;
-  GsSrtpCtx ctx;
+  GsSrtpCtx ctx;                /* the master key in use, ROC, replay windows */
+  GsSrtpCtx *keys;              /* with MKIs: every master key (keys only) */
+  guint n_keys;
   GstGpuSrtpKeyInfo info;       /* to tell a re-sent key from a new one */
   gboolean soft_limit;
 } DecStream;
@@ -109,7 +117,7 @@ struct _GstGpuSrtpDec
   GHashTable *streams;          /* ssrc -> DecStream */
   GstCaps *fallback;            /* key caps without ssrc */
   guint64 st_recv, st_drop, st_auth, st_replay, st_unknown, st_short;
-  guint64 st_bad_header, st_exhausted, st_batches;
+  guint64 st_bad_header, st_exhausted, st_batches, st_bad_mki;
   gint64 last_warn;
 };
 
@@ -126,9 +134,58 @@ dec_stream_free (gpointer data)
 {
   DecStream *s = data;
 
+  guint i;
+
   gsrtp_ctx_clear (&s->ctx);
+  for (i = 0; i < s->n_keys; i++)
+    gsrtp_ctx_clear (&s->keys[i]);
+  g_free (s->keys);
   gst_gpu_srtp_key_info_clear (&s->info);
   g_free (s);
+}
+
+/* The same master keys, MKIs and policies as info (ROC aside). */
+static gboolean
+dec_same_keys (const GstGpuSrtpKeyInfo * a, const GstGpuSrtpKeyInfo * b)
+{
+  guint i;
+
+  if (a->n_keys != b->n_keys || a->key_len != b->key_len ||
+      a->mki_len != b->mki_len ||
+      memcmp (&a->rtp, &b->rtp, sizeof a->rtp) != 0 ||
+      memcmp (&a->rtcp, &b->rtcp, sizeof a->rtcp) != 0)
+    return FALSE;
+  for (i = 0; i < a->n_keys; i++)
+    if (memcmp (a->key[i], b->key[i], a->key_len) != 0 ||
+        memcmp (a->mki[i], b->mki[i], a->mki_len) != 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* One context per master key of info into ctx (key 0) and, with several
+ * keys, keys[]. */
+static GsSrtpResult
+dec_stream_init_keys (DecStream * s, const GstGpuSrtpKeyInfo * info,
+    guint window)
+{
+  GsSrtpResult r;
+  guint i;
+
+  r = gsrtp_ctx_init (&s->ctx, info->rtp, info->rtcp, info->key[0],
+      info->key_len, window);
+  if (r == GSRTP_OK)
+    r = gsrtp_ctx_set_mki (&s->ctx, info->mki[0], info->mki_len);
+  if (r != GSRTP_OK || info->n_keys < 2)
+    return r;
+  s->keys = g_new0 (GsSrtpCtx, info->n_keys);
+  s->n_keys = info->n_keys;
+  for (i = 0; i < info->n_keys && r == GSRTP_OK; i++) {
+    r = gsrtp_ctx_init (&s->keys[i], info->rtp, info->rtcp, info->key[i],
+        info->key_len, window);
+    if (r == GSRTP_OK)
+      r = gsrtp_ctx_set_mki (&s->keys[i], info->mki[i], info->mki_len);
+  }
+  return r;
 }
 
 /* Installs (or keeps, when the same key comes again) the context of ssrc.
@@ -140,17 +197,13 @@ dec_set_stream (GstGpuSrtpDec * self, guint32 ssrc,
   DecStream *s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrc));
   GsSrtpResult r;
 
-  if (s && !info->have_roc && s->info.key_len == info->key_len &&
-      memcmp (s->info.key, info->key, info->key_len) == 0 &&
-      memcmp (&s->info.rtp, &info->rtp, sizeof info->rtp) == 0 &&
-      memcmp (&s->info.rtcp, &info->rtcp, sizeof info->rtcp) == 0)
+  if (s && !info->have_roc && dec_same_keys (&s->info, info))
     return TRUE;
 
   s = g_new0 (DecStream, 1);
   s->ssrc = ssrc;
   s->info = *info;
-  r = gsrtp_ctx_init (&s->ctx, info->rtp, info->rtcp, info->key,
-      info->key_len, MIN (window, GSRTP_MAX_WINDOW));
+  r = dec_stream_init_keys (s, info, MIN (window, GSRTP_MAX_WINDOW));
   if (r != GSRTP_OK) {
     GST_WARNING_OBJECT (self, "SSRC 0x%08x: cannot use the key: %s", ssrc,
         gsrtp_result_name (r));
@@ -159,8 +212,9 @@ dec_set_stream (GstGpuSrtpDec * self, guint32 ssrc,
   }
   if (info->have_roc)
     gsrtp_ctx_set_roc (&s->ctx, info->roc);
-  GST_INFO_OBJECT (self, "SSRC 0x%08x: key set (%s)", ssrc,
-      info->have_roc ? "with ROC" : "ROC 0");
+  GST_INFO_OBJECT (self, "SSRC 0x%08x: %u master key(s) set (%s%s)", ssrc,
+      info->n_keys, info->have_roc ? "with ROC" : "ROC 0",
+      info->mki_len ? ", with MKI" : "");
   g_hash_table_replace (self->streams, GUINT_TO_POINTER (ssrc), s);
   return TRUE;
 }
@@ -249,6 +303,36 @@ dec_limit (GstGpuSrtpDec * self, guint sig, guint32 ssrc)
   }
 }
 
+/* A packet refused for its MKI: when the stream has a master key with that
+ * MKI, switch to it (ROC and replay state stay) and unprotect again. Called
+ * with the lock, the packet still mapped and untouched. */
+static GsSrtpResult
+dec_try_other_key (GstGpuSrtpDec * self, GsSrtpPacket * pkt, guint32 ssrc)
+{
+  DecStream *s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrc));
+  const guint8 *mki;
+  GsSrtpResult r = GSRTP_ERR_BAD_MKI;
+  size_t out = 0;
+  guint i;
+
+  if (!s || s->n_keys < 2)
+    return r;
+  mki = gsrtp_packet_mki (&s->ctx, pkt->data, pkt->len, pkt->is_rtcp);
+  for (i = 0; mki && i < s->n_keys; i++) {
+    if (memcmp (mki, s->keys[i].rtp_keys.mki, s->info.mki_len) != 0)
+      continue;
+    GST_INFO_OBJECT (self, "SSRC 0x%08x: now master key %u (by its MKI)",
+        ssrc, i + 1);
+    gsrtp_ctx_take_keys (&s->ctx, &s->keys[i]);
+    r = pkt->is_rtcp ? gsrtp_rtcp_unprotect (&s->ctx, pkt->data, pkt->len,
+        &out) : gsrtp_rtp_unprotect (&s->ctx, pkt->data, pkt->len, &out);
+    if (r == GSRTP_OK)
+      pkt->len = (uint32_t) out;
+    break;
+  }
+  return r;
+}
+
 /* Unprotects n buffers of one pad as one batch and pushes what passed, as a
  * list when as_list. Takes the buffers. */
 static GstFlowReturn
@@ -326,6 +410,8 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
   for (i = 0; i < k; i++) {
     GsSrtpResult r = pkts[i].result;
 
+    if (r == GSRTP_ERR_BAD_MKI)
+      r = pkts[i].result = dec_try_other_key (self, &pkts[i], ssrcs[i]);
     gst_buffer_unmap (bufs[i], &maps[i]);
     if (r == GSRTP_OK) {
       DecStream *s;
@@ -350,6 +436,9 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
         break;
       case GSRTP_ERR_TOO_SHORT:
         self->st_short++;
+        break;
+      case GSRTP_ERR_BAD_MKI:
+        self->st_bad_mki++;
         break;
       case GSRTP_ERR_INDEX_EXHAUSTED:{
         guint32 l[2] = { SIGNAL_HARD_LIMIT, ssrcs[i] };
@@ -460,12 +549,12 @@ dec_sink_caps (GstGpuSrtpDec * self, GstPad * pad, GstCaps * caps)
     gst_gpu_srtp_key_info_clear (&info);
   }
 
-  out = gst_caps_copy (caps);
+  out = gst_gpu_srtp_caps_for_log (caps);    /* no key fields left */
   for (i = 0; i < gst_caps_get_size (out); i++) {
     GstStructure *o = gst_caps_get_structure (out, i);
 
-    gst_structure_remove_fields (o, "srtp-key", "srtp-cipher", "srtp-auth",
-        "srtcp-cipher", "srtcp-auth", "roc", "mki", NULL);
+    gst_structure_remove_fields (o, "srtp-cipher", "srtp-auth",
+        "srtcp-cipher", "srtcp-auth", "roc", NULL);
     gst_structure_set_name (o, is_rtcp ? "application/x-rtcp" :
         "application/x-rtp");
   }
@@ -601,6 +690,7 @@ gst_gpu_srtp_dec_get_stats (GstGpuSrtpDec * self)
       "too-short-count", G_TYPE_UINT64, self->st_short,
       "bad-header-count", G_TYPE_UINT64, self->st_bad_header,
       "hard-limit-count", G_TYPE_UINT64, self->st_exhausted,
+      "bad-mki-count", G_TYPE_UINT64, self->st_bad_mki,
       "batches", G_TYPE_UINT64, self->st_batches,
       "backend", G_TYPE_STRING, "cpu", NULL);
   g_mutex_unlock (&self->lock);

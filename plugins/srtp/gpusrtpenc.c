@@ -52,6 +52,7 @@ enum
 {
   PROP_0,
   PROP_KEY,
+  PROP_MKI,
   PROP_RTP_CIPHER,
   PROP_RTP_AUTH,
   PROP_RTCP_CIPHER,
@@ -127,6 +128,7 @@ typedef struct
 {
   guint gen;
   GstBuffer *key;
+  GstBuffer *mki;               /* NULL: no MKI */
   GstGpuSrtpCipherType rtp_cipher, rtcp_cipher;
   GstGpuSrtpAuthType rtp_auth, rtcp_auth;
   guint window;
@@ -140,8 +142,9 @@ struct _GstGpuSrtpEnc
 
   GstGpuStreamGpu gpu;
 
-  /* settings, object lock; gen counts changes of key / cipher / auth */
+  /* settings, object lock; gen counts changes of key / mki / cipher / auth */
   GstBuffer *key;
+  GstBuffer *mki;
   GstGpuSrtpCipherType rtp_cipher, rtcp_cipher;
   GstGpuSrtpAuthType rtp_auth, rtcp_auth;
   gboolean random_key;
@@ -239,6 +242,7 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
   }
   set->gen = self->gen;
   set->key = self->key ? gst_buffer_ref (self->key) : NULL;
+  set->mki = self->mki ? gst_buffer_ref (self->mki) : NULL;
   set->rtp_cipher = self->rtp_cipher;
   set->rtcp_cipher = self->rtcp_cipher;
   set->rtp_auth = self->rtp_auth;
@@ -249,6 +253,7 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
   GST_OBJECT_UNLOCK (self);
 
   if (!set->key) {
+    gst_clear_buffer (&set->mki);
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
         ("No key: set \"key\" (master key || salt) or random-key=true"));
     return FALSE;
@@ -264,9 +269,26 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
             gst_gpu_srtp_cipher_nick (set->rtcp_cipher), want,
             gst_gpu_srtp_key_length (set->rtcp_cipher)));
     gst_clear_buffer (&set->key);
+    gst_clear_buffer (&set->mki);
+    return FALSE;
+  }
+  if (set->mki && (gst_buffer_get_size (set->mki) == 0 ||
+          gst_buffer_get_size (set->mki) > GSRTP_MAX_MKI)) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
+        ("mki is %" G_GSIZE_FORMAT " bytes, it must be 1 to %d",
+            gst_buffer_get_size (set->mki), GSRTP_MAX_MKI));
+    gst_clear_buffer (&set->key);
+    gst_clear_buffer (&set->mki);
     return FALSE;
   }
   return TRUE;
+}
+
+static void
+enc_settings_clear (EncSettings * set)
+{
+  gst_clear_buffer (&set->key);
+  gst_clear_buffer (&set->mki);
 }
 
 static void enc_push_event (GstGpuSrtpEnc * self, EncPair * pair,
@@ -290,7 +312,7 @@ enc_ensure_caps (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set)
   GST_OBJECT_UNLOCK (self);
 
   caps = gst_gpu_srtp_make_src_caps (sink_caps, pair->is_rtcp, set->key,
-      set->rtp_cipher, set->rtp_auth, set->rtcp_cipher, set->rtcp_auth);
+      set->mki, set->rtp_cipher, set->rtp_auth, set->rtcp_cipher, set->rtcp_auth);
   log = gst_gpu_srtp_caps_for_log (caps);
   GST_DEBUG_OBJECT (srcpad, "caps (key removed here) %" GST_PTR_FORMAT, log);
   gst_caps_unref (log);
@@ -319,6 +341,11 @@ enc_stream_get (GstGpuSrtpEnc * self, guint32 ssrc, const EncSettings * set)
       gst_gpu_srtp_policy (set->rtcp_cipher, set->rtcp_auth),
       map.data, map.size, 0);
   gst_buffer_unmap (set->key, &map);
+  if (r == GSRTP_OK && set->mki) {
+    gst_buffer_map (set->mki, &map, GST_MAP_READ);
+    r = gsrtp_ctx_set_mki (&s->ctx, map.data, map.size);
+    gst_buffer_unmap (set->mki, &map);
+  }
   if (r != GSRTP_OK) {
     GST_WARNING_OBJECT (self, "context for SSRC 0x%08x: %s", ssrc,
         gsrtp_result_name (r));
@@ -440,8 +467,9 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
   GsSrtpPolicy rtp_pol = gst_gpu_srtp_policy (set->rtp_cipher, set->rtp_auth);
   GsSrtpPolicy rtcp_pol = gst_gpu_srtp_policy (set->rtcp_cipher,
       set->rtcp_auth);
-  gsize overhead = pair->is_rtcp ? gsrtp_rtcp_overhead (rtcp_pol) :
-      gsrtp_rtp_overhead (rtp_pol);
+  gsize overhead = (pair->is_rtcp ? gsrtp_rtcp_overhead (rtcp_pol) :
+      gsrtp_rtp_overhead (rtp_pol)) +
+      (set->mki ? gst_buffer_get_size (set->mki) : 0);
   guint i, k = 0;
 
   g_mutex_lock (&self->lock);
@@ -722,7 +750,7 @@ enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
   }
   enc_ensure_caps (self, pair, &set);
   items = enc_prepare (self, pair, &set, in, n, &k);
-  gst_buffer_unref (set.key);
+  enc_settings_clear (&set);
 
   if (self->scheduled) {
     for (i = 0; i < k; i++)
@@ -822,7 +850,7 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
        * error) */
       if (enc_settings_get (self, &set)) {
         enc_ensure_caps (self, pair, &set);
-        gst_buffer_unref (set.key);
+        enc_settings_clear (&set);
       }
       return TRUE;
     }
@@ -1324,6 +1352,11 @@ gst_gpu_srtp_enc_set_property (GObject * object, guint prop_id,
       self->key = g_value_dup_boxed (value);
       self->gen++;
       break;
+    case PROP_MKI:
+      gst_clear_buffer (&self->mki);
+      self->mki = g_value_dup_boxed (value);
+      self->gen++;
+      break;
     case PROP_RTP_CIPHER:
       self->rtp_cipher = g_value_get_enum (value);
       self->gen++;
@@ -1382,6 +1415,9 @@ gst_gpu_srtp_enc_get_property (GObject * object, guint prop_id,
     case PROP_KEY:
       g_value_set_boxed (value, self->key);
       break;
+    case PROP_MKI:
+      g_value_set_boxed (value, self->mki);
+      break;
     case PROP_RTP_CIPHER:
       g_value_set_enum (value, self->rtp_cipher);
       break;
@@ -1424,6 +1460,7 @@ gst_gpu_srtp_enc_finalize (GObject * object)
   g_clear_pointer (&self->sched, gst_gpustream_scheduler_free);
   g_clear_pointer (&self->streams, g_hash_table_unref);
   gst_clear_buffer (&self->key);
+  gst_clear_buffer (&self->mki);
   g_mutex_clear (&self->protect_lock);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1448,6 +1485,12 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
           "Master key || master salt (30 bytes for aes-128-icm and null, 46 "
           "for aes-256-icm, 28 for aes-128-gcm, 44 for aes-256-gcm); may be "
           "changed while playing: new contexts and caps for what follows",
+          GST_TYPE_BUFFER, flags_playing));
+  g_object_class_install_property (gobject_class, PROP_MKI,
+      g_param_spec_boxed ("mki", "MKI",
+          "Master Key Identifier (NULL means no MKI), 1 to 128 bytes, sent in "
+          "every packet and in the caps (mki) as srtpenc does; a change starts "
+          "new contexts like a key change",
           GST_TYPE_BUFFER, flags_playing));
   g_object_class_install_property (gobject_class, PROP_RTP_CIPHER,
       g_param_spec_enum ("rtp-cipher", "RTP Cipher", "RTP Cipher",

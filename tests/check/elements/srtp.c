@@ -315,8 +315,8 @@ return_caps_cb (GstElement * dec, guint ssrc, gpointer user_data)
  * carry the SSRC (two appsrc threads), and srtpdec only keys from caps with
  * an ssrc. */
 static void
-check_roundtrip (const gchar * enc, const gchar * dec, guint seq,
-    const gchar * cipher, const gchar * auth)
+check_roundtrip_mki (const gchar * enc, const gchar * dec, guint seq,
+    const gchar * cipher, const gchar * auth, const gchar * mki_hex)
 {
   GstCaps *caps, *rtcp_caps = gst_caps_new_empty_simple ("application/x-rtcp");
   GPtrArray *rtp = make_audio_rtp (0x55667788, seq, 60, &caps);
@@ -333,9 +333,10 @@ check_roundtrip (const gchar * enc, const gchar * dec, guint seq,
   desc = g_strdup_printf ("appsrc name=r ! e.rtp_sink_0 "
       "appsrc name=c ! e.rtcp_sink_0 "
       "%s name=e key=%s rtp-cipher=%s rtp-auth=%s rtcp-cipher=%s rtcp-auth=%s "
-      "e.rtp_src_0 ! d.rtp_sink  e.rtcp_src_0 ! d.rtcp_sink "
+      "%s%s e.rtp_src_0 ! d.rtp_sink  e.rtcp_src_0 ! d.rtcp_sink "
       "%s name=d  d.rtp_src ! appsink name=a  d.rtcp_src ! appsink name=b",
-      enc, hex, cipher, auth, cipher, auth, dec);
+      enc, hex, cipher, auth, cipher, auth, mki_hex ? "mki=" : "",
+      mki_hex ? mki_hex : "", dec);
   p = parse (desc);
   {
     GstElement *d = gst_bin_get_by_name (GST_BIN (p), "d");
@@ -344,6 +345,13 @@ check_roundtrip (const gchar * enc, const gchar * dec, guint seq,
         "srtp-key", GST_TYPE_BUFFER, kb, "srtp-cipher", G_TYPE_STRING, cipher,
         "srtp-auth", G_TYPE_STRING, auth, "srtcp-cipher", G_TYPE_STRING,
         cipher, "srtcp-auth", G_TYPE_STRING, auth, NULL);
+    if (mki_hex) {
+      GValue v = G_VALUE_INIT;
+      g_value_init (&v, GST_TYPE_BUFFER);
+      fail_unless (gst_value_deserialize (&v, mki_hex));
+      gst_caps_set_value (kc, "mki", &v);
+      g_value_unset (&v);
+    }
     g_signal_connect_data (d, "request-key", G_CALLBACK (return_caps_cb), kc,
         (GClosureNotify) (void (*) (void)) gst_caps_unref, 0);
     gst_buffer_unref (kb);
@@ -364,6 +372,13 @@ check_roundtrip (const gchar * enc, const gchar * dec, guint seq,
   g_ptr_array_unref (rtcp);
   gst_caps_unref (caps);
   gst_caps_unref (rtcp_caps);
+}
+
+static void
+check_roundtrip (const gchar * enc, const gchar * dec, guint seq,
+    const gchar * cipher, const gchar * auth)
+{
+  check_roundtrip_mki (enc, dec, seq, cipher, auth, NULL);
 }
 
 GST_START_TEST (test_interop_gpusrtpenc_srtpdec)
@@ -770,6 +785,206 @@ GST_START_TEST (test_negative)
 
 GST_END_TEST;
 
+/* ---- MKI ---- */
+
+/* srtpenc and gpusrtpenc with the same key and MKI: the same bytes, RTP and
+ * RTCP, and the MKI in the source caps. */
+GST_START_TEST (test_mki_identical_to_srtpenc)
+{
+  static const gchar *pols[][2] = { {"aes-128-icm", "hmac-sha1-80"},
+  {"aes-256-icm", "hmac-sha1-32"}, {"aes-128-gcm", "null"}
+  };
+  GstCaps *caps, *rtcp_caps = gst_caps_new_empty_simple ("application/x-rtcp");
+  GPtrArray *rtp = make_audio_rtp (0x1234abcd, 65530, 20, &caps);
+  GPtrArray *rtcp = make_rtcp (0x1234abcd, 5);
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (pols); k++) {
+    guint c;
+    gchar *hex, *pol, *desc;
+    GstElement *p;
+    Feed feeds[] = { {"r", caps, rtp, FALSE}, {"c", rtcp_caps, rtcp, FALSE} };
+    const gchar *sinks[] = { "a1", "a2", "c1", "c2" };
+    Collected *out[4];
+    GstBuffer *mki = NULL;
+    GstMapInfo map;
+
+    for (c = 0; strcmp (ciphers[c], pols[k][0]); c++);
+    hex = key_hex (key46, key_len_for (c));
+    pol = g_strdup_printf ("rtp-cipher=%s rtp-auth=%s rtcp-cipher=%s "
+        "rtcp-auth=%s key=%s mki=%s", pols[k][0], pols[k][1], pols[k][0],
+        pols[k][1], hex, k == 0 ? "c0ffee01" : "a5");
+    desc = g_strdup_printf ("appsrc name=r ! tee name=t "
+        "appsrc name=c ! tee name=u "
+        "srtpenc name=e1 %s gpusrtpenc name=e2 %s %s "
+        "t. ! queue ! e1.rtp_sink_0  t. ! queue ! e2.rtp_sink_0 "
+        "u. ! queue ! e1.rtcp_sink_0  u. ! queue ! e2.rtcp_sink_0 "
+        "e1.rtp_src_0 ! appsink name=a1  e2.rtp_src_0 ! appsink name=a2 "
+        "e1.rtcp_src_0 ! appsink name=c1  e2.rtcp_src_0 ! appsink name=c2",
+        pol, pol, enc_modes[__i__]);
+    p = parse (desc);
+    fail_unless (run_pipeline (p, feeds, 2, sinks, out, 4));
+    fail_unless_equals_int (out[1]->bytes->len, rtp->len);
+    assert_same (out[0]->bytes, out[1]->bytes, "rtp with mki");
+    fail_unless_equals_int (out[3]->bytes->len, rtcp->len);
+    assert_same (out[2]->bytes, out[3]->bytes, "rtcp with mki");
+    fail_unless (gst_structure_get (gst_caps_get_structure (out[1]->caps, 0),
+            "mki", GST_TYPE_BUFFER, &mki, NULL), "no mki in the caps");
+    gst_buffer_map (mki, &map, GST_MAP_READ);
+    fail_unless (map.size == (k == 0 ? 4 : 1) && map.data[0] ==
+        (k == 0 ? 0xc0 : 0xa5));
+    gst_buffer_unmap (mki, &map);
+    gst_buffer_unref (mki);
+    for (guint i = 0; i < 4; i++)
+      collected_free (out[i]);
+    gst_object_unref (p);
+    g_free (desc);
+    g_free (pol);
+    g_free (hex);
+  }
+  g_ptr_array_unref (rtp);
+  g_ptr_array_unref (rtcp);
+  gst_caps_unref (caps);
+  gst_caps_unref (rtcp_caps);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_mki_interop)
+{
+  check_roundtrip_mki ("gpusrtpenc", "srtpdec", 100, "aes-128-icm",
+      "hmac-sha1-80", "01020304");
+  check_roundtrip_mki ("srtpenc", "gpusrtpdec", 100, "aes-128-icm",
+      "hmac-sha1-80", "01020304");
+  check_roundtrip_mki ("gpusrtpenc", "srtpdec", 100, "aes-128-gcm", "null",
+      "0102");
+  check_roundtrip_mki ("srtpenc", "gpusrtpdec", 100, "aes-256-gcm", "null",
+      "0102");
+}
+
+GST_END_TEST;
+
+/* Packets of one SSRC protected by srtpenc under key 1 / MKI 1, then key 2 /
+ * MKI 2 (a new srtpenc session: ROC 0, so no wrap here; the kernel test
+ * covers the ROC across a key switch), plus one packet with an MKI
+ * nobody announced: srtpdec and gpusrtpdec, keyed by the same caps
+ * (srtp-key + mki, srtp-key2 + mki2), deliver the same packets, and
+ * gpusrtpdec counts the stranger. */
+static GPtrArray *
+srtpenc_run (GPtrArray * rtp, guint from, guint to, GstCaps * caps,
+    const gchar * key_hex_s, const gchar * mki_hex)
+{
+  gchar *desc = g_strdup_printf ("appsrc name=r ! srtpenc key=%s mki=%s ! "
+      "appsink name=o", key_hex_s, mki_hex);
+  GstElement *p = parse (desc);
+  GPtrArray *part = g_ptr_array_new ();
+  Feed f = { "r", caps, part, FALSE };
+  const gchar *o[] = { "o" };
+  Collected *out;
+  GPtrArray *res;
+  guint i;
+
+  for (i = from; i < to; i++)
+    g_ptr_array_add (part, rtp->pdata[i]);
+  fail_unless (run_pipeline (p, &f, 1, o, &out, 1));
+  res = g_ptr_array_ref (out->bytes);
+  collected_free (out);
+  gst_object_unref (p);
+  g_ptr_array_unref (part);
+  g_free (desc);
+  return res;
+}
+
+GST_START_TEST (test_mki_two_keys)
+{
+  static const guint8 key2[30] = { 0x90, 0x91, 0x92, 0x93, 0x94, 0x95, 0x96,
+    0x97, 0x98, 0x99, 0x9a, 0x9b, 0x9c, 0x9d, 0x9e, 0x9f, 0xa0, 0xa1, 0xa2,
+    0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xaa, 0xab, 0xac, 0xad
+  };
+  static const guint8 mki1[4] = { 0, 0, 0, 1 }, mki2[4] = { 0, 0, 0, 2 };
+  GstCaps *caps, *scaps;
+  GPtrArray *rtp = make_audio_rtp (0x31415926, 1000, 40, &caps);
+  gchar *hex1 = key_hex (key46, 30), *hex2 = key_hex (key2, 30);
+  GPtrArray *a = srtpenc_run (rtp, 0, 20, caps, hex1, "00000001");
+  GPtrArray *b = srtpenc_run (rtp, 20, 40, caps, hex2, "00000002");
+  GPtrArray *in = g_ptr_array_new ();
+  GstBuffer *k1 = gst_buffer_new_memdup (key46, 30);
+  GstBuffer *k2 = gst_buffer_new_memdup (key2, 30);
+  GstBuffer *m1 = gst_buffer_new_memdup (mki1, 4);
+  GstBuffer *m2 = gst_buffer_new_memdup (mki2, 4);
+  GBytes *stranger;
+  const gchar *o[] = { "o" };
+  Collected *out[2];
+  guint i, d;
+
+  fail_unless_equals_int (a->len, 20);
+  fail_unless_equals_int (b->len, 20);
+  {
+    /* b's first packet again with MKI 3: unknown, dropped */
+    gsize len;
+    guint8 *dd = g_bytes_unref_to_data (g_bytes_ref (b->pdata[0]), &len);
+    dd[len - 10 - 1] = 3;
+    stranger = g_bytes_new_take (dd, len);
+  }
+  for (i = 0; i < 20; i++)
+    g_ptr_array_add (in, a->pdata[i]);
+  g_ptr_array_add (in, stranger);
+  for (i = 0; i < 20; i++)
+    g_ptr_array_add (in, b->pdata[i]);
+
+  scaps = gst_caps_copy (caps);
+  gst_structure_set_name (gst_caps_get_structure (scaps, 0),
+      "application/x-srtp");
+  gst_caps_set_simple (scaps, "ssrc", G_TYPE_UINT, 0x31415926,
+      "srtp-key", GST_TYPE_BUFFER, k1, "mki", GST_TYPE_BUFFER, m1,
+      "srtp-key2", GST_TYPE_BUFFER, k2, "mki2", GST_TYPE_BUFFER, m2,
+      "srtp-cipher", G_TYPE_STRING, "aes-128-icm",
+      "srtp-auth", G_TYPE_STRING, "hmac-sha1-80",
+      "srtcp-cipher", G_TYPE_STRING, "aes-128-icm",
+      "srtcp-auth", G_TYPE_STRING, "hmac-sha1-80", NULL);
+
+  for (d = 0; d < 2; d++) {
+    gchar *desc = g_strdup_printf ("appsrc name=s ! %s name=d ! appsink "
+        "name=o", d == 0 ? "srtpdec" : "gpusrtpdec");
+    GstElement *pipe = parse (desc);
+    Feed f = { "s", scaps, in, FALSE };
+
+    fail_unless (run_pipeline (pipe, &f, 1, o, &out[d], 1));
+    fail_unless_equals_int (out[d]->bytes->len, rtp->len);
+    assert_same (rtp, out[d]->bytes, d == 0 ? "srtpdec, two keys" :
+        "gpusrtpdec, two keys");
+    if (d == 1) {
+      GstElement *e = gst_bin_get_by_name (GST_BIN (pipe), "d");
+      GstStructure *stats;
+
+      g_object_get (e, "stats", &stats, NULL);
+      fail_unless_equals_int (stat_u64 (stats, "bad-mki-count"), 1);
+      fail_unless_equals_int (stat_u64 (stats, "recv-drop-count"), 1);
+      gst_structure_free (stats);
+      gst_object_unref (e);
+    }
+    gst_object_unref (pipe);
+    g_free (desc);
+  }
+  collected_free (out[0]);
+  collected_free (out[1]);
+  g_bytes_unref (stranger);
+  g_ptr_array_unref (in);
+  g_ptr_array_unref (a);
+  g_ptr_array_unref (b);
+  g_ptr_array_unref (rtp);
+  gst_buffer_unref (k1);
+  gst_buffer_unref (k2);
+  gst_buffer_unref (m1);
+  gst_buffer_unref (m2);
+  gst_caps_unref (scaps);
+  gst_caps_unref (caps);
+  g_free (hex1);
+  g_free (hex2);
+}
+
+GST_END_TEST;
+
 /* ---- key change, state cycles ---- */
 
 GST_START_TEST (test_key_change)
@@ -991,6 +1206,10 @@ srtp_suite (void)
   tcase_add_loop_test (tc, test_eight_ssrcs, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_loop_test (tc, test_buffer_lists, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_negative);
+  tcase_add_loop_test (tc, test_mki_identical_to_srtpenc, 0,
+      G_N_ELEMENTS (enc_modes));
+  tcase_add_test (tc, test_mki_interop);
+  tcase_add_test (tc, test_mki_two_keys);
   tcase_add_loop_test (tc, test_key_change, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_loop_test (tc, test_state_cycles, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_no_key_in_logs);
