@@ -11,7 +11,9 @@
  * overloaded worker, whose backlog and latency grow without bound (the
  * admission=off run passes 100 ms within half a second and ends near 500 ms). The busy processor costs 125 ns
  * per byte on one core, so the worker computes at most 8 MB/s; capacity is
- * set to 5 MB/s (a batch at capacity takes 1.25 ms of the 2 ms cycle). */
+ * set to 5 MB/s (a batch at capacity takes 1.25 ms of the 2 ms cycle).
+ * A run with misses is repeated (twice at most) only when a monitor thread
+ * saw the whole process stopped for 50 ms or more (run_timed). */
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsrc.h>
@@ -243,13 +245,89 @@ get_u64 (const GstStructure * s, const gchar * field)
   return v;
 }
 
+/* ---- stalls of the whole process ---------------------------------------- */
+
+/* A thread that wakes every millisecond and keeps the longest gap between
+ * wake-ups. A deadline miss while the whole process was stopped for half
+ * the deadline or more (a CPU-quota throttled container does that) says
+ * nothing about the scheduler: such a run is measured again, at most twice.
+ * A miss without such a stall fails at once. */
+typedef struct
+{
+  GThread *thread;
+  gint stop;
+  guint64 worst_gap;            /* ns */
+} StallMonitor;
+
+static gpointer
+stall_loop (gpointer data)
+{
+  StallMonitor *m = data;
+  gint64 last = g_get_monotonic_time ();
+
+  while (!g_atomic_int_get (&m->stop)) {
+    gint64 now;
+
+    g_usleep (1000);
+    now = g_get_monotonic_time ();
+    if ((guint64) (now - last) * 1000 > m->worst_gap)
+      m->worst_gap = (guint64) (now - last) * 1000;
+    last = now;
+  }
+  return NULL;
+}
+
+static void
+stall_monitor_start (StallMonitor * m)
+{
+  m->stop = 0;
+  m->worst_gap = 0;
+  m->thread = g_thread_new ("stall-monitor", stall_loop, m);
+}
+
+static guint64
+stall_monitor_stop (StallMonitor * m)
+{
+  g_atomic_int_set (&m->stop, 1);
+  g_thread_join (m->thread);
+  return m->worst_gap;
+}
+
+/* Runs attempt until it reports no deadline miss; a miss is excused (and
+ * the attempt repeated) only when the process itself stalled. */
+static void
+run_timed (guint64 (*attempt) (void), const gchar * what)
+{
+  guint i;
+
+  for (i = 0; i < 3; i++) {
+    StallMonitor m;
+    guint64 misses, gap;
+
+    stall_monitor_start (&m);
+    misses = attempt ();
+    gap = stall_monitor_stop (&m);
+    if (misses == 0)
+      return;
+    fail_unless (gap >= DEADLINE / 2, "%s: %" G_GUINT64_FORMAT " deadline "
+        "misses while the process never stalled (longest gap %" G_GUINT64_FORMAT
+        " ms)", what, misses, gap / GST_MSECOND);
+    g_print ("%s: %" G_GUINT64_FORMAT " misses while the whole process stalled "
+        "for %" G_GUINT64_FORMAT " ms: measuring again\n", what, misses,
+        gap / GST_MSECOND);
+  }
+  fail ("%s: deadline misses in 3 runs, each under a process stall", what);
+}
+
 /* ---- Theorem 1 ----------------------------------------------------------- */
 
-GST_START_TEST (test_theorem)
+static guint64
+theorem_attempt (void)
 {
   GstElement *q = make_queue (TRUE);
   Stream *streams[4];
   GstStructure *stats;
+  guint64 misses;
   guint i;
 
   /* 4 x 1.25 MB/s = capacity exactly */
@@ -267,21 +345,28 @@ GST_START_TEST (test_theorem)
   for (i = 0; i < 4; i++) {
     const GstStructure *st = stream_stats (stats, streams[i]);
 
-    fail_unless_equals_uint64 (get_u64 (st, "deadline-misses"), 0);
     fail_unless_equals_uint64 (get_u64 (st, "drops-policed"), 0);
     fail_unless_equals_uint64 (get_u64 (st, "packets"), 5500);
-    fail_unless (get_u64 (st, "latency-max") <= DEADLINE);
+    /* latency-max <= DEADLINE exactly when the stream has no miss */
+    fail_unless ((get_u64 (st, "latency-max") <= DEADLINE) ==
+        (get_u64 (st, "deadline-misses") == 0));
     fail_unless_equals_uint64 (streams[i]->received, 5500);
     fail_unless_equals_int (streams[i]->out_of_order, 0);
     fail_unless_equals_int (streams[i]->bad_pts, 0);
   }
-  fail_unless_equals_uint64 (get_u64 (stats, "deadline-misses"), 0);
+  misses = get_u64 (stats, "deadline-misses");
   gst_structure_free (stats);
 
   gst_element_set_state (q, GST_STATE_NULL);
   for (i = 0; i < 4; i++)
     stream_free (q, streams[i]);
   gst_object_unref (q);
+  return misses;
+}
+
+GST_START_TEST (test_theorem)
+{
+  run_timed (theorem_attempt, "theorem");
 }
 
 GST_END_TEST;
@@ -388,13 +473,15 @@ GST_END_TEST;
 
 /* ---- joining, leaving, policing ------------------------------------------ */
 
-GST_START_TEST (test_join_leave_police)
+static guint64
+join_leave_police_attempt (void)
 {
   GstElement *q = make_queue (TRUE);
   Stream *a, *b, *greedy, *late;
   Stream *first[2], *second[2];
   GstStructure *stats;
   const GstStructure *st;
+  guint64 misses;
 
   fail_unless ((a = stream_new (q, RATE, DEADLINE)) != NULL);
   fail_unless ((b = stream_new (q, RATE, DEADLINE)) != NULL);
@@ -424,7 +511,6 @@ GST_START_TEST (test_join_leave_police)
    * 200 ms burst, ~920 packets; ~1080 dropped */
   fail_unless (get_u64 (st, "drops-policed") > 800);
   fail_unless (get_u64 (st, "packets") < 1200);
-  fail_unless_equals_uint64 (get_u64 (st, "deadline-misses"), 0);
   st = stream_stats (stats, late);
   fail_unless_equals_uint64 (get_u64 (st, "packets"), 1000);
   fail_unless_equals_uint64 (get_u64 (st, "drops-policed"), 0);
@@ -443,14 +529,13 @@ GST_START_TEST (test_join_leave_police)
   GST_INFO ("%" GST_PTR_FORMAT, stats);
   st = stream_stats (stats, a);
   fail_unless_equals_uint64 (get_u64 (st, "packets"), 2500);
-  fail_unless_equals_uint64 (get_u64 (st, "deadline-misses"), 0);
   fail_unless_equals_uint64 (get_u64 (st, "drops-policed"), 0);
   st = stream_stats (stats, b);
   fail_unless_equals_uint64 (get_u64 (st, "packets"), 2500);
-  fail_unless_equals_uint64 (get_u64 (st, "deadline-misses"), 0);
   fail_unless_equals_uint64 (get_u64 (stats, "streams-admitted"), 5);
   fail_unless_equals_uint64 (get_u64 (stats, "streams-refused"), 1);
-  fail_unless_equals_uint64 (get_u64 (stats, "deadline-misses"), 0);
+  /* every stream's, the ones gone included */
+  misses = get_u64 (stats, "deadline-misses");
   gst_structure_free (stats);
   fail_unless_equals_int (a->out_of_order + b->out_of_order, 0);
 
@@ -458,6 +543,12 @@ GST_START_TEST (test_join_leave_police)
   stream_free (q, a);
   stream_free (q, b);
   gst_object_unref (q);
+  return misses;
+}
+
+GST_START_TEST (test_join_leave_police)
+{
+  run_timed (join_leave_police_attempt, "join/leave/police");
 }
 
 GST_END_TEST;
