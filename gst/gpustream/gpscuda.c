@@ -13,7 +13,9 @@ GstDebugCategory *gps_cuda_debug;
 #include "rlnc/rlnc_cuda.h"
 #include "srtp/srtp_cuda.h"
 
-/* The embedded fatbins and the one kernel each holds. */
+/* The embedded fatbins and the kernel taken from each; srtp_fatbin holds
+ * two, loaded as two modules (one function per module keeps the cache
+ * simple; the module is small). */
 static const struct {
   const gchar *quark_name;
   const unsigned char *fatbin;
@@ -24,6 +26,8 @@ static const struct {
       &rlnc_fatbin_size, RLNC_GPU_KERNEL_NAME},
   [GPS_KERNEL_SRTP_PROTECT] = {"gst-gpustream-srtp", srtp_fatbin,
       &srtp_fatbin_size, SRTP_GPU_KERNEL_NAME},
+  [GPS_KERNEL_SRTP_UNPROTECT] = {"gst-gpustream-srtp-unprotect", srtp_fatbin,
+      &srtp_fatbin_size, SRTP_GPU_UNPROTECT_KERNEL_NAME},
 };
 
 typedef struct {

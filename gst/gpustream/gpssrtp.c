@@ -1,5 +1,6 @@
 /* gpssrtp.c: what the SRTP elements share (gpssrtp.h): a batch of SRTP /
- * SRTCP protects on the GPU or the CPU, the enums, caps and key helpers. */
+ * SRTCP protects or unprotects on the GPU or the CPU, the enums, caps and
+ * key helpers. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -101,143 +102,276 @@ staging_ensure (SrtpStaging * st, gsize size)
 
 #define ALIGN16(x) (((x) + 15) & ~(gsize) 15)
 
-/* Keys of a context in the batch: index 2c (RTP) and 2c + 1 (RTCP). */
-static guint
-keys_index (GHashTable * seen, GArray * keys, GsSrtpCtx * ctx)
-{
-  gpointer v;
+/* The descriptors and key array of one batch, and its layout in the
+ * staging area: [keys][descs][out: one guint32 per packet][packets, each at
+ * a 16-byte aligned offset]. The same for protect (out: lengths) and
+ * unprotect (out: tag ok flags). */
+typedef struct {
+  GHashTable *seen;             /* GsSrtpCtx * -> index of its RTP keys */
+  GArray *keys;                 /* GsSrtpKeys: 2c RTP, 2c + 1 RTCP */
+  GsSrtpDesc *descs;
+  gsize *slot;                  /* per packet: index into descs, or G_MAXSIZE */
+  gsize nd;
+  gsize keys_off, descs_off, out_off, data_off, total;
+} SrtpBatch;
 
-  if (g_hash_table_lookup_extended (seen, ctx, NULL, &v))
-    return GPOINTER_TO_UINT (v);
-  g_array_append_val (keys, ctx->rtp_keys);
-  g_array_append_val (keys, ctx->rtcp_keys);
-  g_hash_table_insert (seen, ctx, GUINT_TO_POINTER (keys->len - 2));
-  return keys->len - 2;
+static void
+batch_init (SrtpBatch * b, gsize n)
+{
+  gsize i;
+
+  memset (b, 0, sizeof *b);
+  b->seen = g_hash_table_new (NULL, NULL);
+  b->keys = g_array_new (FALSE, FALSE, sizeof (GsSrtpKeys));
+  b->descs = g_new0 (GsSrtpDesc, n);
+  b->slot = g_new (gsize, n);
+  for (i = 0; i < n; i++)
+    b->slot[i] = G_MAXSIZE;
 }
 
-/* Host half of every packet, the layout, one copy in, one launch, one copy
- * out. FALSE only when a CUDA step failed; the prepared packets are then
- * finished on the CPU, so the caller has nothing left to do either way. */
+static void
+batch_clear (SrtpBatch * b)
+{
+  /* the key array holds session keys: leave no copy behind */
+  if (b->keys->len)
+    memset (b->keys->data, 0, b->keys->len * sizeof (GsSrtpKeys));
+  g_array_unref (b->keys);
+  g_hash_table_unref (b->seen);
+  g_free (b->descs);
+  g_free (b->slot);
+}
+
+/* Takes the next descriptor (filled by the caller's prepare) for packet i:
+ * sets its key index. */
+static void
+batch_add (SrtpBatch * b, const GsSrtpPacket * p, gsize i)
+{
+  GsSrtpCtx *ctx = p->ctx;
+  gpointer v;
+  guint k;
+
+  if (g_hash_table_lookup_extended (b->seen, ctx, NULL, &v)) {
+    k = GPOINTER_TO_UINT (v);
+  } else {
+    g_array_append_val (b->keys, ctx->rtp_keys);
+    g_array_append_val (b->keys, ctx->rtcp_keys);
+    k = b->keys->len - 2;
+    g_hash_table_insert (b->seen, ctx, GUINT_TO_POINTER (k));
+  }
+  b->descs[b->nd].keys = k + (p->is_rtcp ? 1 : 0);
+  b->slot[i] = b->nd++;
+}
+
+/* Packet i of the batch in the host staging buffer. */
+static guint8 *
+batch_packet (const SrtpStaging * st, const SrtpBatch * b, gsize i)
+{
+  return st->host + b->data_off + b->descs[b->slot[i]].offset;
+}
+
+/* Lays the batch out (room per packet: cap for protect, len for unprotect),
+ * copies it in, launches `which` and copies [out][packets] back, all on
+ * st's stream; on return the results are in st->host. The caller holds
+ * st->lock and reads the results before dropping it. NULL on success, else
+ * the step that failed (*res: its CUDA error, or CUDA_SUCCESS). */
+static const gchar *
+batch_run (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
+    GsSrtpPacket * pkts, gsize n, GpsKernel which, gboolean room_is_cap,
+    CUresult * res)
+{
+  CUfunction func;
+  const gchar *step = NULL;
+  gsize i;
+
+  *res = CUDA_SUCCESS;
+  b->keys_off = 0;
+  b->descs_off = ALIGN16 (b->keys_off + b->keys->len * sizeof (GsSrtpKeys));
+  b->out_off = ALIGN16 (b->descs_off + b->nd * sizeof (GsSrtpDesc));
+  b->data_off = ALIGN16 (b->out_off + b->nd * sizeof (guint32));
+  b->total = b->data_off;
+  for (i = 0; i < n; i++)
+    if (b->slot[i] != G_MAXSIZE) {
+      b->descs[b->slot[i]].offset = (guint32) (b->total - b->data_off);
+      b->total = ALIGN16 (b->total + (room_is_cap ? pkts[i].cap : pkts[i].len));
+      if (b->total - b->data_off > G_MAXUINT32)
+        return "batch over 4 GiB";
+    }
+
+  if (!gps_cuda_get_kernel (ctx, which, &func))
+    return "loading the kernel";
+  if (!gst_cuda_context_push (ctx))
+    return "pushing the CUDA context";
+#define CHECK(call, what) \
+  if ((*res = (call)) != CUDA_SUCCESS) { step = what; goto out; }
+  CHECK (staging_ensure (st, b->total), "allocating the staging buffers");
+
+  memcpy (st->host + b->keys_off, b->keys->data,
+      b->keys->len * sizeof (GsSrtpKeys));
+  memcpy (st->host + b->descs_off, b->descs, b->nd * sizeof (GsSrtpDesc));
+  for (i = 0; i < n; i++)
+    if (b->slot[i] != G_MAXSIZE)
+      memcpy (batch_packet (st, b, i), pkts[i].data, pkts[i].len);
+
+  CHECK (gps_cuda_copy_linear (st->host, NULL, 0, st->dev, b->total,
+          st->stream), "copying the batch to the device");
+  {
+    CUdeviceptr k = st->dev + b->keys_off, d = st->dev + b->descs_off;
+    CUdeviceptr buf = st->dev + b->data_off, o = st->dev + b->out_off;
+    guint32 count = (guint32) b->nd;
+    void *args[] = { &k, &d, &count, &buf, &o };
+    guint blocks = (guint) ((b->nd + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS);
+
+    CHECK (CuLaunchKernel (func, blocks, 1, 1, SRTP_GPU_THREADS, 1, 1, 0,
+            st->stream, args, NULL), "launching the kernel");
+  }
+  /* back: the per-packet outputs and every packet area */
+  CHECK (gps_cuda_copy_linear (NULL, st->host + b->out_off,
+          st->dev + b->out_off, 0, b->total - b->out_off, st->stream),
+      "copying the batch back");
+  CHECK (CuStreamSynchronize (st->stream), "cuStreamSynchronize");
+#undef CHECK
+
+out:
+  gst_cuda_context_pop (NULL);
+  return step;
+}
+
+static void
+warn_cpu (GstCudaContext * ctx, const gchar * kernel, gsize nd,
+    const gchar * step, CUresult res)
+{
+  GST_WARNING_OBJECT (ctx, "%s: batch of %" G_GSIZE_FORMAT " packets on "
+      "the CPU: %s failed%s%s", kernel, nd, step,
+      res != CUDA_SUCCESS ? ": " : "",
+      res != CUDA_SUCCESS ? gps_cuda_strerror (res) : "");
+}
+
+/* Host half of every packet, then batch_run. If a CUDA step fails, the
+ * prepared packets are finished on the CPU by the same per-thread code (no
+ * packet protected twice, no index advanced twice), so the caller has
+ * nothing left to do either way. */
 static void
 protect_gpu (GstCudaContext * ctx, GsSrtpPacket * pkts, gsize n,
     gboolean * used_gpu)
 {
   SrtpStaging *st = staging_get (ctx);
-  GHashTable *seen = g_hash_table_new (NULL, NULL);
-  GArray *keys = g_array_new (FALSE, FALSE, sizeof (GsSrtpKeys));
-  GsSrtpDesc *descs = g_new0 (GsSrtpDesc, n);
-  gsize *slot = g_new (gsize, n);   /* index into descs, or G_MAXSIZE */
-  gsize i, nd = 0, keys_off, descs_off, len_off, data_off, total;
-  CUfunction func;
-  CUresult res = CUDA_SUCCESS;
+  SrtpBatch b;
   const gchar *step = NULL;
-  gboolean pushed = FALSE;
-  guint32 *out_len;
+  CUresult res = CUDA_SUCCESS;
+  gsize i;
 
+  batch_init (&b, n);
   /* the host half, in array order: this is where ROC and SRTCP index move */
   for (i = 0; i < n; i++) {
-    GsSrtpDesc *d = &descs[nd];
-
-    slot[i] = G_MAXSIZE;
     pkts[i].result = gsrtp_prepare_protect (pkts[i].ctx, pkts[i].data,
-        pkts[i].len, pkts[i].cap, pkts[i].is_rtcp, d);
-    if (pkts[i].result != GSRTP_OK)
-      continue;
-    d->keys = keys_index (seen, keys, pkts[i].ctx) + (pkts[i].is_rtcp ? 1 : 0);
-    slot[i] = nd++;
+        pkts[i].len, pkts[i].cap, pkts[i].is_rtcp, &b.descs[b.nd]);
+    if (pkts[i].result == GSRTP_OK)
+      batch_add (&b, &pkts[i], i);
   }
-
-  keys_off = 0;
-  descs_off = ALIGN16 (keys_off + keys->len * sizeof (GsSrtpKeys));
-  len_off = ALIGN16 (descs_off + nd * sizeof (GsSrtpDesc));
-  data_off = ALIGN16 (len_off + nd * sizeof (guint32));
-  total = data_off;
-  for (i = 0; i < n; i++)
-    if (slot[i] != G_MAXSIZE) {
-      descs[slot[i]].offset = (guint32) (total - data_off);
-      total = ALIGN16 (total + pkts[i].cap);
-    }
 
   g_mutex_lock (&st->lock);
-  if (nd == 0)
-    goto finish;
-  if (total - data_off > G_MAXUINT32) {
-    step = "batch over 4 GiB";
-    goto finish;
-  }
-  if (!gps_cuda_get_kernel (ctx, GPS_KERNEL_SRTP_PROTECT, &func)) {
-    step = "loading srtp_protect_batch";
-    goto finish;
-  }
-  if (!gst_cuda_context_push (ctx)) {
-    step = "pushing the CUDA context";
-    goto finish;
-  }
-  pushed = TRUE;
-#define CHECK(call, what) \
-  if ((res = (call)) != CUDA_SUCCESS) { step = what; goto finish; }
-  CHECK (staging_ensure (st, total), "allocating the staging buffers");
+  if (b.nd > 0)
+    step = batch_run (ctx, st, &b, pkts, n, GPS_KERNEL_SRTP_PROTECT, TRUE,
+        &res);
+  if (b.nd > 0 && !step) {
+    const guint32 *out_len = (const guint32 *) (st->host + b.out_off);
 
-  memcpy (st->host + keys_off, keys->data, keys->len * sizeof (GsSrtpKeys));
-  memcpy (st->host + descs_off, descs, nd * sizeof (GsSrtpDesc));
-  for (i = 0; i < n; i++)
-    if (slot[i] != G_MAXSIZE)
-      memcpy (st->host + data_off + descs[slot[i]].offset, pkts[i].data,
-          pkts[i].len);
-
-  CHECK (gps_cuda_copy_linear (st->host, NULL, 0, st->dev, total, st->stream),
-      "copying the batch to the device");
-  {
-    CUdeviceptr k = st->dev + keys_off, d = st->dev + descs_off;
-    CUdeviceptr b = st->dev + data_off, l = st->dev + len_off;
-    guint32 count = (guint32) nd;
-    void *args[] = { &k, &d, &count, &b, &l };
-    guint blocks = (guint) ((nd + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS);
-
-    CHECK (CuLaunchKernel (func, blocks, 1, 1, SRTP_GPU_THREADS, 1, 1, 0,
-            st->stream, args, NULL), "launching srtp_protect_batch");
+    for (i = 0; i < n; i++) {
+      if (b.slot[i] == G_MAXSIZE)
+        continue;
+      pkts[i].len = out_len[b.slot[i]];
+      memcpy (pkts[i].data, batch_packet (st, &b, i), pkts[i].len);
+    }
+    if (used_gpu)
+      *used_gpu = TRUE;
   }
-  /* back: the lengths and every packet area (the tags grew them) */
-  CHECK (gps_cuda_copy_linear (NULL, st->host + len_off, st->dev + len_off, 0,
-          total - len_off, st->stream), "copying the batch back");
-  CHECK (CuStreamSynchronize (st->stream), "cuStreamSynchronize");
-#undef CHECK
-
-  out_len = (guint32 *) (st->host + len_off);
-  for (i = 0; i < n; i++) {
-    if (slot[i] == G_MAXSIZE)
-      continue;
-    pkts[i].len = out_len[slot[i]];
-    memcpy (pkts[i].data, st->host + data_off + descs[slot[i]].offset,
-        pkts[i].len);
-  }
-  if (used_gpu)
-    *used_gpu = TRUE;
-
-finish:
-  if (pushed)
-    gst_cuda_context_pop (NULL);
   g_mutex_unlock (&st->lock);
+
   if (step) {
     /* prepared already: finish with the same per-thread code on the CPU */
     const GsAesTables *t = gsrtp_aes_tables ();
-    GsSrtpKeys *k = (GsSrtpKeys *) keys->data;
+    const GsSrtpKeys *k = (const GsSrtpKeys *) b.keys->data;
 
-    GST_WARNING_OBJECT (ctx, "SRTP batch of %" G_GSIZE_FORMAT " packets on "
-        "the CPU: %s failed%s%s", nd, step, res != CUDA_SUCCESS ? ": " : "",
-        res != CUDA_SUCCESS ? gps_cuda_strerror (res) : "");
+    warn_cpu (ctx, SRTP_GPU_KERNEL_NAME, b.nd, step, res);
     for (i = 0; i < n; i++)
-      if (slot[i] != G_MAXSIZE) {
-        GsSrtpDesc *d = &descs[slot[i]];
+      if (b.slot[i] != G_MAXSIZE) {
+        GsSrtpDesc *d = &b.descs[b.slot[i]];
         pkts[i].len = gs_srtp_hd_protect (t, &k[d->keys], pkts[i].data, d);
       }
-    if (used_gpu)
-      *used_gpu = FALSE;
   }
-  g_free (slot);
-  g_free (descs);
-  g_array_unref (keys);
-  g_hash_table_unref (seen);
+  batch_clear (&b);
+}
+
+/* (A) prepare every packet against the committed state, committing
+ * nothing; (B) one launch checks the tags and decrypts copies; (C) in
+ * packet order, prepare again against the state the packets before left:
+ * where the estimate changed (a ROC step, or not parseable in (A)) the
+ * packet is redone on the CPU from its untouched original; else the GPU's
+ * verdict stands, and only an accepted packet is committed and its
+ * decrypted copy taken. FALSE when a CUDA step failed or nothing was worth
+ * a launch: nothing has been committed or touched then. */
+static gboolean
+unprotect_gpu (GstCudaContext * ctx, GsSrtpPacket * pkts, gsize n)
+{
+  SrtpStaging *st = staging_get (ctx);
+  SrtpBatch b;
+  const gchar *step = NULL;
+  CUresult res = CUDA_SUCCESS;
+  const guint32 *ok;
+  gsize i;
+
+  batch_init (&b, n);
+  for (i = 0; i < n; i++)
+    if (gsrtp_prepare_unprotect_desc (pkts[i].ctx, pkts[i].data, pkts[i].len,
+            pkts[i].is_rtcp, &b.descs[b.nd]) == GSRTP_OK)
+      batch_add (&b, &pkts[i], i);
+  if (b.nd == 0) {
+    batch_clear (&b);
+    return FALSE;
+  }
+
+  g_mutex_lock (&st->lock);
+  step = batch_run (ctx, st, &b, pkts, n, GPS_KERNEL_SRTP_UNPROTECT, FALSE,
+      &res);
+  if (step) {
+    g_mutex_unlock (&st->lock);
+    warn_cpu (ctx, SRTP_GPU_UNPROTECT_KERNEL_NAME, b.nd, step, res);
+    batch_clear (&b);
+    return FALSE;
+  }
+
+  ok = (const guint32 *) (st->host + b.out_off);
+  for (i = 0; i < n; i++) {
+    GsSrtpPacket *q = &pkts[i];
+    GsSrtpDesc now;
+    const GsSrtpDesc *then;
+
+    q->result = gsrtp_prepare_unprotect_desc (q->ctx, q->data, q->len,
+        q->is_rtcp, &now);
+    if (q->result != GSRTP_OK)
+      continue;                 /* e.g. a replay of an earlier packet */
+    then = b.slot[i] != G_MAXSIZE ? &b.descs[b.slot[i]] : NULL;
+    if (!then || now.roc != then->roc) {
+      size_t out;
+
+      q->result = q->is_rtcp ?
+          gsrtp_rtcp_unprotect (q->ctx, q->data, q->len, &out) :
+          gsrtp_rtp_unprotect (q->ctx, q->data, q->len, &out);
+      if (q->result == GSRTP_OK)
+        q->len = (guint32) out;
+      continue;
+    }
+    if (!ok[b.slot[i]]) {
+      q->result = GSRTP_ERR_AUTH;
+      continue;
+    }
+    gsrtp_commit_unprotect_desc (q->ctx, q->data, &now);
+    memcpy (q->data, batch_packet (st, &b, i), now.len);
+    q->len = now.len;
+  }
+  g_mutex_unlock (&st->lock);
+  batch_clear (&b);
+  return TRUE;
 }
 #endif /* GS_HAVE_CUDA */
 
@@ -264,6 +398,33 @@ gst_gpustream_srtp_protect_batch (GsSrtpPacket * pkts, gsize n,
   }
 #endif
   return gsrtp_protect_batch (pkts, n, GSRTP_IMPL_AUTO);
+}
+
+gsize
+gst_gpustream_srtp_unprotect_batch (GsSrtpPacket * pkts, gsize n,
+    GstGpuStreamBackend backend, GstObject * cuda_context,
+    gboolean * used_gpu)
+{
+  gps_debug_init ();
+  if (used_gpu)
+    *used_gpu = FALSE;
+  if (n == 0)
+    return 0;
+#if GS_HAVE_CUDA
+  if ((backend == GST_GPUSTREAM_BACKEND_GPU ||
+          backend == GST_GPUSTREAM_BACKEND_HYBRID) && cuda_context &&
+      GST_IS_CUDA_CONTEXT (cuda_context) &&
+      unprotect_gpu (GST_CUDA_CONTEXT (cuda_context), pkts, n)) {
+    gsize i, ok = 0;
+
+    if (used_gpu)
+      *used_gpu = TRUE;
+    for (i = 0; i < n; i++)
+      ok += pkts[i].result == GSRTP_OK;
+    return ok;
+  }
+#endif
+  return gsrtp_unprotect_batch (pkts, n, GSRTP_IMPL_AUTO);
 }
 
 /* ---- shared by the elements ---------------------------------------------- */

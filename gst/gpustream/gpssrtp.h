@@ -1,8 +1,9 @@
 /* gpssrtp.h: what the SRTP elements (gpusrtpenc, gpusrtpdec, rtgpuqueue's
- * srtp-protect stage) share: one batch of protects, as one launch of the
- * srtp_protect_batch kernel on the GPU or through the kernels' batch API on
- * the CPU; the cipher / auth enums (srtpenc's values and nicks under our own
- * GType names); caps fields; key hygiene. */
+ * srtp-protect stage) share: one batch of protects or unprotects, as one
+ * launch of the srtp_protect_batch / srtp_unprotect_batch kernel on the GPU
+ * or through the kernels' batch API on the CPU; the cipher / auth enums
+ * (srtpenc's values and nicks under our own GType names); caps fields; key
+ * hygiene. */
 #ifndef GPS_SRTP_H
 #define GPS_SRTP_H
 
@@ -30,6 +31,31 @@ gsize gst_gpustream_srtp_protect_batch (GsSrtpPacket * pkts, gsize n,
     GstGpuStreamBackend backend, GstObject * cuda_context,
     gboolean * used_gpu);
 
+/* Unprotects pkts in place, exactly as gsrtp_unprotect_batch (pkts, n,
+ * GSRTP_IMPL_AUTO) does: the same results in pkts[i].result, the same
+ * unprotected bytes and length (pkts[i].len) for the packets accepted, the
+ * same per-context state (ROC, replay windows) as the packets one by one in
+ * array order. A rejected packet is left byte for byte as it came.
+ *
+ * With backend GPU or HYBRID and a GstCudaContext: every packet is prepared
+ * against the committed state (MKI, header, index estimate, replay check;
+ * nothing committed), copies of the parseable ones go to the device in one
+ * copy, one launch of srtp_unprotect_batch checks their tags and decrypts
+ * the copies, one copy brings them back. Then, in packet order, each packet
+ * is prepared again against the state the packets before it left: a replay
+ * inside the batch gets its replay result, a packet whose index estimate
+ * moved (a ROC step inside the batch) is redone on the CPU from its
+ * untouched original, a failed tag gives GSRTP_ERR_AUTH, and an accepted
+ * packet is committed and takes its decrypted copy. If any CUDA step fails,
+ * the whole batch goes through gsrtp_unprotect_batch (nothing was committed
+ * yet) and a warning is logged. *used_gpu (may be NULL) says whether the
+ * GPU ran. cap is not used.
+ *
+ * The caller serialises calls that share a GsSrtpCtx. Returns the number of
+ * packets with result GSRTP_OK. */
+gsize gst_gpustream_srtp_unprotect_batch (GsSrtpPacket * pkts, gsize n,
+    GstGpuStreamBackend backend, GstObject * cuda_context,
+    gboolean * used_gpu);
 
 /* Same numeric values as srtpenc's GstSrtpCipherType / GstSrtpAuthType, and
  * as the kernel's GsSrtpCipher / GsSrtpAuth. */

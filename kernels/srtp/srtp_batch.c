@@ -697,10 +697,11 @@ gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
         continue;
       }
       if (impl == GSRTP_IMPL_SCALAR)
-        gsrtp_hd_expected_tag (gsrtp_aes_tables (), k, q->data, &u[i].d, tag);
+        gs_srtp_hd_expected_tag (gsrtp_aes_tables (), k, q->data, &u[i].d, tag);
       else
         tag_fast (&p, k, q->data, &u[i].d, tag);
-      auth_ok[i] = (uint8_t) gsrtp_ct_equal (tag, gsrtp_received_tag (k, q->data, &u[i].d), k->tag_len);
+      auth_ok[i] = (uint8_t) gs_srtp_hd_ct_equal (tag, gs_srtp_hd_received_tag (k, q->data, &u[i].d),
+          k->tag_len);
     }
     for (i = 0; i < m; i++) {
       GsSrtpPacket *q = &pkts[base + i];
@@ -735,7 +736,7 @@ gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
       if (!dec[i])
         continue;
       if (impl == GSRTP_IMPL_SCALAR)
-        gsrtp_hd_decrypt (gsrtp_aes_tables (), k, q->data, &u[i].d);
+        gs_srtp_hd_decrypt (gsrtp_aes_tables (), k, q->data, &u[i].d);
       else
         crypt_fast (&p, k, q->data, &u[i].d);
       q->len = u[i].d.len;

@@ -1,9 +1,22 @@
-/* srtp_cuda.cu: batched SRTP/SRTCP protect, one thread per packet (see
- * srtp_cuda.h for why). The math is gs_srtp_hd_protect from srtp_hd.h, the
- * same function the CPU reference runs. */
+/* srtp_cuda.cu: batched SRTP/SRTCP protect and unprotect, one thread per
+ * packet (see srtp_cuda.h for why). The math is gs_srtp_hd_protect /
+ * gs_srtp_hd_unprotect from srtp_hd.h, the same functions the CPU reference
+ * runs. */
 #include "srtp/srtp_cuda.h"
 
 static __constant__ GsAesTables srtp_tables_c = GS_AES_TABLES_INIT;
+
+/* constant memory serialises divergent lookups; shared does not */
+static __device__ __forceinline__ void
+srtp_load_tables (GsAesTables *t)
+{
+  uint32_t i;
+  for (i = threadIdx.x; i < 256; i += blockDim.x) {
+    t->te0[i] = srtp_tables_c.te0[i];
+    t->sbox[i] = srtp_tables_c.sbox[i];
+  }
+  __syncthreads ();
+}
 
 extern "C" __global__ void
 srtp_protect_batch (const GsSrtpKeys *keys, const GsSrtpDesc *descs, uint32_t n,
@@ -11,15 +24,24 @@ srtp_protect_batch (const GsSrtpKeys *keys, const GsSrtpDesc *descs, uint32_t n,
 {
   __shared__ GsAesTables t;
   uint32_t i;
-  /* constant memory serialises divergent lookups; shared does not */
-  for (i = threadIdx.x; i < 256; i += blockDim.x) {
-    t.te0[i] = srtp_tables_c.te0[i];
-    t.sbox[i] = srtp_tables_c.sbox[i];
-  }
-  __syncthreads ();
+  srtp_load_tables (&t);
   i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
     return;
   GsSrtpDesc d = descs[i];
   out_len[i] = gs_srtp_hd_protect (&t, &keys[d.keys], buf + d.offset, &d);
+}
+
+extern "C" __global__ void
+srtp_unprotect_batch (const GsSrtpKeys *keys, const GsSrtpDesc *descs, uint32_t n,
+    uint8_t *buf, uint32_t *ok)
+{
+  __shared__ GsAesTables t;
+  uint32_t i;
+  srtp_load_tables (&t);
+  i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  GsSrtpDesc d = descs[i];
+  ok[i] = (uint32_t) gs_srtp_hd_unprotect (&t, &keys[d.keys], buf + d.offset, &d);
 }

@@ -1,5 +1,5 @@
-/* srtp_cuda.h: the contract between the SRTP protect kernel (srtp_cuda.cu)
- * and its launchers (tests, bench, gst/gpustream).
+/* srtp_cuda.h: the contract between the SRTP protect / unprotect kernels
+ * (srtp_cuda.cu) and their launchers (tests, bench, gst/gpustream).
  *
  * One launch protects a batch: buf holds the packets (each at desc.offset,
  * with room for the tag / trailer after it), keys[] the session keys of every
@@ -7,6 +7,18 @@
  * GsSrtpDesc per packet filled on the host by gsrtp_prepare_protect (which
  * does the ROC / SRTCP index bookkeeping in packet order) plus offset / keys.
  * out_len[i] receives the protected length.
+ *
+ * One launch unprotects a batch the same way: buf holds the received
+ * packets as they came (each at desc.offset, tag, trailer and MKI included),
+ * descs[] filled by gsrtp_prepare_unprotect_desc against the committed
+ * state plus offset / keys. ok[i] receives 1 when the tag matched (or the
+ * profile has none), and the packet in buf is then decrypted in place
+ * (d.len bytes); 0 on an authentication failure, the packet left as it
+ * was. The kernel commits nothing: the host then walks the batch in order,
+ * prepares each packet again against the state the packets before it left
+ * (replays inside the batch, a ROC step), and commits with
+ * gsrtp_commit_unprotect_desc only where that gives the same d.roc and
+ * ok[i] is 1 (gst_gpustream_srtp_unprotect_batch does all this).
  *
  * One thread per packet: HMAC-SHA1 and GHASH are serial chains over the
  * packet, so a warp per packet would only spread the AES-CTR blocks and then
@@ -20,12 +32,15 @@
 #include "srtp/srtp_hd.h"
 
 #define SRTP_GPU_KERNEL_NAME "srtp_protect_batch"
+#define SRTP_GPU_UNPROTECT_KERNEL_NAME "srtp_unprotect_batch"
 #define SRTP_GPU_THREADS 128
 
-/* Kernel signature (extern "C"):
+/* Kernel signatures (extern "C"):
  *   __global__ void srtp_protect_batch (const GsSrtpKeys *keys,
  *       const GsSrtpDesc *descs, uint32_t n, uint8_t *buf, uint32_t *out_len);
- * grid ((n + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS), block
+ *   __global__ void srtp_unprotect_batch (const GsSrtpKeys *keys,
+ *       const GsSrtpDesc *descs, uint32_t n, uint8_t *buf, uint32_t *ok);
+ * both: grid ((n + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS), block
  * (SRTP_GPU_THREADS), no dynamic shared memory. */
 
 #ifdef __cplusplus

@@ -2,7 +2,8 @@
  * reference, the CPU emulation of the GPU path and the CUDA kernel run the
  * very same lines: AES-128/256 (T-table), AES-CM, SHA-1 + HMAC-SHA1 from
  * precomputed ipad/opad midstates, GHASH (bitwise) + AES-GCM, and
- * gs_srtp_hd_protect(), which protects one packet described by a GsSrtpDesc.
+ * gs_srtp_hd_protect() / gs_srtp_hd_unprotect(), which protect / check and
+ * decrypt one packet described by a GsSrtpDesc.
  *
  * No GLib, no libc beyond <stdint.h>/<string.h>-free code, no globals: the
  * AES tables come in by pointer (host: the static copy, GPU: shared memory). */
@@ -430,6 +431,111 @@ GS_HD uint32_t gs_srtp_hd_protect (const GsAesTables *t, const GsSrtpKeys *k,
     uint8_t *pkt, const GsSrtpDesc *d)
 {
   return gs_srtp_hd_place_mki (k, pkt, gs_srtp_hd_seal (t, k, pkt, d));
+}
+
+/* ---- one packet, unprotect ----
+ * d describes the received packet as gsrtp_prepare_unprotect_desc fills it:
+ * len without tag, SRTCP trailer and MKI; roc the ROC, or for SRTCP the
+ * trailer (E bit | index). */
+
+/* Where the received tag is. RTP: right after the packet; SRTCP-CM: after
+ * the trailer; SRTCP-GCM: before the trailer. An HMAC tag follows the MKI,
+ * a GCM tag precedes it. */
+GS_HD const uint8_t *gs_srtp_hd_received_tag (const GsSrtpKeys *k, const uint8_t *pkt,
+    const GsSrtpDesc *d)
+{
+  if (k->cipher == GS_SRTP_C_AES_GCM)
+    return pkt + d->len;
+  return pkt + d->len + (d->is_rtcp ? 4 : 0) + k->mki_len;
+}
+
+/* The tag the packet should carry, over its protected form (no decryption).
+ * Nothing is written when the profile has no tag. */
+GS_HD void gs_srtp_hd_expected_tag (const GsAesTables *t, const GsSrtpKeys *k,
+    const uint8_t *pkt, const GsSrtpDesc *d, uint8_t tag[20])
+{
+  uint8_t b[4];
+  if (k->cipher == GS_SRTP_C_AES_GCM) {
+    uint8_t iv[12];
+    if (!d->is_rtcp) {
+      uint32_t seq = ((uint32_t) pkt[2] << 8) | pkt[3];
+      gs_srtp_gcm_iv (k, gs_ld32 (pkt + 8), d->roc, seq, 0, iv);
+      gs_gcm_tag (t, k, iv, pkt, d->hdr_len, pkt, 0, pkt + d->hdr_len, d->len - d->hdr_len, tag);
+    } else {
+      gs_st32 (b, d->roc);
+      gs_srtp_gcm_iv (k, gs_ld32 (pkt + 4), 0, d->roc & 0x7fffffffu, 1, iv);
+      gs_gcm_tag (t, k, iv, pkt, 8, b, 4, pkt + 8, d->len - 8, tag);
+    }
+  } else if (k->hmac) {
+    if (!d->is_rtcp) {
+      gs_st32 (b, d->roc);
+      gs_hmac_sha1_2seg (k->hmac_i, k->hmac_o, pkt, d->len, b, 4, tag);
+    } else {
+      /* SRTCP-CM: the trailer right after the body is authenticated too */
+      gs_hmac_sha1_2seg (k->hmac_i, k->hmac_o, pkt, d->len + 4, pkt, 0, tag);
+    }
+  }
+}
+
+/* Decrypts the body in place (nothing for the NULL cipher or an SRTCP
+ * packet sent with E = 0). */
+GS_HD void gs_srtp_hd_decrypt (const GsAesTables *t, const GsSrtpKeys *k, uint8_t *pkt,
+    const GsSrtpDesc *d)
+{
+  uint32_t hl = d->hdr_len;
+  if (!k->encrypt)
+    return;
+  if (!d->is_rtcp) {
+    uint32_t ssrc = gs_ld32 (pkt + 8), seq = ((uint32_t) pkt[2] << 8) | pkt[3];
+    if (k->cipher == GS_SRTP_C_AES_GCM) {
+      uint8_t iv[12];
+      gs_srtp_gcm_iv (k, ssrc, d->roc, seq, 0, iv);
+      gs_gcm_ctr (t, k, iv, pkt + hl, d->len - hl);
+    } else {
+      uint8_t iv[16];
+      gs_srtp_cm_iv (k, ssrc, ((uint64_t) d->roc << 16) | seq, iv);
+      gs_aes_ctr_xor (t, k->rk, k->rounds, iv, pkt + hl, d->len - hl);
+    }
+  } else {
+    uint32_t ssrc = gs_ld32 (pkt + 4), idx = d->roc & 0x7fffffffu;
+    if (!(d->roc >> 31))
+      return;     /* E = 0: sent in clear */
+    if (k->cipher == GS_SRTP_C_AES_GCM) {
+      uint8_t iv[12];
+      gs_srtp_gcm_iv (k, ssrc, 0, idx, 1, iv);
+      gs_gcm_ctr (t, k, iv, pkt + 8, d->len - 8);
+    } else {
+      uint8_t iv[16];
+      gs_srtp_cm_iv (k, ssrc, idx, iv);
+      gs_aes_ctr_xor (t, k->rk, k->rounds, iv, pkt + 8, d->len - 8);
+    }
+  }
+}
+
+/* Constant time: how far two tags agree must not show in the timing. */
+GS_HD int gs_srtp_hd_ct_equal (const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+  uint8_t diff = 0;
+  uint32_t i;
+  for (i = 0; i < n; i++)
+    diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
+/* Checks the tag and, only if it matches, decrypts in place. Returns 1 on
+ * success (always for a profile without tag), 0 on an authentication
+ * failure, with the packet untouched. The unprotected length is d->len. */
+GS_HD int gs_srtp_hd_unprotect (const GsAesTables *t, const GsSrtpKeys *k, uint8_t *pkt,
+    const GsSrtpDesc *d)
+{
+  if (k->tag_len) {
+    uint8_t tag[20];
+    gs_srtp_hd_expected_tag (t, k, pkt, d, tag);
+    if (!gs_srtp_hd_ct_equal (tag, gs_srtp_hd_received_tag (k, pkt, d), k->tag_len))
+      return 0;
+  }
+  gs_srtp_hd_decrypt (t, k, pkt, d);
+  return 1;
 }
 
 #endif /* SRTP_HD_H */

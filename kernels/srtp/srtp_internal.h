@@ -18,13 +18,9 @@ GsSrtpResult gsrtp_replay_check (const GsSrtpReplay *r, uint64_t idx);
 void gsrtp_replay_add (GsSrtpReplay *r, uint64_t idx);
 GsSrtpResult gsrtp_rtp_header_len (const uint8_t *pkt, size_t len, uint32_t *hl);
 int gsrtp_ct_equal (const uint8_t *a, const uint8_t *b, size_t n);
-GsSrtpResult gsrtp_prepare_unprotect (GsSrtpCtx *ctx, const uint8_t *pkt, size_t len,
+/* Reads ctx only: nothing is committed before the tag is checked. */
+GsSrtpResult gsrtp_prepare_unprotect (const GsSrtpCtx *ctx, const uint8_t *pkt, size_t len,
     int is_rtcp, GsSrtpUnprot *u);
-void gsrtp_hd_expected_tag (const GsAesTables *t, const GsSrtpKeys *k, const uint8_t *pkt,
-    const GsSrtpDesc *d, uint8_t tag[20]);
-void gsrtp_hd_decrypt (const GsAesTables *t, const GsSrtpKeys *k, uint8_t *pkt,
-    const GsSrtpDesc *d);
-const uint8_t *gsrtp_received_tag (const GsSrtpKeys *k, const uint8_t *pkt, const GsSrtpDesc *d);
 void gsrtp_commit_unprotect (GsSrtpCtx *ctx, const GsSrtpUnprot *u);
 
 #endif /* SRTP_INTERNAL_H */

@@ -10,9 +10,11 @@
  *  - gsrtp_rtp_protect() & co: one packet, scalar reference (srtp_hd.h);
  *  - gsrtp_protect_batch() / gsrtp_unprotect_batch(): many packets of many
  *    contexts in one call, AES-NI / PCLMUL / SHA-NI when the CPU has them;
- *  - the CUDA kernel (srtp_cuda.h): the host calls gsrtp_prepare_protect()
+ *  - the CUDA kernels (srtp_cuda.h): the host calls gsrtp_prepare_protect()
  *    per packet (ROC / SRTCP index bookkeeping), the device runs
- *    gs_srtp_hd_protect() per packet.
+ *    gs_srtp_hd_protect() per packet; for unprotect the host prepares with
+ *    gsrtp_prepare_unprotect_desc(), the device runs gs_srtp_hd_unprotect(),
+ *    the host commits in order with gsrtp_commit_unprotect_desc().
  * All three give identical bytes; the tests check that, and against libsrtp. */
 #ifndef SRTP_KERNELS_H
 #define SRTP_KERNELS_H
@@ -175,6 +177,20 @@ unsigned gsrtp_cpu_features (void);
  * device half is gs_srtp_hd_protect (t, &keys[d->keys], buf + d->offset, d). */
 GsSrtpResult gsrtp_prepare_protect (GsSrtpCtx *ctx, const uint8_t *pkt, size_t len,
     size_t cap, int is_rtcp, GsSrtpDesc *d);
+/* Host half of an unprotect, committing nothing (ctx is only read): MKI,
+ * header and length checks, index / ROC estimate against ctx's state as it
+ * is, replay check. On GSRTP_OK fills d (len without tag, trailer and MKI,
+ * hdr_len, roc = the estimated ROC or for SRTCP the E | index trailer,
+ * is_rtcp; the caller sets offset and keys). The device half is
+ * gs_srtp_hd_unprotect (t, &keys[d->keys], buf + d->offset, d), 1 when the
+ * tag matched. Prepared twice against different states, a packet whose
+ * d->roc is the same was estimated at the same index. */
+GsSrtpResult gsrtp_prepare_unprotect_desc (const GsSrtpCtx *ctx, const uint8_t *pkt,
+    size_t len, int is_rtcp, GsSrtpDesc *d);
+/* After the tag matched: records the packet of d (prepared against ctx's
+ * current state) in the replay window and moves the ROC. pkt: the packet,
+ * whose header is in clear either way. */
+void gsrtp_commit_unprotect_desc (GsSrtpCtx *ctx, const uint8_t *pkt, const GsSrtpDesc *d);
 /* The host copy of the AES tables (the kernel copies the same data). */
 const GsAesTables *gsrtp_aes_tables (void);
 

@@ -349,11 +349,7 @@ gsrtp_rtp_header_len (const uint8_t *pkt, size_t len, uint32_t *hl_out)
 int
 gsrtp_ct_equal (const uint8_t *a, const uint8_t *b, size_t n)
 {
-  uint8_t d = 0;
-  size_t i;
-  for (i = 0; i < n; i++)
-    d |= a[i] ^ b[i];
-  return d == 0;
+  return gs_srtp_hd_ct_equal (a, b, (uint32_t) n);
 }
 
 /* ---- protect: host half ---- */
@@ -422,7 +418,7 @@ gsrtp_rtcp_protect (GsSrtpCtx *ctx, uint8_t *pkt, size_t len, size_t cap, size_t
 
 /* ---- unprotect: parse / check, verify, decrypt, commit ---- */
 GsSrtpResult
-gsrtp_prepare_unprotect (GsSrtpCtx *ctx, const uint8_t *pkt, size_t len, int is_rtcp,
+gsrtp_prepare_unprotect (const GsSrtpCtx *ctx, const uint8_t *pkt, size_t len, int is_rtcp,
     GsSrtpUnprot *u)
 {
   GsSrtpResult r;
@@ -476,76 +472,6 @@ gsrtp_prepare_unprotect (GsSrtpCtx *ctx, const uint8_t *pkt, size_t len, int is_
   }
 }
 
-/* Computes the expected tag of a received packet into tag (no decryption). */
-void
-gsrtp_hd_expected_tag (const GsAesTables *t, const GsSrtpKeys *k, const uint8_t *pkt,
-    const GsSrtpDesc *d, uint8_t tag[20])
-{
-  uint8_t b[4];
-  if (k->cipher == GS_SRTP_C_AES_GCM) {
-    uint8_t iv[12];
-    if (!d->is_rtcp) {
-      uint32_t seq = ((uint32_t) pkt[2] << 8) | pkt[3];
-      gs_srtp_gcm_iv (k, gs_ld32 (pkt + 8), d->roc, seq, 0, iv);
-      gs_gcm_tag (t, k, iv, pkt, d->hdr_len, pkt, 0, pkt + d->hdr_len, d->len - d->hdr_len, tag);
-    } else {
-      gs_st32 (b, d->roc);
-      gs_srtp_gcm_iv (k, gs_ld32 (pkt + 4), 0, d->roc & 0x7fffffffu, 1, iv);
-      gs_gcm_tag (t, k, iv, pkt, 8, b, 4, pkt + 8, d->len - 8, tag);
-    }
-  } else if (k->hmac) {
-    if (!d->is_rtcp) {
-      gs_st32 (b, d->roc);
-      gs_hmac_sha1_2seg (k->hmac_i, k->hmac_o, pkt, d->len, b, 4, tag);
-    } else {
-      gs_hmac_sha1_2seg (k->hmac_i, k->hmac_o, pkt, d->len + 4, pkt, 0, tag);
-    }
-  }
-}
-
-void
-gsrtp_hd_decrypt (const GsAesTables *t, const GsSrtpKeys *k, uint8_t *pkt, const GsSrtpDesc *d)
-{
-  uint32_t hl = d->hdr_len;
-  if (!k->encrypt)
-    return;
-  if (!d->is_rtcp) {
-    uint32_t ssrc = gs_ld32 (pkt + 8), seq = ((uint32_t) pkt[2] << 8) | pkt[3];
-    if (k->cipher == GS_SRTP_C_AES_GCM) {
-      uint8_t iv[12];
-      gs_srtp_gcm_iv (k, ssrc, d->roc, seq, 0, iv);
-      gs_gcm_ctr (t, k, iv, pkt + hl, d->len - hl);
-    } else {
-      uint8_t iv[16];
-      gs_srtp_cm_iv (k, ssrc, ((uint64_t) d->roc << 16) | seq, iv);
-      gs_aes_ctr_xor (t, k->rk, k->rounds, iv, pkt + hl, d->len - hl);
-    }
-  } else {
-    uint32_t ssrc = gs_ld32 (pkt + 4), idx = d->roc & 0x7fffffffu;
-    if (!(d->roc >> 31))
-      return;     /* E = 0: sent in clear */
-    if (k->cipher == GS_SRTP_C_AES_GCM) {
-      uint8_t iv[12];
-      gs_srtp_gcm_iv (k, ssrc, 0, idx, 1, iv);
-      gs_gcm_ctr (t, k, iv, pkt + 8, d->len - 8);
-    } else {
-      uint8_t iv[16];
-      gs_srtp_cm_iv (k, ssrc, idx, iv);
-      gs_aes_ctr_xor (t, k->rk, k->rounds, iv, pkt + 8, d->len - 8);
-    }
-  }
-}
-
-const uint8_t *
-gsrtp_received_tag (const GsSrtpKeys *k, const uint8_t *pkt, const GsSrtpDesc *d)
-{
-  /* RTP: right after the packet; SRTCP-CM: after the trailer; SRTCP-GCM:
-   * before the trailer. An HMAC tag follows the MKI, a GCM tag precedes it. */
-  if (k->cipher == GS_SRTP_C_AES_GCM)
-    return pkt + d->len;
-  return pkt + d->len + (d->is_rtcp ? 4 : 0) + k->mki_len;
-}
-
 void
 gsrtp_commit_unprotect (GsSrtpCtx *ctx, const GsSrtpUnprot *u)
 {
@@ -557,21 +483,46 @@ gsrtp_commit_unprotect (GsSrtpCtx *ctx, const GsSrtpUnprot *u)
   }
 }
 
+/* The public halves for the GPU path: GsSrtpUnprot without its
+ * bookkeeping fields, which follow from d and the clear header. */
+GsSrtpResult
+gsrtp_prepare_unprotect_desc (const GsSrtpCtx *ctx, const uint8_t *pkt, size_t len,
+    int is_rtcp, GsSrtpDesc *d)
+{
+  GsSrtpUnprot u;
+  GsSrtpResult r = gsrtp_prepare_unprotect (ctx, pkt, len, is_rtcp, &u);
+  if (r == GSRTP_OK)
+    *d = u.d;
+  return r;
+}
+
+void
+gsrtp_commit_unprotect_desc (GsSrtpCtx *ctx, const uint8_t *pkt, const GsSrtpDesc *d)
+{
+  GsSrtpUnprot u;
+  u.d = *d;
+  if (!d->is_rtcp) {
+    u.seq = (uint16_t) ((pkt[2] << 8) | pkt[3]);
+    u.v = d->roc;
+    u.index = ((uint64_t) d->roc << 16) | u.seq;
+  } else {
+    u.seq = 0;
+    u.v = 0;
+    u.index = d->roc & 0x7fffffffu;
+  }
+  gsrtp_commit_unprotect (ctx, &u);
+}
+
 static GsSrtpResult
 unprotect_one (GsSrtpCtx *ctx, uint8_t *pkt, size_t len, int is_rtcp, size_t *out_len)
 {
   const GsSrtpKeys *k = is_rtcp ? &ctx->rtcp_keys : &ctx->rtp_keys;
   GsSrtpUnprot u;
-  uint8_t tag[20];
   GsSrtpResult r = gsrtp_prepare_unprotect (ctx, pkt, len, is_rtcp, &u);
   if (r != GSRTP_OK)
     return r;
-  if (k->tag_len) {
-    gsrtp_hd_expected_tag (&gs_aes_tables_host, k, pkt, &u.d, tag);
-    if (!gsrtp_ct_equal (tag, gsrtp_received_tag (k, pkt, &u.d), k->tag_len))
-      return GSRTP_ERR_AUTH;
-  }
-  gsrtp_hd_decrypt (&gs_aes_tables_host, k, pkt, &u.d);
+  if (!gs_srtp_hd_unprotect (&gs_aes_tables_host, k, pkt, &u.d))
+    return GSRTP_ERR_AUTH;
   gsrtp_commit_unprotect (ctx, &u);
   *out_len = u.d.len;
   return GSRTP_OK;

@@ -423,7 +423,7 @@ static void
 test_batch (void)
 {
   static GsSrtpCtx ref_tx[NCTX], bat_tx[NCTX], sca_tx[NCTX], emu_tx[NCTX];
-  static GsSrtpCtx ref_rx[NCTX], bat_rx[NCTX];
+  static GsSrtpCtx ref_rx[NCTX], bat_rx[NCTX], emu_rx[NCTX];
   static uint8_t orig[NPKT][1600], ref[NPKT][1600], bat[NPKT][1600], sca[NPKT][1600];
   static size_t olen[NPKT], rlen[NPKT];
   static GsSrtpPacket bp[NPKT], sp[NPKT];
@@ -449,6 +449,7 @@ test_batch (void)
   memcpy (sca_tx, ref_tx, sizeof ref_tx);
   memcpy (emu_tx, ref_tx, sizeof ref_tx);
   memcpy (bat_rx, ref_rx, sizeof ref_rx);
+  memcpy (emu_rx, ref_rx, sizeof ref_rx);
   for (int i = 0; i < NPKT; i++) {
     int c = (int) (rnd32 () % NCTX);
     pctx[i] = c;
@@ -566,6 +567,74 @@ test_batch (void)
     }
     check (diff == 0 && rej > 0, "batched unprotect == one by one: %d packets, %d ok, %d rejected (%d differ)",
         m, okc, rej, diff);
+
+    /* GPU emulation, the steps of gst_gpustream_srtp_unprotect_batch over
+     * the whole batch: (A) prepare against the committed state; (B) per
+     * descriptor the function the CUDA thread runs, on a staging copy; (C)
+     * in order, prepare again: an estimate that moved (the ROC steps of the
+     * contexts that wrap) is redone on the scalar path from the original,
+     * else the flag decides and an accepted packet is committed */
+    {
+      static uint8_t gbuf[(NPKT + 200) * 1600], u3[NPKT + 200][1600];
+      static GsSrtpDesc gd[NPKT + 200];
+      static GsSrtpKeys keys[2 * NCTX];
+      static int gslot[NPKT + 200];
+      static uint32_t gok[NPKT + 200];
+      int nd = 0, ediff = 0, redone = 0, sdiff = 0;
+      for (int c = 0; c < NCTX; c++) {
+        keys[2 * c] = emu_rx[c].rtp_keys;
+        keys[2 * c + 1] = emu_rx[c].rtcp_keys;
+      }
+      for (int i = 0; i < m; i++) {
+        memcpy (u3[i], in[i], inlen[i]);
+        gslot[i] = -1;
+        if (gsrtp_prepare_unprotect_desc (&emu_rx[ictx[i]], u3[i], inlen[i], irtcp[i], &gd[nd])
+            != GSRTP_OK)
+          continue;
+        gd[nd].offset = 1600 * (uint32_t) nd;
+        gd[nd].keys = (uint32_t) (2 * ictx[i] + irtcp[i]);
+        memcpy (gbuf + gd[nd].offset, u3[i], inlen[i]);
+        gslot[i] = nd++;
+      }
+      for (int j = 0; j < nd; j++)
+        gok[j] = (uint32_t) gs_srtp_hd_unprotect (gsrtp_aes_tables (), &keys[gd[j].keys],
+            gbuf + gd[j].offset, &gd[j]);
+      for (int i = 0; i < m; i++) {
+        GsSrtpCtx *cx = &emu_rx[ictx[i]];
+        GsSrtpDesc now;
+        size_t ol = 0;
+        GsSrtpResult r = gsrtp_prepare_unprotect_desc (cx, u3[i], inlen[i], irtcp[i], &now);
+        if (r == GSRTP_OK) {
+          if (gslot[i] < 0 || now.roc != gd[gslot[i]].roc) {
+            redone++;
+            r = irtcp[i] ? gsrtp_rtcp_unprotect (cx, u3[i], inlen[i], &ol)
+                         : gsrtp_rtp_unprotect (cx, u3[i], inlen[i], &ol);
+          } else if (!gok[gslot[i]]) {
+            r = GSRTP_ERR_AUTH;
+          } else {
+            gsrtp_commit_unprotect_desc (cx, u3[i], &now);
+            memcpy (u3[i], gbuf + gd[gslot[i]].offset, now.len);
+            ol = now.len;
+          }
+        }
+        if (r != refres[i])
+          ediff++;
+        else if (r == GSRTP_OK && (ol != reflen[i] || memcmp (u1[i], u3[i], ol)))
+          ediff++;
+        else if (r != GSRTP_OK && memcmp (u3[i], in[i], inlen[i]))
+          ediff++;
+      }
+      for (int c = 0; c < NCTX; c++)
+        if (emu_rx[c].roc != ref_rx[c].roc || emu_rx[c].s_l != ref_rx[c].s_l
+            || emu_rx[c].have_seq != ref_rx[c].have_seq
+            || memcmp (&emu_rx[c].rtp_replay, &ref_rx[c].rtp_replay, sizeof ref_rx[c].rtp_replay)
+            || memcmp (&emu_rx[c].rtcp_replay, &ref_rx[c].rtcp_replay, sizeof ref_rx[c].rtcp_replay))
+          sdiff++;
+      check (ediff == 0 && sdiff == 0 && redone > 0,
+          "GPU-emulation unprotect (prepare + gs_srtp_hd_unprotect per descriptor + in-order "
+          "recheck) == one by one: %d packets, %d on the GPU, %d redone (%d differ, %d contexts' "
+          "state differs)", m, nd, redone, ediff, sdiff);
+    }
   }
 }
 

@@ -17,7 +17,10 @@
  * The tag is checked before anything is decrypted, then the replay window of
  * the SSRC (`replay-window-size`). Packets that fail (bad tag, replay, unknown
  * SSRC, too short) are dropped, counted in `stats` and warned about at most
- * once a second; the stream goes on. Buffer lists are checked as one batch.
+ * once a second; the stream goes on. Buffer lists are checked as one batch:
+ * with a GPU (backend gpu / hybrid), one launch of srtp_unprotect_batch
+ * checks the tags and decrypts the batch, the host keeps ROC and replay
+ * windows in packet order.
  *
  * With an `mki` in the caps every packet must carry it; caps may add more
  * master keys as srtpdec reads them (`srtp-key2` + `mki2` ... up to 16): a
@@ -117,7 +120,8 @@ struct _GstGpuSrtpDec
   GHashTable *streams;          /* ssrc -> DecStream */
   GstCaps *fallback;            /* key caps without ssrc */
   guint64 st_recv, st_drop, st_auth, st_replay, st_unknown, st_short;
-  guint64 st_bad_header, st_exhausted, st_batches, st_bad_mki;
+  guint64 st_bad_header, st_exhausted, st_batches, st_gpu_batches;
+  guint64 st_bad_mki;
   gint64 last_warn;
 };
 
@@ -404,8 +408,14 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
     k++;
   }
   if (k > 0) {
-    gsrtp_unprotect_batch (pkts, k, GSRTP_IMPL_AUTO);
+    gboolean on_gpu = FALSE;
+
+    /* with a GPU: one launch checks every tag and decrypts the batch */
+    gst_gpustream_srtp_unprotect_batch (pkts, k, self->gpu.resolved,
+        self->gpu.cuda_context, &on_gpu);
     self->st_batches++;
+    if (on_gpu)
+      self->st_gpu_batches++;
   }
   for (i = 0; i < k; i++) {
     GsSrtpResult r = pkts[i].result;
@@ -692,7 +702,9 @@ gst_gpu_srtp_dec_get_stats (GstGpuSrtpDec * self)
       "hard-limit-count", G_TYPE_UINT64, self->st_exhausted,
       "bad-mki-count", G_TYPE_UINT64, self->st_bad_mki,
       "batches", G_TYPE_UINT64, self->st_batches,
-      "backend", G_TYPE_STRING, "cpu", NULL);
+      "gpu-batches", G_TYPE_UINT64, self->st_gpu_batches,
+      "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
+      NULL);
   g_mutex_unlock (&self->lock);
   gst_structure_take_value (s, "streams", &streams);
   return s;
@@ -724,7 +736,8 @@ gst_gpu_srtp_dec_change_state (GstElement * element, GstStateChange transition)
       g_mutex_lock (&self->lock);
       self->st_recv = self->st_drop = self->st_auth = self->st_replay = 0;
       self->st_unknown = self->st_short = self->st_bad_header = 0;
-      self->st_exhausted = self->st_batches = 0;
+      self->st_exhausted = self->st_batches = self->st_gpu_batches = 0;
+      self->st_bad_mki = 0;
       self->last_warn = 0;
       g_mutex_unlock (&self->lock);
       break;
