@@ -21,9 +21,12 @@ bc1_high_scalar (const uint8_t *px, int lock_blue)
   return dxt_bc1_high (px, lock_blue);
 }
 
+typedef uint32_t (*DxtRowFn) (const DxtImage *img, uint32_t y, uint32_t x, uint32_t n, uint8_t *out);
+
 static DxtCpuPath cpu_path = DXT_CPU_AUTO;
 static DxtBc1FastFn bc1_fast_fn = bc1_fast_scalar;
 static DxtBc1HighFn bc1_high_fn = bc1_high_scalar;
+static DxtRowFn row_fn = NULL;
 
 static int
 cpu_has (DxtCpuPath p)
@@ -49,10 +52,13 @@ dxt_set_cpu_path (DxtCpuPath p)
   bc1_fast_fn = p == DXT_CPU_AVX2 ? dxt_bc1_fast_avx2
       : p == DXT_CPU_SSE41 ? dxt_bc1_fast_sse41 : bc1_fast_scalar;
   bc1_high_fn = p == DXT_CPU_AVX2 ? dxt_bc1_high_avx2 : bc1_high_scalar;
+  row_fn = p == DXT_CPU_AVX2 ? dxt_row_rgba_avx2
+      : p == DXT_CPU_SSE41 ? dxt_row_rgba_sse41 : NULL;
 #else
   p = DXT_CPU_SCALAR;
   bc1_fast_fn = bc1_fast_scalar;
   bc1_high_fn = bc1_high_scalar;
+  row_fn = NULL;
 #endif
   cpu_path = p;
   return p;
@@ -124,6 +130,47 @@ image_ok (const DxtImage *img)
   return 1;
 }
 
+/* Pixels [x, x + n) of row y as RGBA in block order (see dxt_simd.h), the
+ * per-pixel arithmetic of dxt_load_block (the GPU's loader). */
+static void
+row_rgba_scalar (const DxtImage *img, uint32_t y, uint32_t x, uint32_t n, uint8_t *out)
+{
+  const int f = img->format;
+  const uint8_t *row = img->plane[0] + (size_t) y * img->stride[0];
+  if (f <= DXT_FMT_BGRX) {
+    const int rb = (f == DXT_FMT_BGRA || f == DXT_FMT_BGRX) ? 2 : 0;
+    const int ax = (f == DXT_FMT_RGBX || f == DXT_FMT_BGRX);
+    uint32_t i = 0;
+    if (f == DXT_FMT_RGBA)
+      for (; i + 4 <= n; i += 4)
+        memcpy (out + (i >> 2) * 64, row + 4 * (size_t) (x + i), 16);
+    for (; i < n; i++) {
+      const uint8_t *p = row + 4 * (size_t) (x + i);
+      uint8_t *o = out + (i >> 2) * 64 + (i & 3) * 4;
+      o[0] = p[rb]; o[1] = p[1]; o[2] = p[2 - rb]; o[3] = ax ? 255 : p[3];
+    }
+  } else if (f == DXT_FMT_UYVY || f == DXT_FMT_YUY2) {
+    const int yo = f == DXT_FMT_UYVY ? 1 : 0, uo = f == DXT_FMT_UYVY ? 0 : 1;
+    for (uint32_t i = 0; i < n; i++) {
+      const uint32_t xx = x + i;
+      const uint8_t *p = row + 2 * (size_t) (xx & ~1u);
+      dxt_yuv_to_rgb (p[yo + 2 * (xx & 1)], p[uo], p[uo + 2], out + (i >> 2) * 64 + (i & 3) * 4);
+    }
+  } else {
+    const uint8_t *c1 = img->plane[1] + (size_t) (y >> 1) * img->stride[1];
+    const uint8_t *c2 = f == DXT_FMT_I420 ? img->plane[2] + (size_t) (y >> 1) * img->stride[2] : 0;
+    for (uint32_t i = 0; i < n; i++) {
+      const uint32_t xx = x + i, cx = xx >> 1;
+      int u = f == DXT_FMT_I420 ? c1[cx] : c1[2 * cx];
+      int v = f == DXT_FMT_I420 ? c2[cx] : c1[2 * cx + 1];
+      dxt_yuv_to_rgb (row[xx], u, v, out + (i >> 2) * 64 + (i & 3) * 4);
+    }
+  }
+}
+
+/* Blocks converted at a time: 4 KiB of RGBA, stays in L1. */
+#define RUN_BLOCKS 64
+
 int
 dxt_encode_slice (const DxtImage *img, DxtCodec codec, DxtQuality q,
                   uint32_t row0, uint32_t nrows, uint8_t *out)
@@ -135,12 +182,29 @@ dxt_encode_slice (const DxtImage *img, DxtCodec codec, DxtQuality q,
     return -1;
   dxt_get_cpu_path ();
   const uint32_t bb = dxt_block_bytes (codec);
-  uint8_t px[64];
+  /* A run of blocks is converted row by row into RGBA blocks first (SIMD
+   * where there is a path): loading pixel by pixel through dxt_load_block
+   * cost about as much as the fast encode itself for YUV input. Edges
+   * replicate the last column / row, as dxt_load_block does. */
+  uint8_t run[RUN_BLOCKS * 64];
   for (uint32_t by = row0; by < row0 + nrows; by++)
-    for (uint32_t bx = 0; bx < bx_n; bx++) {
-      dxt_load_block (img, bx, by, px);
-      encode_px (codec, q, px, out);
-      out += bb;
+    for (uint32_t bx0 = 0; bx0 < bx_n; bx0 += RUN_BLOCKS) {
+      const uint32_t nb = bx_n - bx0 < RUN_BLOCKS ? bx_n - bx0 : RUN_BLOCKS;
+      const uint32_t x0 = 4 * bx0, npx = 4 * nb;
+      const uint32_t nvalid = img->width - x0 < npx ? img->width - x0 : npx;
+      for (uint32_t j = 0; j < 4; j++) {
+        const uint32_t y = 4 * by + j < img->height ? 4 * by + j : img->height - 1;
+        uint8_t *o = run + 16 * j;
+        const uint32_t done = row_fn ? row_fn (img, y, x0, nvalid, o) : 0;
+        row_rgba_scalar (img, y, x0 + done, nvalid - done, o + (done >> 2) * 64);
+        const uint8_t *last = o + ((nvalid - 1) >> 2) * 64 + ((nvalid - 1) & 3) * 4;
+        for (uint32_t i = nvalid; i < npx; i++)
+          memcpy (o + (i >> 2) * 64 + (i & 3) * 4, last, 4);
+      }
+      for (uint32_t b = 0; b < nb; b++) {
+        encode_px (codec, q, run + 64 * b, out);
+        out += bb;
+      }
     }
   return 0;
 }

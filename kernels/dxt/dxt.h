@@ -31,9 +31,10 @@
  * ("studio swing", Y 16..235, C 16..240), converted with the integer
  * formula R = (298(Y-16) + 409(V-128) + 128) >> 8 etc. (see
  * dxt_yuv_to_rgb), chroma taken from the co-sited/left sample (no
- * interpolation). Conversion happens while a block is loaded: there is no
- * separate conversion pass. Frames of any size: blocks past the right or
- * bottom edge replicate the last column/row.
+ * interpolation). No separate conversion pass over the frame: the GPU
+ * converts while it loads a block, the CPU a run of 64 blocks at a time
+ * (4 KiB, SIMD where it can; same bytes). Frames of any size: blocks past
+ * the right or bottom edge replicate the last column/row.
  *
  * Output: ceil(w/4) x ceil(h/4) blocks, row-major, dxt_block_bytes() each.
  */

@@ -7,7 +7,11 @@
  * the per-block steps (endpoints, quantisation, palette, solve) are the
  * very scalar GS_HD functions. All integer, with the same tie-breaking
  * (strictly smaller distance wins, index order 0..3), so the result is the
- * scalar one bit for bit (checked by test_dxt). */
+ * scalar one bit for bit (checked by test_dxt).
+ *
+ * Also the input conversion of dxt_encode_slice: rows of YUV / BGR(A/x)
+ * pixels to RGBA blocks, the integer BT.601 formula of dxt_yuv_to_rgb on
+ * 32-bit lanes. */
 #include "dxt/dxt_simd.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -318,10 +322,182 @@ dxt_bc1_high_avx2 (const uint8_t *px, int lock_blue)
   return best;
 }
 
+
+/* ------------------------------------------------- rows of input -> RGBA */
+
+/* Byte of pixel j (0..7) of a step within its source (dxt_load_block's
+ * addressing): Y, U, V; packed 4:2:2 from one 16-byte source, I420 from
+ * the Y, U, V rows, NV12 from the Y and UV rows. */
+static const uint8_t yuv_idx[4][3][8] = {
+  { { 1, 3, 5, 7, 9, 11, 13, 15 }, { 0, 0, 4, 4, 8, 8, 12, 12 }, { 2, 2, 6, 6, 10, 10, 14, 14 } },
+  { { 0, 2, 4, 6, 8, 10, 12, 14 }, { 1, 1, 5, 5, 9, 9, 13, 13 }, { 3, 3, 7, 7, 11, 11, 15, 15 } },
+  { { 0, 1, 2, 3, 4, 5, 6, 7 }, { 0, 0, 1, 1, 2, 2, 3, 3 }, { 0, 0, 1, 1, 2, 2, 3, 3 } },
+  { { 0, 1, 2, 3, 4, 5, 6, 7 }, { 0, 0, 2, 2, 4, 4, 6, 6 }, { 1, 1, 3, 3, 5, 5, 7, 7 } },
+};
+
+/* pshufb masks: pixel j's byte into the low byte of 32-bit lane j (lane j
+ * of the high 128 bits for j >= 4: sources are broadcast to both halves) */
+static void
+yuv_masks (int f, uint8_t m[3][32])
+{
+  for (int c = 0; c < 3; c++)
+    for (int j = 0; j < 8; j++) {
+      m[c][4 * j] = yuv_idx[f - DXT_FMT_UYVY][c][j];
+      m[c][4 * j + 1] = m[c][4 * j + 2] = m[c][4 * j + 3] = 0x80;
+    }
+}
+
+static inline uint32_t
+ld32 (const uint8_t *p)
+{
+  uint32_t v;
+  memcpy (&v, p, 4);
+  return v;
+}
+
+static inline uint16_t
+ld16 (const uint8_t *p)
+{
+  uint16_t v;
+  memcpy (&v, p, 2);
+  return v;
+}
+
+/* dxt_yuv_to_rgb on 32-bit lanes: R | G << 8 | B << 16 | 255 << 24 */
+T41 static inline __m128i
+yuv_rgba_sse (__m128i y, __m128i u, __m128i v)
+{
+  const __m128i z = _mm_setzero_si128 (), m255 = _mm_set1_epi32 (255);
+  __m128i c = _mm_add_epi32 (_mm_mullo_epi32 (_mm_sub_epi32 (y, _mm_set1_epi32 (16)),
+          _mm_set1_epi32 (298)), _mm_set1_epi32 (128));
+  __m128i d = _mm_sub_epi32 (u, _mm_set1_epi32 (128)), e = _mm_sub_epi32 (v, _mm_set1_epi32 (128));
+  __m128i r = _mm_add_epi32 (c, _mm_mullo_epi32 (e, _mm_set1_epi32 (409)));
+  __m128i g = _mm_sub_epi32 (c, _mm_add_epi32 (_mm_mullo_epi32 (d, _mm_set1_epi32 (100)),
+          _mm_mullo_epi32 (e, _mm_set1_epi32 (208))));
+  __m128i b = _mm_add_epi32 (c, _mm_mullo_epi32 (d, _mm_set1_epi32 (516)));
+  r = _mm_min_epi32 (_mm_max_epi32 (_mm_srai_epi32 (r, 8), z), m255);
+  g = _mm_min_epi32 (_mm_max_epi32 (_mm_srai_epi32 (g, 8), z), m255);
+  b = _mm_min_epi32 (_mm_max_epi32 (_mm_srai_epi32 (b, 8), z), m255);
+  return _mm_or_si128 (_mm_or_si128 (r, _mm_slli_epi32 (g, 8)),
+      _mm_or_si128 (_mm_slli_epi32 (b, 16), _mm_set1_epi32 ((int) 0xff000000u)));
+}
+
+/* BGRA / RGBx / BGRx: 4 pixels a step (RGBA never comes here) */
+T41 static uint32_t
+row_rgb_sse (const DxtImage *img, uint32_t y, uint32_t x, uint32_t n, uint8_t *out)
+{
+  const int f = img->format, rb = f == DXT_FMT_BGRA || f == DXT_FMT_BGRX;
+  const __m128i shuf = rb ? _mm_setr_epi8 (2, 1, 0, 3, 6, 5, 4, 7, 10, 9, 8, 11, 14, 13, 12, 15)
+      : _mm_setr_epi8 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m128i alpha = _mm_set1_epi32 (f == DXT_FMT_BGRA ? 0 : (int) 0xff000000u);
+  const uint8_t *row = img->plane[0] + (size_t) y * img->stride[0] + 4 * (size_t) x;
+  uint32_t i = 0;
+  for (; i + 4 <= n; i += 4, out += 64) {
+    __m128i p = _mm_loadu_si128 ((const __m128i *) (row + 4 * i));
+    _mm_storeu_si128 ((__m128i *) out, _mm_or_si128 (_mm_shuffle_epi8 (p, shuf), alpha));
+  }
+  return i;
+}
+
+T41 uint32_t
+dxt_row_rgba_sse41 (const DxtImage *img, uint32_t y, uint32_t x, uint32_t n, uint8_t *out)
+{
+  const int f = img->format;
+  if (f == DXT_FMT_RGBA)
+    return 0;
+  if (f < DXT_FMT_UYVY)
+    return row_rgb_sse (img, y, x, n, out);
+  uint8_t mb[3][32];
+  yuv_masks (f, mb);
+  const __m128i my = _mm_loadu_si128 ((const __m128i *) mb[0]);
+  const __m128i mu = _mm_loadu_si128 ((const __m128i *) mb[1]);
+  const __m128i mv = _mm_loadu_si128 ((const __m128i *) mb[2]);
+  const uint8_t *row = img->plane[0] + (size_t) y * img->stride[0];
+  const uint8_t *c1 = f >= DXT_FMT_I420 ? img->plane[1] + (size_t) (y >> 1) * img->stride[1] : NULL;
+  const uint8_t *c2 = f == DXT_FMT_I420 ? img->plane[2] + (size_t) (y >> 1) * img->stride[2] : NULL;
+  uint32_t i = 0;
+  for (; i + 4 <= n; i += 4, out += 64) {
+    const uint32_t px = x + i;   /* even: x is a multiple of 4 */
+    __m128i sy, su, sv;
+    if (f <= DXT_FMT_YUY2) {
+      sy = su = sv = _mm_loadl_epi64 ((const __m128i *) (row + 2 * (size_t) px));
+    } else if (f == DXT_FMT_I420) {
+      sy = _mm_cvtsi32_si128 ((int) ld32 (row + px));
+      su = _mm_cvtsi32_si128 (ld16 (c1 + px / 2));
+      sv = _mm_cvtsi32_si128 (ld16 (c2 + px / 2));
+    } else {
+      sy = _mm_cvtsi32_si128 ((int) ld32 (row + px));
+      su = sv = _mm_cvtsi32_si128 ((int) ld32 (c1 + px));
+    }
+    _mm_storeu_si128 ((__m128i *) out, yuv_rgba_sse (_mm_shuffle_epi8 (sy, my),
+            _mm_shuffle_epi8 (su, mu), _mm_shuffle_epi8 (sv, mv)));
+  }
+  return i;
+}
+
+TAVX static inline __m256i
+yuv_rgba_avx (__m256i y, __m256i u, __m256i v)
+{
+  const __m256i z = _mm256_setzero_si256 (), m255 = _mm256_set1_epi32 (255);
+  __m256i c = _mm256_add_epi32 (_mm256_mullo_epi32 (_mm256_sub_epi32 (y, _mm256_set1_epi32 (16)),
+          _mm256_set1_epi32 (298)), _mm256_set1_epi32 (128));
+  __m256i d = _mm256_sub_epi32 (u, _mm256_set1_epi32 (128));
+  __m256i e = _mm256_sub_epi32 (v, _mm256_set1_epi32 (128));
+  __m256i r = _mm256_add_epi32 (c, _mm256_mullo_epi32 (e, _mm256_set1_epi32 (409)));
+  __m256i g = _mm256_sub_epi32 (c, _mm256_add_epi32 (_mm256_mullo_epi32 (d, _mm256_set1_epi32 (100)),
+          _mm256_mullo_epi32 (e, _mm256_set1_epi32 (208))));
+  __m256i b = _mm256_add_epi32 (c, _mm256_mullo_epi32 (d, _mm256_set1_epi32 (516)));
+  r = _mm256_min_epi32 (_mm256_max_epi32 (_mm256_srai_epi32 (r, 8), z), m255);
+  g = _mm256_min_epi32 (_mm256_max_epi32 (_mm256_srai_epi32 (g, 8), z), m255);
+  b = _mm256_min_epi32 (_mm256_max_epi32 (_mm256_srai_epi32 (b, 8), z), m255);
+  return _mm256_or_si256 (_mm256_or_si256 (r, _mm256_slli_epi32 (g, 8)),
+      _mm256_or_si256 (_mm256_slli_epi32 (b, 16), _mm256_set1_epi32 ((int) 0xff000000u)));
+}
+
+TAVX uint32_t
+dxt_row_rgba_avx2 (const DxtImage *img, uint32_t y, uint32_t x, uint32_t n, uint8_t *out)
+{
+  const int f = img->format;
+  if (f < DXT_FMT_UYVY)
+    return dxt_row_rgba_sse41 (img, y, x, n, out);
+  uint8_t mb[3][32];
+  yuv_masks (f, mb);
+  const __m256i my = _mm256_loadu_si256 ((const __m256i *) mb[0]);
+  const __m256i mu = _mm256_loadu_si256 ((const __m256i *) mb[1]);
+  const __m256i mv = _mm256_loadu_si256 ((const __m256i *) mb[2]);
+  const uint8_t *row = img->plane[0] + (size_t) y * img->stride[0];
+  const uint8_t *c1 = f >= DXT_FMT_I420 ? img->plane[1] + (size_t) (y >> 1) * img->stride[1] : NULL;
+  const uint8_t *c2 = f == DXT_FMT_I420 ? img->plane[2] + (size_t) (y >> 1) * img->stride[2] : NULL;
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8, out += 128) {
+    const uint32_t px = x + i;
+    __m128i sy, su, sv;
+    if (f <= DXT_FMT_YUY2) {
+      sy = su = sv = _mm_loadu_si128 ((const __m128i *) (row + 2 * (size_t) px));
+    } else if (f == DXT_FMT_I420) {
+      sy = _mm_loadl_epi64 ((const __m128i *) (row + px));
+      su = _mm_cvtsi32_si128 ((int) ld32 (c1 + px / 2));
+      sv = _mm_cvtsi32_si128 ((int) ld32 (c2 + px / 2));
+    } else {
+      sy = _mm_loadl_epi64 ((const __m128i *) (row + px));
+      su = sv = _mm_loadl_epi64 ((const __m128i *) (c1 + px));
+    }
+    __m256i p = yuv_rgba_avx (_mm256_shuffle_epi8 (_mm256_broadcastsi128_si256 (sy), my),
+        _mm256_shuffle_epi8 (_mm256_broadcastsi128_si256 (su), mu),
+        _mm256_shuffle_epi8 (_mm256_broadcastsi128_si256 (sv), mv));
+    /* pixels 0-3 are a row of one block, 4-7 of the next */
+    _mm_storeu_si128 ((__m128i *) out, _mm256_castsi256_si128 (p));
+    _mm_storeu_si128 ((__m128i *) (out + 64), _mm256_extracti128_si256 (p, 1));
+  }
+  return i + dxt_row_rgba_sse41 (img, y, x + i, n - i, out);
+}
+
 #else /* not x86: dxt.c never selects these */
 
 DxtBc1Cand dxt_bc1_fast_sse41 (const uint8_t *px) { return dxt_bc1_fast (px); }
 DxtBc1Cand dxt_bc1_fast_avx2 (const uint8_t *px) { return dxt_bc1_fast (px); }
 DxtBc1Cand dxt_bc1_high_avx2 (const uint8_t *px, int lock_blue) { return dxt_bc1_high (px, lock_blue); }
+uint32_t dxt_row_rgba_sse41 (const DxtImage *img, uint32_t y, uint32_t x, uint32_t n, uint8_t *out) { return 0; }
+uint32_t dxt_row_rgba_avx2 (const DxtImage *img, uint32_t y, uint32_t x, uint32_t n, uint8_t *out) { return 0; }
 
 #endif

@@ -1,7 +1,9 @@
 /* dxtenc / dxtdec (plugins/dxt) on the CPU path: every input format x every
  * output (DXT1 / DXT5 / YCoCg-DXT5, raw and HAP, Snappy on / off) equals the
  * kernels' dxt_encode_frame byte for byte; round-trip PSNR; caps refusal;
- * latency; corrupt input dropped and counted; state cycles. */
+ * latency; corrupt input dropped and counted; state cycles. Also the CPU
+ * encoder's own shortcuts against the GS_HD code the GPU runs (solid-block
+ * table, row conversion of the input), on every CPU path. */
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include <dxt/dxt.h>
+#include <dxt/dxt_block.h>
 #include "hap.h"
 
 static const struct
@@ -485,6 +488,115 @@ GST_START_TEST (test_state_cycles)
 
 GST_END_TEST;
 
+/* The host's solid-colour table is the device's search, entry for entry,
+ * and the one-pixel try of dxt_bc1_solid equals the 16-pixel dxt_bc1_try. */
+GST_START_TEST (test_solid_blocks)
+{
+  GRand *rand = g_rand_new_with_seed (7);
+  guint8 px[64];
+  gint v, bits, i, n;
+
+  for (bits = 5; bits <= 6; bits++)
+    for (v = 0; v < 256; v++) {
+      gint a0, a1, b0, b1;
+
+      dxt_solid_pair (v, bits, &a0, &a1);
+      dxt_solid_pair_search (v, bits, &b0, &b1);
+      fail_unless (a0 == b0 && a1 == b1, "solid table, %d bits, v %d", bits, v);
+    }
+  for (n = 0; n < 20000; n++) {
+    DxtBc1Cand a, b;
+    gint q0[3], q1[3];
+    guint32 c0, c1;
+
+    for (i = 0; i < 3; i++)
+      px[i] = n < 256 ? (guint) n : g_rand_int (rand) & 0xFF;
+    for (i = 4; i < 64; i++)
+      px[i] = px[i & 3];
+    a.c0 = a.c1 = a.idx = b.c0 = b.c1 = b.idx = 0;
+    a.err = b.err = 0x7fffffff;
+    dxt_bc1_solid (px, &a);
+    for (i = 0; i < 3; i++)
+      dxt_solid_pair_search (px[i], i == 1 ? 6 : 5, &q0[i], &q1[i]);
+    c0 = ((guint32) q0[0] << 11) | ((guint32) q0[1] << 5) | (guint32) q0[2];
+    c1 = ((guint32) q1[0] << 11) | ((guint32) q1[1] << 5) | (guint32) q1[2];
+    dxt_bc1_try (px, c0, c1, &b);
+    fail_unless (a.c0 == b.c0 && a.c1 == b.c1 && a.idx == b.idx &&
+        a.err == b.err, "solid block %u %u %u", px[0], px[1], px[2]);
+  }
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+/* dxt_encode_frame (rows converted to RGBA blocks, SIMD where there is a
+ * path) = dxt_load_block + dxt_encode_block_hd per block (the GPU kernel's
+ * steps), every input format, odd sizes, every CPU path. */
+GST_START_TEST (test_cpu_loader)
+{
+  static const guint sizes[][2] = { {1, 1}, {7, 5}, {37, 9}, {259, 6} };
+  static const DxtCpuPath paths[] = { DXT_CPU_SCALAR, DXT_CPU_SSE41,
+    DXT_CPU_AVX2
+  };
+  GRand *rand = g_rand_new_with_seed (11);
+  guint si, f, c, p, bx, by;
+
+  for (si = 0; si < G_N_ELEMENTS (sizes); si++)
+    for (f = 0; f < DXT_FMT_COUNT; f++) {
+      const guint w = sizes[si][0], h = sizes[si][1], cw = (w + 1) / 2;
+      guint8 *pl[3];
+      DxtImage img;
+
+      memset (&img, 0, sizeof (img));
+      img.width = w;
+      img.height = h;
+      img.format = f;
+      /* strides with slack; planes random bytes (full YUV range: clamps) */
+      img.stride[0] = (f <= DXT_FMT_BGRX ? 4 * w : f <= DXT_FMT_YUY2 ?
+          4 * cw : w) + 3;
+      img.stride[1] = (f == DXT_FMT_NV12 ? 2 * cw : cw) + 5;
+      img.stride[2] = cw + 1;
+      for (p = 0; p < 3; p++) {
+        gsize sz = (gsize) img.stride[p] * h, i;
+
+        pl[p] = g_malloc (sz);
+        for (i = 0; i < sz; i++)
+          pl[p][i] = g_rand_int (rand) & 0xFF;
+        img.plane[p] = pl[p];
+      }
+      for (c = 0; c < 3; c++) {
+        gsize fb = dxt_frame_bytes (c, w, h);
+        guint32 bb = dxt_block_bytes (c);
+        guint8 *ref = g_malloc (fb), *out = g_malloc (fb);
+
+        for (by = 0; by < dxt_blocks_y (h); by++)
+          for (bx = 0; bx < dxt_blocks_x (w); bx++) {
+            guint8 px[64];
+
+            dxt_load_block (&img, bx, by, px);
+            dxt_encode_block_hd (c, DXT_FAST, px,
+                ref + ((gsize) by * dxt_blocks_x (w) + bx) * bb);
+          }
+        for (p = 0; p < G_N_ELEMENTS (paths); p++) {
+          if (dxt_set_cpu_path (paths[p]) != paths[p])
+            continue;
+          fail_unless_equals_int (dxt_encode_frame (&img, c, DXT_FAST, out), 0);
+          fail_unless (memcmp (out, ref, fb) == 0, "%s %s %ux%u path %s",
+              in_formats[f].name, codec_nick[c], w, h,
+              dxt_cpu_path_name (paths[p]));
+        }
+        g_free (ref);
+        g_free (out);
+      }
+      for (p = 0; p < 3; p++)
+        g_free (pl[p]);
+    }
+  dxt_set_cpu_path (DXT_CPU_AUTO);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
 static Suite *
 dxt_suite (void)
 {
@@ -502,6 +614,8 @@ dxt_suite (void)
   tcase_add_test (tc, test_decoder_corrupt);
   tcase_add_test (tc, test_decoder_fuzz);
   tcase_add_test (tc, test_state_cycles);
+  tcase_add_test (tc, test_solid_blocks);
+  tcase_add_test (tc, test_cpu_loader);
   return s;
 }
 
