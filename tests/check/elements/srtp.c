@@ -51,7 +51,17 @@ typedef struct
   GMutex lock;
   GPtrArray *bytes;             /* GBytes of every buffer */
   GstCaps *caps;                /* last caps seen */
+  gint arrived;                 /* buffers at the sink pad, preroll included */
 } Collected;
+
+static GstPadProbeReturn
+count_arrival (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Collected *c = user_data;
+
+  g_atomic_int_inc (&c->arrived);
+  return GST_PAD_PROBE_OK;
+}
 
 static GstFlowReturn
 on_sample (GstAppSink * sink, gpointer user_data)
@@ -117,6 +127,12 @@ run_pipeline (GstElement * pipe, Feed * feeds, guint n_feeds,
     out[i] = collected_new ();
     g_object_set (s, "sync", FALSE, "emit-signals", FALSE, NULL);
     gst_app_sink_set_callbacks (GST_APP_SINK (s), &cb, out[i], NULL);
+    {
+      GstPad *sp = gst_element_get_static_pad (s, "sink");
+      gst_pad_add_probe (sp, GST_PAD_PROBE_TYPE_BUFFER |
+          GST_PAD_PROBE_TYPE_BUFFER_LIST, count_arrival, out[i], NULL);
+      gst_object_unref (sp);
+    }
     gst_object_unref (s);
   }
   if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
@@ -130,17 +146,16 @@ run_pipeline (GstElement * pipe, Feed * feeds, guint n_feeds,
     GstBufferList *list = gst_buffer_list_new ();
 
     if (feeds[i].wait_sink > 0) {
+      /* at the sink pad, not collected: the sink holds its first buffer in
+       * preroll until every sink has one */
       Collected *c = out[feeds[i].wait_sink - 1];
       gint64 end = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
-      guint got = 0;
 
-      while (got == 0 && g_get_monotonic_time () < end) {
-        g_mutex_lock (&c->lock);
-        got = c->bytes->len;
-        g_mutex_unlock (&c->lock);
-        if (got == 0)
-          g_usleep (1000);
-      }
+      while (g_atomic_int_get (&c->arrived) == 0 &&
+          g_get_monotonic_time () < end)
+        g_usleep (1000);
+      fail_unless (g_atomic_int_get (&c->arrived) > 0,
+          "nothing reached sink %s in 10 s", sinks[feeds[i].wait_sink - 1]);
     }
 
     fail_unless (src != NULL, "no appsrc %s", feeds[i].name);
