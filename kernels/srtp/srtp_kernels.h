@@ -71,12 +71,13 @@ typedef enum {
 const char *gsrtp_result_name (GsSrtpResult r);
 
 #define GSRTP_DEFAULT_WINDOW 64
-#define GSRTP_MAX_WINDOW 1024
+#define GSRTP_MAX_WINDOW 32768    /* srtpdec's replay-window-size maximum */
 #define GSRTP_MAX_TRAILER 20      /* most bytes protect adds (GCM SRTCP), MKI aside */
 #define GSRTP_MAX_MKI GS_SRTP_MAX_MKI
 
-/* Anti-replay window over 48-bit (SRTP) or 31-bit (SRTCP) indices:
- * bit d of bits[] says top - d was accepted. */
+/* Anti-replay window over 48-bit (SRTP) or 31-bit (SRTCP) indices: a ring,
+ * bit (i mod GSRTP_MAX_WINDOW) says index i (top - size < i <= top) was
+ * accepted, so moving top costs the indices it skips, not the window. */
 typedef struct {
   uint64_t top;
   uint64_t bits[GSRTP_MAX_WINDOW / 64];

@@ -290,39 +290,42 @@ gsrtp_replay_check (const GsSrtpReplay *r, uint64_t idx)
   d = r->top - idx;
   if (d >= r->size)
     return GSRTP_ERR_REPLAY_OLD;
-  return (r->bits[d / 64] >> (d % 64)) & 1 ? GSRTP_ERR_REPLAY : GSRTP_OK;
+  idx %= GSRTP_MAX_WINDOW;
+  return (r->bits[idx / 64] >> (idx % 64)) & 1 ? GSRTP_ERR_REPLAY : GSRTP_OK;
+}
+
+static void
+replay_set (GsSrtpReplay *r, uint64_t idx)
+{
+  idx %= GSRTP_MAX_WINDOW;
+  r->bits[idx / 64] |= 1ull << (idx % 64);
 }
 
 void
 gsrtp_replay_add (GsSrtpReplay *r, uint64_t idx)
 {
-  const int nw = GSRTP_MAX_WINDOW / 64;
-  if (!r->have) {
+  if (!r->have || idx >= r->top + GSRTP_MAX_WINDOW) {
     memset (r->bits, 0, sizeof r->bits);
     r->top = idx;
-    r->bits[0] = 1;
     r->have = 1;
-    return;
-  }
-  if (idx > r->top) {
-    uint64_t s = idx - r->top;
-    if (s >= GSRTP_MAX_WINDOW) {
-      memset (r->bits, 0, sizeof r->bits);
-    } else {
-      int ws = (int) (s / 64), bs = (int) (s % 64), i;
-      for (i = nw - 1; i >= 0; i--) {
-        uint64_t hi = i - ws >= 0 ? r->bits[i - ws] : 0;
-        uint64_t lo = i - ws - 1 >= 0 ? r->bits[i - ws - 1] : 0;
-        r->bits[i] = bs ? (hi << bs) | (lo >> (64 - bs)) : hi;
+  } else if (idx > r->top) {
+    /* the slots of the indices top skips now hold nothing in the window */
+    uint64_t i = r->top + 1;
+    while (i < idx) {
+      uint64_t slot = i % GSRTP_MAX_WINDOW;
+      if (slot % 64 == 0 && idx - i >= 64) {
+        r->bits[slot / 64] = 0;
+        i += 64;
+      } else {
+        r->bits[slot / 64] &= ~(1ull << (slot % 64));
+        i++;
       }
     }
     r->top = idx;
-    r->bits[0] |= 1;
-  } else {
-    uint64_t d = r->top - idx;
-    if (d < GSRTP_MAX_WINDOW)
-      r->bits[d / 64] |= 1ull << (d % 64);
+  } else if (r->top - idx >= GSRTP_MAX_WINDOW) {
+    return;       /* older than any window: nothing to remember */
   }
+  replay_set (r, idx);
 }
 
 /* ---- header parsing ---- */

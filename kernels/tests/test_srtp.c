@@ -799,6 +799,48 @@ test_roc (void)
   }
 }
 
+/* srtpdec's largest replay window (32768): an index 30000 behind the top is
+ * still taken once, a replay of one 32767 behind is caught, 32768 behind is
+ * too old; the ring keeps this across a ROC step. (RFC 3711's index estimate
+ * reads a sequence number more than 32768 behind as the next ROC, so that
+ * is as far back as a receiver can be asked to look.) */
+static void
+test_big_window (void)
+{
+  const GsSrtpPolicy pol = GSRTP_AES_CM_128_HMAC_SHA1_80;
+  /* 27332: index 60100 - 32768; 27331 after 60100: ROC 1 */
+  static const uint16_t seqs[] = { 100, 30100, 60100, 27331, 27332 };
+  uint8_t key[30], pkt[5][200], q[200];
+  size_t len[5], plain, dl;
+  GsSrtpCtx tx, rx, small;
+  int i;
+  rnd_fill (key, sizeof key);
+  gsrtp_ctx_init (&tx, pol, pol, key, 30, 0);
+  gsrtp_ctx_init (&rx, pol, pol, key, 30, GSRTP_MAX_WINDOW);
+  gsrtp_ctx_init (&small, pol, pol, key, 30, 1024);
+  check (gsrtp_ctx_init (&small, pol, pol, key, 30, GSRTP_MAX_WINDOW + 1) == GSRTP_ERR_BAD_PARAM,
+      "window: larger than %d refused", GSRTP_MAX_WINDOW);
+  gsrtp_ctx_init (&small, pol, pol, key, 30, 1024);
+  for (int o = 0; o < 5; o++) {
+    i = o == 3 ? 4 : o == 4 ? 3 : o;   /* 27332 while the sender is still in ROC 0 */
+    plain = make_rtp (pkt[i], 0x5eed, seqs[i], 0, 100);
+    gsrtp_rtp_protect (&tx, pkt[i], plain, sizeof pkt[i], &len[i]);
+  }
+#define RX(ctx, i) (memcpy (q, pkt[i], len[i]), gsrtp_rtp_unprotect (&(ctx), q, len[i], &dl))
+  check (RX (rx, 0) == GSRTP_OK && RX (rx, 2) == GSRTP_OK, "window: index 100, then 60100");
+  check (RX (rx, 1) == GSRTP_OK, "window 32768: index 30100, 30000 behind the top, accepted");
+  check (RX (rx, 1) == GSRTP_ERR_REPLAY, "window 32768: its replay caught");
+  check (RX (rx, 4) == GSRTP_ERR_REPLAY_OLD, "window 32768: 32768 behind is too old");
+  check (RX (small, 0) == GSRTP_OK && RX (small, 2) == GSRTP_OK && RX (small, 1) == GSRTP_ERR_REPLAY_OLD,
+      "window 1024: 30000 behind is too old");
+  check (RX (rx, 3) == GSRTP_OK && rx.roc == 1, "window 32768: index 92867 (ROC 1) accepted");
+  check (RX (rx, 2) == GSRTP_ERR_REPLAY, "window 32768: a replay 32767 behind the new top caught");
+#undef RX
+  gsrtp_ctx_clear (&tx);
+  gsrtp_ctx_clear (&rx);
+  gsrtp_ctx_clear (&small);
+}
+
 /* MKI: a packet of another master key is refused untouched; a receiver
  * moves to the second key (gsrtp_ctx_take_keys) and keeps its ROC. */
 static void
@@ -892,6 +934,7 @@ main (void)
     test_negative (&profiles[i]);
   test_roc ();
   test_mki ();
+  test_big_window ();
   printf ("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
 }

@@ -834,9 +834,8 @@ gst_gpu_srtp_dec_class_init (GstGpuSrtpDecClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_REPLAY_WINDOW_SIZE,
       g_param_spec_uint ("replay-window-size", "Replay window size",
-          "Size of the replay protection window (packets; the kernel keeps "
-          "at most 1024, larger values are clamped). Applies to keys set "
-          "after the change", GST_GPU_SRTP_MIN_WINDOW,
+          "Size of the replay protection window (packets), as srtpdec's. "
+          "Applies to keys set after the change", GST_GPU_SRTP_MIN_WINDOW,
           GST_GPU_SRTP_MAX_WINDOW_PROP, GST_GPU_SRTP_DEFAULT_WINDOW,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
