@@ -12,6 +12,7 @@ GstDebugCategory *gps_cuda_debug;
 
 #include "rlnc/rlnc_cuda.h"
 #include "srtp/srtp_cuda.h"
+#include "dxt/dxt_cuda.h"
 
 /* The embedded fatbins and the kernel taken from each; srtp_fatbin holds
  * two, loaded as two modules (one function per module keeps the cache
@@ -28,6 +29,8 @@ static const struct {
       &srtp_fatbin_size, SRTP_GPU_KERNEL_NAME},
   [GPS_KERNEL_SRTP_UNPROTECT] = {"gst-gpustream-srtp-unprotect", srtp_fatbin,
       &srtp_fatbin_size, SRTP_GPU_UNPROTECT_KERNEL_NAME},
+  [GPS_KERNEL_DXT_ENCODE] = {"gst-gpustream-dxt-encode", dxt_fatbin,
+      &dxt_fatbin_size, DXT_GPU_ENCODE_KERNEL},
 };
 
 typedef struct {

@@ -21,8 +21,12 @@
  * The frame is coded in slices of `batch-blocks` 4x4 blocks (rounded to
  * whole block rows; 0 = one slice per frame), the unit the paper batches to
  * the GPU. On the CPU path the slices run one after the other in the
- * streaming thread, so the frame leaves as soon as it is coded and the
- * reported latency is 0; the bytes are the same for any slice size.
+ * streaming thread. With backend gpu / hybrid (or auto with a device) the
+ * slices go through the CUDA kernel over a few CUDA streams, copy-in,
+ * compute and copy-out of neighbouring slices overlapping; a frame whose
+ * CUDA step fails is coded on the CPU instead (same bytes, a warning). Either
+ * way the frame leaves as soon as it is coded and the reported latency is 0;
+ * the bytes are the same for any slice size and backend.
  *
  * ## Example launch line
  * |[
@@ -37,6 +41,7 @@
 #include <string.h>
 
 #include <gst/gpustream/gstgpustream.h>
+#include <gst/gpustream/gpsdxt.h>
 #include <dxt/dxt.h>
 
 #include "dxtenc.h"
@@ -145,7 +150,15 @@ typedef struct
   GstVideoInfo info;
   gsize tex_size;
   guint8 *tex;                  /* HAP: the block stream before framing */
+
+  /* GPU path: the element's GstCudaContext (a ref), NULL on the CPU */
+  GstObject *cuda_context;
+  gint64 last_gpu_warning;      /* monotonic us: warn at most once a second */
 } EncState;
+
+/* CUDA streams the slices are dealt over: one copying in, one computing,
+ * one copying out */
+#define DXT_ENC_GPU_STREAMS 3
 
 struct _GstDxtEnc
 {
@@ -165,6 +178,8 @@ struct _GstDxtEnc
   guint64 st_bytes_in;
   guint64 st_bytes_out;
   guint64 st_slices;
+  guint64 st_gpu_frames;
+  guint64 st_cpu_frames;
 
   EncState *state;
 };
@@ -213,6 +228,7 @@ static void
 enc_state_free (EncState * st)
 {
   g_free (st->tex);
+  gst_clear_object (&st->cuda_context);
   g_free (st);
 }
 
@@ -229,15 +245,23 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
   st->snappy = self->snappy;
   st->batch_blocks = self->batch_blocks;
   self->st_frames = self->st_bytes_in = self->st_bytes_out = 0;
-  self->st_slices = 0;
+  self->st_slices = self->st_gpu_frames = self->st_cpu_frames = 0;
   GST_OBJECT_UNLOCK (self);
 
   if (!st->hap && st->snappy)
     GST_WARNING_OBJECT (self, "snappy=true needs hap=true: ignored");
-  if (self->gpu.resolved != GST_GPUSTREAM_BACKEND_CPU)
-    /* the CUDA slice pipeline is not wired in yet; the CPU kernels give
-     * the same bytes */
-    GST_INFO_OBJECT (self, "GPU backend resolved, encoding on the CPU path");
+  if (self->gpu.resolved != GST_GPUSTREAM_BACKEND_CPU &&
+      self->gpu.cuda_context) {
+    /* hybrid has no second coder here: the GPU takes every frame, the CPU
+     * only those whose CUDA step fails */
+    st->cuda_context = gst_object_ref (self->gpu.cuda_context);
+    GST_INFO_OBJECT (self, "encoding on the GPU: slices of %u blocks over %d "
+        "CUDA streams, input from system memory", st->batch_blocks,
+        DXT_ENC_GPU_STREAMS);
+  } else {
+    GST_INFO_OBJECT (self, "encoding on the CPU (%s)",
+        dxt_cpu_path_name (dxt_get_cpu_path ()));
+  }
 
   g_clear_pointer (&self->state, enc_state_free);
   self->state = st;
@@ -310,7 +334,7 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
         hap_caps_names[st->codec] : dxt_caps_names[st->codec]);
     return FALSE;
   }
-  /* CPU path: the frame leaves the moment it is coded */
+  /* both paths: the frame leaves the moment it is coded */
   gst_video_encoder_set_latency (enc, 0, 0);
   return TRUE;
 }
@@ -327,6 +351,7 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   guint rows, bx, by, slice_rows, row, n_slices = 0, i;
   gsize out_size;
   GstFlowReturn ret;
+  gboolean on_gpu = FALSE;
 
   if (!st || !st->tex_size) {
     gst_video_codec_frame_unref (frame);
@@ -363,7 +388,28 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   bx = dxt_blocks_x (img.width);
   by = dxt_blocks_y (img.height);
   slice_rows = st->batch_blocks ? MAX (1, st->batch_blocks / bx) : by;
-  for (row = 0; row < by; row += rows) {
+  if (st->cuda_context) {
+    GError *err = NULL;
+
+    on_gpu = gst_gpustream_dxt_encode_frame (st->cuda_context, &img,
+        st->codec, st->quality, st->batch_blocks, DXT_ENC_GPU_STREAMS, dst,
+        &err);
+    if (on_gpu) {
+      n_slices = (by + slice_rows - 1) / slice_rows;
+    } else {
+      /* a failing device fails every frame: once a second is enough */
+      gint64 now = g_get_monotonic_time ();
+
+      if (now - st->last_gpu_warning >= G_USEC_PER_SEC ||
+          st->last_gpu_warning == 0) {
+        GST_WARNING_OBJECT (self, "GPU encode failed, frame coded on the "
+            "CPU: %s", err ? err->message : "?");
+        st->last_gpu_warning = now;
+      }
+      g_clear_error (&err);
+    }
+  }
+  for (row = on_gpu ? by : 0; row < by; row += rows) {
     rows = MIN (slice_rows, by - row);
     if (dxt_encode_slice (&img, st->codec, st->quality, row, rows,
             dst + (gsize) row * dxt_row_bytes (st->codec, img.width)) != 0)
@@ -393,6 +439,10 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   self->st_bytes_in += gst_buffer_get_size (frame->input_buffer);
   self->st_bytes_out += out_size;
   self->st_slices += n_slices;
+  if (on_gpu)
+    self->st_gpu_frames++;
+  else
+    self->st_cpu_frames++;
   GST_OBJECT_UNLOCK (self);
 
   return gst_video_encoder_finish_frame (enc, frame);
@@ -441,7 +491,9 @@ gst_dxt_enc_get_stats (GstDxtEnc * self)
       "frames", G_TYPE_UINT64, self->st_frames,
       "bytes-in", G_TYPE_UINT64, self->st_bytes_in,
       "bytes-out", G_TYPE_UINT64, self->st_bytes_out,
-      "slices", G_TYPE_UINT64, self->st_slices, NULL);
+      "slices", G_TYPE_UINT64, self->st_slices,
+      "gpu-frames", G_TYPE_UINT64, self->st_gpu_frames,
+      "cpu-frames", G_TYPE_UINT64, self->st_cpu_frames, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -567,7 +619,9 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
           DEFAULT_BATCH_BLOCKS, flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
-          "Counters: frames, bytes-in, bytes-out, slices", GST_TYPE_STRUCTURE,
+          "Counters: frames, bytes-in, bytes-out, slices, gpu-frames, "
+          "cpu-frames (coded on the CPU, fallbacks included)",
+          GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
       PROP_CUDA_DEVICE_ID);

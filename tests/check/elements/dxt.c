@@ -1,9 +1,11 @@
-/* dxtenc / dxtdec (plugins/dxt) on the CPU path: every input format x every
- * output (DXT1 / DXT5 / YCoCg-DXT5, raw and HAP, Snappy on / off) equals the
- * kernels' dxt_encode_frame byte for byte; round-trip PSNR; caps refusal;
- * latency; corrupt input dropped and counted; state cycles. Also the CPU
- * encoder's own shortcuts against the GS_HD code the GPU runs (solid-block
- * table, row conversion of the input), on every CPU path. */
+/* dxtenc / dxtdec (plugins/dxt), backend auto (the CPU path, the GPU path
+ * where a CUDA device is found): every input format x every output (DXT1 /
+ * DXT5 / YCoCg-DXT5, raw and HAP, Snappy on / off) equals the kernels'
+ * dxt_encode_frame byte for byte; round-trip PSNR; caps refusal; latency;
+ * corrupt input dropped and counted; state cycles. Also the CPU encoder's
+ * own shortcuts against the GS_HD code the GPU runs (solid-block table, row
+ * conversion of the input), on every CPU path, and, with a CUDA device only,
+ * backend=gpu against backend=cpu. */
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
@@ -597,6 +599,127 @@ GST_START_TEST (test_cpu_loader)
 
 GST_END_TEST;
 
+/* backend=gpu usable here: a CUDA build with a device. */
+static gboolean
+gpu_available (void)
+{
+  GstElement *e = gst_element_factory_make ("dxtenc", NULL);
+  GstStateChangeReturn r;
+
+  fail_unless (e != NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "backend", "gpu");
+  r = gst_element_set_state (e, GST_STATE_READY);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_object_unref (e);
+  return r != GST_STATE_CHANGE_FAILURE;
+}
+
+/* n frames through "dxtenc backend=<backend> <opts>"; the outputs, and how
+ * many frames the element says it coded on the GPU. */
+static void
+encode_frames (const gchar * backend, const gchar * opts,
+    const GstVideoInfo * info, GstBuffer ** in, guint n, GstBuffer ** out,
+    guint64 * gpu_frames)
+{
+  gchar *launch = g_strdup_printf ("dxtenc backend=%s %s", backend, opts);
+  GstHarness *hr = gst_harness_new_parse (launch);
+  GstElement *enc;
+  GstStructure *s;
+  guint i;
+
+  gst_harness_set_src_caps (hr, gst_video_info_to_caps (info));
+  for (i = 0; i < n; i++) {
+    fail_unless_equals_int (gst_harness_push (hr, gst_buffer_ref (in[i])),
+        GST_FLOW_OK);
+    out[i] = gst_harness_pull (hr);
+    fail_unless (out[i] != NULL);
+  }
+  enc = gst_harness_find_element (hr, "dxtenc");
+  g_object_get (enc, "stats", &s, NULL);
+  fail_unless (gst_structure_get_uint64 (s, "gpu-frames", gpu_frames));
+  gst_structure_free (s);
+  gst_object_unref (enc);
+  gst_harness_teardown (hr);
+  g_free (launch);
+}
+
+/* The same frames through backend=gpu (or hybrid) and backend=cpu: the same
+ * bytes, and every GPU frame really coded on the GPU (no fallback). */
+static void
+check_gpu_cpu (const gchar * backend, guint fi, guint w, guint h,
+    const gchar * opts)
+{
+  GstVideoInfo info;
+  GstBuffer *in[3], *og[3], *oc[3];
+  guint64 gpu_g = 0, gpu_c = 0;
+  guint i;
+
+  gst_video_info_set_format (&info,
+      gst_video_format_from_string (in_formats[fi].name), w, h);
+  GST_VIDEO_INFO_FPS_N (&info) = 30;
+  GST_VIDEO_INFO_FPS_D (&info) = 1;
+  /* several frames: the staging buffers and streams are reused */
+  for (i = 0; i < G_N_ELEMENTS (in); i++)
+    in[i] = make_input (&info, w * 7 + h + fi * 3 + i);
+  encode_frames (backend, opts, &info, in, G_N_ELEMENTS (in), og, &gpu_g);
+  encode_frames ("cpu", opts, &info, in, G_N_ELEMENTS (in), oc, &gpu_c);
+  fail_unless_equals_uint64 (gpu_g, G_N_ELEMENTS (in));
+  fail_unless_equals_uint64 (gpu_c, 0);
+  for (i = 0; i < G_N_ELEMENTS (in); i++) {
+    GstMapInfo mg, mc;
+
+    gst_buffer_map (og[i], &mg, GST_MAP_READ);
+    gst_buffer_map (oc[i], &mc, GST_MAP_READ);
+    fail_unless_equals_int (mg.size, mc.size);
+    fail_unless (memcmp (mg.data, mc.data, mc.size) == 0,
+        "%s %ux%u %s, frame %u: backend=%s differs from backend=cpu",
+        in_formats[fi].name, w, h, opts, i, backend);
+    gst_buffer_unmap (og[i], &mg);
+    gst_buffer_unmap (oc[i], &mc);
+    gst_buffer_unref (og[i]);
+    gst_buffer_unref (oc[i]);
+    gst_buffer_unref (in[i]);
+  }
+}
+
+/* Only where a CUDA device is found; skipped (logged) elsewhere. */
+GST_START_TEST (test_gpu_matches_cpu)
+{
+  static const guint sizes[][2] = { {1, 1}, {5, 3}, {70, 37}, {1918, 1080} };
+  static const guint batches[] = { 0, 1, 17, 1000000 };
+  guint fi, c, si, b;
+  gchar *opts;
+
+  if (!gpu_available ()) {
+    GST_INFO ("no CUDA device: backend=gpu test skipped");
+    g_print ("no CUDA device: backend=gpu test skipped\n");
+    return;
+  }
+  for (fi = 0; fi < G_N_ELEMENTS (in_formats); fi++)
+    for (c = 0; c < 3; c++)
+      for (si = 0; si < G_N_ELEMENTS (sizes); si++) {
+        opts = g_strdup_printf ("format=%s batch-blocks=2880", codec_nick[c]);
+        check_gpu_cpu ("gpu", fi, sizes[si][0], sizes[si][1], opts);
+        g_free (opts);
+      }
+  /* slice sizes: one block row, rows of a partial slice, one slice */
+  for (b = 0; b < G_N_ELEMENTS (batches); b++)
+    for (fi = 4; fi < G_N_ELEMENTS (in_formats); fi++) {
+      opts = g_strdup_printf ("format=dxt1 batch-blocks=%u", batches[b]);
+      check_gpu_cpu ("gpu", fi, 130, 66, opts);
+      g_free (opts);
+    }
+  for (c = 0; c < 3; c++) {
+    opts = g_strdup_printf ("format=%s quality=high", codec_nick[c]);
+    check_gpu_cpu ("gpu", 6, 133, 75, opts);
+    g_free (opts);
+  }
+  check_gpu_cpu ("gpu", 7, 1918, 1080, "format=ycocg-dxt5 hap=true snappy=true");
+  check_gpu_cpu ("hybrid", 0, 640, 360, "format=dxt5");
+}
+
+GST_END_TEST;
+
 static Suite *
 dxt_suite (void)
 {
@@ -616,6 +739,7 @@ dxt_suite (void)
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_solid_blocks);
   tcase_add_test (tc, test_cpu_loader);
+  tcase_add_test (tc, test_gpu_matches_cpu);
   return s;
 }
 

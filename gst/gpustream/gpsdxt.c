@@ -1,0 +1,359 @@
+/* gpsdxt.c: dxtenc's GPU path (gpsdxt.h): a frame's slices through
+ * dxt_encode_slice_kernel, pipelined over a few CUDA streams. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "gpsprivate.h"
+#include "gpsdxt.h"
+
+#define GST_CAT_DEFAULT gps_cuda_debug
+
+#if GS_HAVE_CUDA
+#include "dxt/dxt_cuda.h"
+
+/* Where each plane and the output sit; the same offsets in the pinned host
+ * buffer and on the device, so a slice is one linear copy per plane. */
+typedef struct {
+  guint n_planes;
+  gsize row_bytes[3];           /* bytes of a row the kernel reads */
+  gsize pitch[3];               /* staging pitch */
+  guint32 rows[3];
+  guint vshift[3];              /* 1: 4:2:0 chroma, one row per two */
+  gsize off[3];
+  gsize out_off, out_size, total;
+} DxtLayout;
+
+#define ALIGN4(x) (((x) + 3) & ~(gsize) 3)
+#define ALIGN256(x) (((x) + 255) & ~(gsize) 255)
+
+/* NULL, or why img cannot go to the kernel. The row sizes are what
+ * dxt_load_block reads (a 4:2:2 row to the end of its last pixel pair). */
+static const gchar *
+layout_init (DxtLayout * l, const DxtImage * img, DxtCodec codec)
+{
+  const gsize w = img->width, cw = (w + 1) / 2;
+  gsize off = 0;
+  guint p;
+
+  memset (l, 0, sizeof *l);
+  if (img->width == 0 || img->height == 0)
+    return "empty frame";
+  if ((unsigned) codec > DXT_YCOCG)
+    return "unknown codec";
+  switch (img->format) {
+    case DXT_FMT_RGBA:
+    case DXT_FMT_BGRA:
+    case DXT_FMT_RGBX:
+    case DXT_FMT_BGRX:
+      l->n_planes = 1;
+      l->row_bytes[0] = 4 * w;
+      break;
+    case DXT_FMT_UYVY:
+    case DXT_FMT_YUY2:
+      l->n_planes = 1;
+      l->row_bytes[0] = 4 * cw;
+      break;
+    case DXT_FMT_I420:
+      l->n_planes = 3;
+      l->row_bytes[0] = w;
+      l->row_bytes[1] = l->row_bytes[2] = cw;
+      l->vshift[1] = l->vshift[2] = 1;
+      break;
+    case DXT_FMT_NV12:
+      l->n_planes = 2;
+      l->row_bytes[0] = w;
+      l->row_bytes[1] = 2 * cw;
+      l->vshift[1] = 1;
+      break;
+    default:
+      return "unknown input format";
+  }
+  for (p = 0; p < l->n_planes; p++) {
+    if (!img->plane[p])
+      return "missing plane";
+    if (img->stride[p] < l->row_bytes[p])
+      return "stride shorter than a row";
+    l->pitch[p] = ALIGN4 (l->row_bytes[p]);
+    l->rows[p] = l->vshift[p] ? (img->height + 1) / 2 : img->height;
+    /* the device image's strides are 32-bit; the staging is below 4 GiB */
+    if (l->pitch[p] > G_MAXUINT32 || l->rows[p] > G_MAXUINT32 / l->pitch[p])
+      return "frame too large";
+    l->off[p] = off;
+    off = ALIGN256 (off + l->pitch[p] * l->rows[p]);
+  }
+  l->out_off = off;
+  l->out_size = dxt_frame_bytes (codec, img->width, img->height);
+  l->total = l->out_off + l->out_size;
+  if (l->total > G_MAXUINT32)
+    return "frame too large";
+  return NULL;
+}
+
+/* Per context: the streams and one staging area, reused by every frame
+ * (allocation and stream creation cost more than a 1080p frame's work). */
+typedef struct {
+  GMutex lock;
+  GstCudaContext *ctx;          /* not a ref: lives on the context */
+  CUstream stream[GST_GPUSTREAM_DXT_MAX_STREAMS];
+  guint8 *host;
+  gsize host_size;
+  CUdeviceptr dev;
+  gsize dev_size;
+} DxtStaging;
+
+static GQuark
+staging_quark (void)
+{
+  static gsize q = 0;
+
+  if (g_once_init_enter (&q))
+    g_once_init_leave (&q, g_quark_from_static_string ("gst-gpustream-dxt-staging"));
+  return (GQuark) q;
+}
+
+static void
+staging_free (gpointer data)
+{
+  DxtStaging *st = data;
+  gboolean any = st->host || st->dev;
+  guint i;
+
+  for (i = 0; i < GST_GPUSTREAM_DXT_MAX_STREAMS; i++)
+    any |= st->stream[i] != NULL;
+  if (any && gst_cuda_context_push (st->ctx)) {
+    for (i = 0; i < GST_GPUSTREAM_DXT_MAX_STREAMS; i++)
+      if (st->stream[i])
+        CuStreamDestroy (st->stream[i]);
+    if (st->host)
+      CuMemFreeHost (st->host);
+    if (st->dev)
+      CuMemFree (st->dev);
+    gst_cuda_context_pop (NULL);
+  }
+  g_mutex_clear (&st->lock);
+  g_free (st);
+}
+
+/* Dispose time, while the CUcontext still lives (as gpscuda.c). */
+static void
+staging_context_disposed (gpointer data, GObject * where_the_object_was)
+{
+  g_object_set_qdata (where_the_object_was, staging_quark (), NULL);
+}
+
+static DxtStaging *
+staging_get (GstCudaContext * ctx)
+{
+  static GMutex create_lock;
+  DxtStaging *st;
+
+  g_mutex_lock (&create_lock);
+  st = g_object_get_qdata (G_OBJECT (ctx), staging_quark ());
+  if (!st) {
+    st = g_new0 (DxtStaging, 1);
+    g_mutex_init (&st->lock);
+    st->ctx = ctx;
+    g_object_set_qdata_full (G_OBJECT (ctx), staging_quark (), st,
+        staging_free);
+    g_object_weak_ref (G_OBJECT (ctx), staging_context_disposed, NULL);
+  }
+  g_mutex_unlock (&create_lock);
+  return st;
+}
+
+/* Both buffers of at least size bytes and n_streams streams. ctx pushed. */
+static CUresult
+staging_ensure (DxtStaging * st, gsize size, guint n_streams)
+{
+  CUresult res;
+  guint i;
+
+  if ((res = gps_cuda_ensure_host (&st->host, &st->host_size, size)) !=
+      CUDA_SUCCESS || (res = gps_cuda_ensure_dev (&st->dev, &st->dev_size,
+              size)) != CUDA_SUCCESS)
+    return res;
+  for (i = 0; i < n_streams; i++)
+    if (!st->stream[i] && (res = CuStreamCreate (&st->stream[i],
+                CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
+      st->stream[i] = NULL;
+      return res;
+    }
+  return CUDA_SUCCESS;
+}
+
+/* Rows [r0, r1) of one plane into the pinned buffer (pitch) at the same
+ * rows: what makes the copy to the device truly asynchronous. */
+static void
+stage_rows (guint8 * dst, gsize pitch, const guint8 * src, gsize stride,
+    gsize row_bytes, guint32 r0, guint32 r1)
+{
+  guint32 r;
+
+  if (r1 <= r0)
+    return;
+  if (stride == pitch) {
+    memcpy (dst + r0 * pitch, src + r0 * stride,
+        (gsize) (r1 - r0 - 1) * pitch + row_bytes);
+    return;
+  }
+  for (r = r0; r < r1; r++)
+    memcpy (dst + r * pitch, src + r * stride, row_bytes);
+}
+
+/* The frame through the kernel; on success the blocks are in out. NULL, or
+ * the step that failed (*res: its CUDA error, or CUDA_SUCCESS). The caller
+ * holds st->lock. */
+static const gchar *
+encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
+    const DxtLayout * l, DxtCodec codec, DxtQuality quality,
+    guint batch_blocks, guint n_streams, guint8 * out, guint * n_slices,
+    CUresult * res)
+{
+  const guint32 bx_n = dxt_blocks_x (img->width);
+  const guint32 by_n = dxt_blocks_y (img->height);
+  const gsize rb = dxt_row_bytes (codec, img->width);
+  const gchar *step = NULL;
+  CUfunction func;
+  DxtGpuEncode job;
+  guint32 slice_rows, row0, nrows;
+  guint i = 0, p, s;
+
+  *res = CUDA_SUCCESS;
+  if (!gps_cuda_get_kernel (ctx, GPS_KERNEL_DXT_ENCODE, &func))
+    return "loading the kernel";
+  if (!gst_cuda_context_push (ctx))
+    return "pushing the CUDA context";
+#define CHECK(call, what) \
+  if ((*res = (call)) != CUDA_SUCCESS) { step = what; goto out; }
+  CHECK (staging_ensure (st, l->total, n_streams),
+      "allocating the staging buffers and streams");
+
+  /* the device image: the staging layout, device pointers */
+  memset (&job, 0, sizeof job);
+  for (p = 0; p < l->n_planes; p++) {
+    job.img.plane[p] = (const uint8_t *) (uintptr_t) (st->dev + l->off[p]);
+    job.img.stride[p] = (uint32_t) l->pitch[p];
+  }
+  job.img.width = img->width;
+  job.img.height = img->height;
+  job.img.format = img->format;
+  job.codec = codec;
+  job.quality = quality;
+
+  /* round robin over the streams: while slice i computes on its stream,
+   * slice i+1's rows go in on the next and slice i-1's blocks come out */
+  slice_rows = batch_blocks ? MAX (1, batch_blocks / bx_n) : by_n;
+  for (row0 = 0; row0 < by_n; row0 += nrows, i++) {
+    CUstream stream = st->stream[i % n_streams];
+    gsize o = l->out_off + (gsize) row0 * rb;
+
+    nrows = MIN (slice_rows, by_n - row0);
+    for (p = 0; p < l->n_planes; p++) {
+      /* the pixel rows of block rows [row0, row0 + nrows); rows past the
+       * bottom edge are the last row, which the last slice holds itself */
+      guint32 r0 = (4 * (guint64) row0) >> l->vshift[p];
+      guint32 r1 = MIN ((4 * (guint64) (row0 + nrows)) >> l->vshift[p],
+          l->rows[p]);
+      gsize at = l->off[p] + (gsize) r0 * l->pitch[p];
+
+      stage_rows (st->host + l->off[p], l->pitch[p], img->plane[p],
+          img->stride[p], l->row_bytes[p], r0, r1);
+      CHECK (gps_cuda_copy_linear (st->host + at, NULL, 0, st->dev + at,
+              (gsize) (r1 - r0) * l->pitch[p], stream),
+          "copying a slice to the device");
+    }
+    job.out = st->dev + o;
+    job.row0 = row0;
+    job.nrows = nrows;
+    {
+      void *args[] = { &job };
+
+      CHECK (CuLaunchKernel (func, dxt_gpu_grid ((guint64) bx_n * nrows), 1,
+              1, DXT_GPU_THREADS, 1, 1, 0, stream, args, NULL),
+          "launching the kernel");
+    }
+    CHECK (gps_cuda_copy_linear (NULL, st->host + o, st->dev + o, 0,
+            (gsize) nrows * rb, stream), "copying a slice back");
+  }
+  for (s = 0; s < MIN (i, n_streams); s++)
+    CHECK (CuStreamSynchronize (st->stream[s]), "cuStreamSynchronize");
+#undef CHECK
+  memcpy (out, st->host + l->out_off, l->out_size);
+  *n_slices = i;
+
+out:
+  if (step)
+    /* nothing may still write the staging buffers when the next frame (or
+     * the CPU fallback's caller) goes on */
+    for (s = 0; s < n_streams; s++)
+      if (st->stream[s])
+        CuStreamSynchronize (st->stream[s]);
+  gst_cuda_context_pop (NULL);
+  return step;
+}
+#endif /* GS_HAVE_CUDA */
+
+gboolean
+gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
+    const DxtImage * img, DxtCodec codec, DxtQuality quality,
+    guint batch_blocks, guint n_streams, guint8 * out, GError ** error)
+{
+#if GS_HAVE_CUDA
+  GstCudaContext *ctx;
+  DxtStaging *st;
+  DxtLayout l;
+  const gchar *why, *step;
+  CUresult res;
+  guint n_slices = 0;
+#endif
+
+  gps_debug_init ();
+  if (!img || !out) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "no image or no output");
+    return FALSE;
+  }
+#if GS_HAVE_CUDA
+  if (!cuda_context || !GST_IS_CUDA_CONTEXT (cuda_context)) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "no CUDA context");
+    return FALSE;
+  }
+  if ((unsigned) quality > DXT_HIGH)
+    why = "unknown quality";
+  else
+    why = layout_init (&l, img, codec);
+  if (why) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "%ux%u format %d: %s", img->width, img->height, img->format, why);
+    return FALSE;
+  }
+  if (n_streams == 0)
+    n_streams = GST_GPUSTREAM_DXT_DEFAULT_STREAMS;
+  n_streams = MIN (n_streams, GST_GPUSTREAM_DXT_MAX_STREAMS);
+
+  ctx = GST_CUDA_CONTEXT (cuda_context);
+  st = staging_get (ctx);
+  g_mutex_lock (&st->lock);
+  step = encode_run (ctx, st, img, &l, codec, quality, batch_blocks,
+      n_streams, out, &n_slices, &res);
+  g_mutex_unlock (&st->lock);
+  if (step) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED,
+        "%s: %s failed%s%s", DXT_GPU_ENCODE_KERNEL, step,
+        res != CUDA_SUCCESS ? ": " : "",
+        res != CUDA_SUCCESS ? gps_cuda_strerror (res) : "");
+    return FALSE;
+  }
+  GST_LOG_OBJECT (ctx, "%ux%u: %u slices over %u streams", img->width,
+      img->height, n_slices, MIN (n_slices, n_streams));
+  return TRUE;
+#else
+  g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+      "gst-gpustream was built without CUDA");
+  return FALSE;
+#endif
+}
