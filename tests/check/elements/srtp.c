@@ -268,6 +268,31 @@ assert_same (GPtrArray * a, GPtrArray * b, const gchar * what)
         "%s: packet %u differs", what, i);
 }
 
+/* srtpenc and gpusrtpenc (in mode) with the same policy string pol, fed
+ * the same RTP and RTCP through tees: out[] gets srtpenc's RTP, ours, then
+ * srtpenc's RTCP, ours. FALSE when the pipeline failed (srtpenc refuses). */
+static gboolean
+run_beside_srtpenc (const gchar * pol, const gchar * mode, GstCaps * caps,
+    GPtrArray * rtp, GstCaps * rtcp_caps, GPtrArray * rtcp, Collected ** out)
+{
+  gchar *desc = g_strdup_printf ("appsrc name=r ! tee name=t "
+      "appsrc name=c ! tee name=u "
+      "srtpenc name=e1 %s gpusrtpenc name=e2 %s %s "
+      "t. ! queue ! e1.rtp_sink_0  t. ! queue ! e2.rtp_sink_0 "
+      "u. ! queue ! e1.rtcp_sink_0  u. ! queue ! e2.rtcp_sink_0 "
+      "e1.rtp_src_0 ! appsink name=a1  e2.rtp_src_0 ! appsink name=a2 "
+      "e1.rtcp_src_0 ! appsink name=c1  e2.rtcp_src_0 ! appsink name=c2",
+      pol, pol, mode);
+  GstElement *p = parse (desc);
+  Feed feeds[] = { {"r", caps, rtp, FALSE}, {"c", rtcp_caps, rtcp, FALSE} };
+  const gchar *sinks[] = { "a1", "a2", "c1", "c2" };
+  gboolean ok = run_pipeline (p, feeds, 2, sinks, out, 4);
+
+  gst_object_unref (p);
+  g_free (desc);
+  return ok;
+}
+
 /* ---- tests ---- */
 
 /* A tee into srtpenc and gpusrtpenc, RTP and RTCP, same key: same bytes,
@@ -288,20 +313,10 @@ GST_START_TEST (test_identical_to_srtpenc)
       gchar *pol = g_strdup_printf ("rtp-cipher=%s rtp-auth=%s rtcp-cipher=%s "
           "rtcp-auth=%s key=%s", ciphers[c], auths[a], ciphers[c], rtcp_auth,
           hex);
-      gchar *desc = g_strdup_printf ("appsrc name=r ! tee name=t "
-          "appsrc name=c ! tee name=u "
-          "srtpenc name=e1 %s gpusrtpenc name=e2 %s %s "
-          "t. ! queue ! e1.rtp_sink_0  t. ! queue ! e2.rtp_sink_0 "
-          "u. ! queue ! e1.rtcp_sink_0  u. ! queue ! e2.rtcp_sink_0 "
-          "e1.rtp_src_0 ! appsink name=a1  e2.rtp_src_0 ! appsink name=a2 "
-          "e1.rtcp_src_0 ! appsink name=c1  e2.rtcp_src_0 ! appsink name=c2",
-          pol, pol, enc_modes[__i__]);
-      GstElement *p = parse (desc);
-      Feed feeds[] = { {"r", caps, rtp, FALSE}, {"c", rtcp_caps, rtcp, FALSE} };
-      const gchar *sinks[] = { "a1", "a2", "c1", "c2" };
       Collected *out[4];
 
-      if (!run_pipeline (p, feeds, 2, sinks, out, 4) || out[0]->bytes->len == 0) {
+      if (!run_beside_srtpenc (pol, enc_modes[__i__], caps, rtp, rtcp_caps,
+              rtcp, out) || out[0]->bytes->len == 0) {
         /* srtpenc refused this combination */
         g_print ("srtpenc does not take %s/%s\n", ciphers[c], auths[a]);
         skipped++;
@@ -315,8 +330,6 @@ GST_START_TEST (test_identical_to_srtpenc)
       }
       for (guint i = 0; i < 4; i++)
         collected_free (out[i]);
-      gst_object_unref (p);
-      g_free (desc);
       g_free (pol);
       g_free (hex);
     }
@@ -835,10 +848,7 @@ GST_START_TEST (test_mki_identical_to_srtpenc)
 
   for (k = 0; k < G_N_ELEMENTS (pols); k++) {
     guint c;
-    gchar *hex, *pol, *desc;
-    GstElement *p;
-    Feed feeds[] = { {"r", caps, rtp, FALSE}, {"c", rtcp_caps, rtcp, FALSE} };
-    const gchar *sinks[] = { "a1", "a2", "c1", "c2" };
+    gchar *hex, *pol;
     Collected *out[4];
     GstBuffer *mki = NULL;
     GstMapInfo map;
@@ -848,16 +858,8 @@ GST_START_TEST (test_mki_identical_to_srtpenc)
     pol = g_strdup_printf ("rtp-cipher=%s rtp-auth=%s rtcp-cipher=%s "
         "rtcp-auth=%s key=%s mki=%s", pols[k][0], pols[k][1], pols[k][0],
         pols[k][1], hex, k == 0 ? "c0ffee01" : "a5");
-    desc = g_strdup_printf ("appsrc name=r ! tee name=t "
-        "appsrc name=c ! tee name=u "
-        "srtpenc name=e1 %s gpusrtpenc name=e2 %s %s "
-        "t. ! queue ! e1.rtp_sink_0  t. ! queue ! e2.rtp_sink_0 "
-        "u. ! queue ! e1.rtcp_sink_0  u. ! queue ! e2.rtcp_sink_0 "
-        "e1.rtp_src_0 ! appsink name=a1  e2.rtp_src_0 ! appsink name=a2 "
-        "e1.rtcp_src_0 ! appsink name=c1  e2.rtcp_src_0 ! appsink name=c2",
-        pol, pol, enc_modes[__i__]);
-    p = parse (desc);
-    fail_unless (run_pipeline (p, feeds, 2, sinks, out, 4));
+    fail_unless (run_beside_srtpenc (pol, enc_modes[__i__], caps, rtp,
+            rtcp_caps, rtcp, out));
     fail_unless_equals_int (out[1]->bytes->len, rtp->len);
     assert_same (out[0]->bytes, out[1]->bytes, "rtp with mki");
     fail_unless_equals_int (out[3]->bytes->len, rtcp->len);
@@ -871,8 +873,6 @@ GST_START_TEST (test_mki_identical_to_srtpenc)
     gst_buffer_unref (mki);
     for (guint i = 0; i < 4; i++)
       collected_free (out[i]);
-    gst_object_unref (p);
-    g_free (desc);
     g_free (pol);
     g_free (hex);
   }
