@@ -14,9 +14,9 @@ GstDebugCategory *gps_cuda_debug;
 #include "srtp/srtp_cuda.h"
 #include "dxt/dxt_cuda.h"
 
-/* The embedded fatbins and the kernel taken from each; srtp_fatbin holds
- * two, loaded as two modules (one function per module keeps the cache
- * simple; the module is small). */
+/* The embedded fatbins and the kernel taken from each; srtp_fatbin and
+ * dxt_fatbin hold two each, loaded as two modules (one function per module
+ * keeps the cache simple; the modules are small). */
 static const struct {
   const gchar *quark_name;
   const unsigned char *fatbin;
@@ -31,6 +31,8 @@ static const struct {
       &srtp_fatbin_size, SRTP_GPU_UNPROTECT_KERNEL_NAME},
   [GPS_KERNEL_DXT_ENCODE] = {"gst-gpustream-dxt-encode", dxt_fatbin,
       &dxt_fatbin_size, DXT_GPU_ENCODE_KERNEL},
+  [GPS_KERNEL_DXT_DECODE] = {"gst-gpustream-dxt-decode", dxt_fatbin,
+      &dxt_fatbin_size, DXT_GPU_DECODE_KERNEL},
 };
 
 typedef struct {

@@ -1,5 +1,6 @@
-/* gpsdxt.c: dxtenc's GPU path (gpsdxt.h): a frame's slices through
- * dxt_encode_slice_kernel, pipelined over a few CUDA streams. */
+/* gpsdxt.c: dxtenc's and dxtdec's GPU paths (gpsdxt.h): a frame's slices
+ * through dxt_encode_slice_kernel, pipelined over a few CUDA streams; a
+ * block stream through dxt_decode_kernel on one of them. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -92,8 +93,9 @@ layout_init (DxtLayout * l, const DxtImage * img, DxtCodec codec)
   return NULL;
 }
 
-/* Per context: the streams and one staging area, reused by every frame
- * (allocation and stream creation cost more than a 1080p frame's work). */
+/* Per context: the streams and one staging area, reused by every frame,
+ * encoded or decoded (allocation and stream creation cost more than a
+ * 1080p frame's work). */
 typedef struct {
   GMutex lock;
   GstCudaContext *ctx;          /* not a ref: lives on the context */
@@ -203,6 +205,46 @@ stage_rows (guint8 * dst, gsize pitch, const guint8 * src, gsize stride,
     memcpy (dst + r * pitch, src + r * stride, row_bytes);
 }
 
+/* The start of a run (the caller holds st->lock): the kernel `which` of
+ * ctx, ctx pushed, both buffers of at least size bytes, n_streams streams.
+ * NULL, or the step that failed (*res: its CUDA error, or CUDA_SUCCESS)
+ * with nothing pushed. */
+static const gchar *
+run_begin (GstCudaContext * ctx, DxtStaging * st, GpsKernel which,
+    gsize size, guint n_streams, CUfunction * func, CUresult * res)
+{
+  *res = CUDA_SUCCESS;
+  if (!gps_cuda_get_kernel (ctx, which, func))
+    return "loading the kernel";
+  if (!gst_cuda_context_push (ctx))
+    return "pushing the CUDA context";
+  if ((*res = staging_ensure (st, size, n_streams)) != CUDA_SUCCESS) {
+    gst_cuda_context_pop (NULL);
+    return "allocating the staging buffers and streams";
+  }
+  return NULL;
+}
+
+/* The end of a run that run_begin started; step as it returns. */
+static const gchar *
+run_end (DxtStaging * st, const gchar * step)
+{
+  guint s;
+
+  if (step)
+    /* nothing may still write the staging buffers when the next frame (or
+     * the CPU fallback's caller) goes on */
+    for (s = 0; s < GST_GPUSTREAM_DXT_MAX_STREAMS; s++)
+      if (st->stream[s])
+        CuStreamSynchronize (st->stream[s]);
+  gst_cuda_context_pop (NULL);
+  return step;
+}
+
+/* In a run: a failing CUDA call ends it with its step and error. */
+#define CHECK(call, what) \
+  if ((*res = (call)) != CUDA_SUCCESS) { step = what; goto out; }
+
 /* The frame through the kernel; on success the blocks are in out. NULL, or
  * the step that failed (*res: its CUDA error, or CUDA_SUCCESS). The caller
  * holds st->lock. */
@@ -215,21 +257,15 @@ encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
   const guint32 bx_n = dxt_blocks_x (img->width);
   const guint32 by_n = dxt_blocks_y (img->height);
   const gsize rb = dxt_row_bytes (codec, img->width);
-  const gchar *step = NULL;
+  const gchar *step;
   CUfunction func;
   DxtGpuEncode job;
   guint32 slice_rows, row0, nrows;
   guint i = 0, p, s;
 
-  *res = CUDA_SUCCESS;
-  if (!gps_cuda_get_kernel (ctx, GPS_KERNEL_DXT_ENCODE, &func))
-    return "loading the kernel";
-  if (!gst_cuda_context_push (ctx))
-    return "pushing the CUDA context";
-#define CHECK(call, what) \
-  if ((*res = (call)) != CUDA_SUCCESS) { step = what; goto out; }
-  CHECK (staging_ensure (st, l->total, n_streams),
-      "allocating the staging buffers and streams");
+  if ((step = run_begin (ctx, st, GPS_KERNEL_DXT_ENCODE, l->total, n_streams,
+              &func, res)))
+    return step;
 
   /* the device image: the staging layout, device pointers */
   memset (&job, 0, sizeof job);
@@ -280,19 +316,129 @@ encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
   }
   for (s = 0; s < MIN (i, n_streams); s++)
     CHECK (CuStreamSynchronize (st->stream[s]), "cuStreamSynchronize");
-#undef CHECK
   memcpy (out, st->host + l->out_off, l->out_size);
   *n_slices = i;
 
 out:
-  if (step)
-    /* nothing may still write the staging buffers when the next frame (or
-     * the CPU fallback's caller) goes on */
-    for (s = 0; s < n_streams; s++)
-      if (st->stream[s])
-        CuStreamSynchronize (st->stream[s]);
-  gst_cuda_context_pop (NULL);
-  return step;
+  return run_end (st, step);
+}
+
+/* Decoding: the block stream at 0, then the RGBA image packed (stride
+ * 4 * width), alike in the pinned buffer and on the device. */
+typedef struct {
+  gsize in_size, out_off, out_stride, out_size, total;
+} DecLayout;
+
+static const gchar *
+dec_layout_init (DecLayout * l, DxtCodec codec, guint width, guint height,
+    guint stride)
+{
+  memset (l, 0, sizeof *l);
+  if (width == 0 || height == 0)
+    return "empty frame";
+  if ((unsigned) codec > DXT_YCOCG)
+    return "unknown codec";
+  l->out_stride = 4 * (gsize) width;
+  if (stride < l->out_stride)
+    return "stride shorter than a row";
+  /* the image first: below 4 GiB, the block stream cannot overflow */
+  if (l->out_stride > G_MAXUINT32 || height > G_MAXUINT32 / l->out_stride)
+    return "frame too large";
+  l->out_size = l->out_stride * height;
+  l->in_size = dxt_frame_bytes (codec, width, height);
+  l->out_off = ALIGN256 (l->in_size);
+  l->total = l->out_off + l->out_size;
+  if (l->total > G_MAXUINT32)
+    return "frame too large";
+  return NULL;
+}
+
+/* The block stream through the kernel, all on the first stream; on success
+ * the image is in rgba. As encode_run otherwise. */
+static const gchar *
+decode_run (GstCudaContext * ctx, DxtStaging * st, const DecLayout * l,
+    DxtCodec codec, const guint8 * blocks, guint width, guint height,
+    guint8 * rgba, guint stride, CUresult * res)
+{
+  const gchar *step;
+  CUfunction func;
+  CUstream stream;
+  DxtGpuDecode job;
+  guint y;
+
+  if ((step = run_begin (ctx, st, GPS_KERNEL_DXT_DECODE, l->total, 1, &func,
+              res)))
+    return step;
+  stream = st->stream[0];
+
+  /* pinned, so the DMA engine reads it itself (from pageable memory the
+   * driver would bounce it through buffers of its own) */
+  memcpy (st->host, blocks, l->in_size);
+  CHECK (gps_cuda_copy_linear (st->host, NULL, 0, st->dev, l->in_size,
+          stream), "copying the blocks to the device");
+  memset (&job, 0, sizeof job);
+  job.blocks = st->dev;
+  job.rgba = st->dev + l->out_off;
+  job.width = width;
+  job.height = height;
+  job.stride = (uint32_t) l->out_stride;
+  job.codec = codec;
+  {
+    void *args[] = { &job };
+
+    CHECK (CuLaunchKernel (func, dxt_gpu_grid ((guint64) dxt_blocks_x (width)
+                * dxt_blocks_y (height)), 1, 1, DXT_GPU_THREADS, 1, 1, 0,
+            stream, args, NULL), "launching the kernel");
+  }
+  CHECK (gps_cuda_copy_linear (NULL, st->host + l->out_off,
+          st->dev + l->out_off, 0, l->out_size, stream),
+      "copying the image back");
+  CHECK (CuStreamSynchronize (stream), "cuStreamSynchronize");
+  /* packed on the device (one linear copy), the caller's stride here */
+  if (stride == l->out_stride) {
+    memcpy (rgba, st->host + l->out_off, l->out_size);
+  } else {
+    for (y = 0; y < height; y++)
+      memcpy (rgba + (gsize) y * stride,
+          st->host + l->out_off + y * l->out_stride, l->out_stride);
+  }
+
+out:
+  return run_end (st, step);
+}
+#undef CHECK
+
+/* cuda_context as a GstCudaContext, or NULL with error set. */
+static GstCudaContext *
+context_of (GstObject * cuda_context, GError ** error)
+{
+  if (!cuda_context || !GST_IS_CUDA_CONTEXT (cuda_context)) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "no CUDA context");
+    return NULL;
+  }
+  return GST_CUDA_CONTEXT (cuda_context);
+}
+
+/* A run's outcome as both entry points report it. */
+static gboolean
+run_result (const gchar * kernel, const gchar * step, CUresult res,
+    GError ** error)
+{
+  if (!step)
+    return TRUE;
+  g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED,
+      "%s: %s failed%s%s", kernel, step, res != CUDA_SUCCESS ? ": " : "",
+      res != CUDA_SUCCESS ? gps_cuda_strerror (res) : "");
+  return FALSE;
+}
+#else /* !GS_HAVE_CUDA */
+static gboolean
+no_cuda (GError ** error)
+{
+  g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+      "gst-gpustream was built without CUDA");
+  return FALSE;
 }
 #endif /* GS_HAVE_CUDA */
 
@@ -317,11 +463,8 @@ gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
     return FALSE;
   }
 #if GS_HAVE_CUDA
-  if (!cuda_context || !GST_IS_CUDA_CONTEXT (cuda_context)) {
-    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
-        "no CUDA context");
+  if (!(ctx = context_of (cuda_context, error)))
     return FALSE;
-  }
   if ((unsigned) quality > DXT_HIGH)
     why = "unknown quality";
   else
@@ -335,25 +478,60 @@ gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
     n_streams = GST_GPUSTREAM_DXT_DEFAULT_STREAMS;
   n_streams = MIN (n_streams, GST_GPUSTREAM_DXT_MAX_STREAMS);
 
-  ctx = GST_CUDA_CONTEXT (cuda_context);
   st = staging_get (ctx);
   g_mutex_lock (&st->lock);
   step = encode_run (ctx, st, img, &l, codec, quality, batch_blocks,
       n_streams, out, &n_slices, &res);
   g_mutex_unlock (&st->lock);
-  if (step) {
-    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED,
-        "%s: %s failed%s%s", DXT_GPU_ENCODE_KERNEL, step,
-        res != CUDA_SUCCESS ? ": " : "",
-        res != CUDA_SUCCESS ? gps_cuda_strerror (res) : "");
+  if (!run_result (DXT_GPU_ENCODE_KERNEL, step, res, error))
     return FALSE;
-  }
   GST_LOG_OBJECT (ctx, "%ux%u: %u slices over %u streams", img->width,
       img->height, n_slices, MIN (n_slices, n_streams));
   return TRUE;
 #else
-  g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
-      "gst-gpustream was built without CUDA");
-  return FALSE;
+  return no_cuda (error);
+#endif
+}
+
+gboolean
+gst_gpustream_dxt_decode_frame (GstObject * cuda_context, DxtCodec codec,
+    const guint8 * blocks, guint width, guint height, guint8 * rgba_out,
+    guint stride, GError ** error)
+{
+#if GS_HAVE_CUDA
+  GstCudaContext *ctx;
+  DxtStaging *st;
+  DecLayout l;
+  const gchar *why, *step;
+  CUresult res;
+#endif
+
+  gps_debug_init ();
+  if (!blocks || !rgba_out) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "no blocks or no output");
+    return FALSE;
+  }
+#if GS_HAVE_CUDA
+  if (!(ctx = context_of (cuda_context, error)))
+    return FALSE;
+  if ((why = dec_layout_init (&l, codec, width, height, stride))) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS,
+        "%ux%u codec %d stride %u: %s", width, height, codec, stride, why);
+    return FALSE;
+  }
+
+  st = staging_get (ctx);
+  g_mutex_lock (&st->lock);
+  step = decode_run (ctx, st, &l, codec, blocks, width, height, rgba_out,
+      stride, &res);
+  g_mutex_unlock (&st->lock);
+  if (!run_result (DXT_GPU_DECODE_KERNEL, step, res, error))
+    return FALSE;
+  GST_LOG_OBJECT (ctx, "%ux%u: %" G_GSIZE_FORMAT " bytes of blocks decoded",
+      width, height, l.in_size);
+  return TRUE;
+#else
+  return no_cuda (error);
 #endif
 }

@@ -1,6 +1,7 @@
-/* gpsdxt.h: dxtenc's GPU path: one frame DXT-encoded by the CUDA kernel
- * dxt_encode_slice_kernel (kernels/dxt/dxt_cuda.h), slices pipelined over
- * several CUDA streams. Same bytes as dxt_encode_frame on the CPU. */
+/* gpsdxt.h: dxtenc's and dxtdec's GPU paths: one frame DXT-encoded by the
+ * CUDA kernel dxt_encode_slice_kernel (kernels/dxt/dxt_cuda.h), slices
+ * pipelined over several CUDA streams, or decoded by dxt_decode_kernel.
+ * Same bytes as dxt_encode_frame / dxt_decode_frame on the CPU. */
 #ifndef GPS_DXT_H
 #define GPS_DXT_H
 
@@ -34,6 +35,24 @@ G_BEGIN_DECLS
 gboolean gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
     const DxtImage * img, DxtCodec codec, DxtQuality quality,
     guint batch_blocks, guint n_streams, guint8 * out, GError ** error);
+
+/* Decodes the block stream blocks (dxt_frame_bytes (codec, width, height)
+ * bytes, host memory) to RGBA in rgba_out (height rows of stride bytes,
+ * host memory), exactly the pixels dxt_decode_frame gives; RGBA only (the
+ * kernel's order), a caller wanting BGRA swaps on the host.
+ *
+ * Uses the staging buffers and the first stream that cuda_context keeps for
+ * gst_gpustream_dxt_encode_frame: the blocks are staged into the pinned
+ * buffer, then one copy to the device, one launch (one thread per block),
+ * one copy of the packed image back and a synchronise, after which the rows
+ * go to rgba_out. Calls sharing a context are serialised, with the encoder's
+ * too.
+ *
+ * Returns FALSE with error set as gst_gpustream_dxt_encode_frame does;
+ * rgba_out is then undefined and the caller decodes on the CPU. */
+gboolean gst_gpustream_dxt_decode_frame (GstObject * cuda_context,
+    DxtCodec codec, const guint8 * blocks, guint width, guint height,
+    guint8 * rgba_out, guint stride, GError ** error);
 
 G_END_DECLS
 

@@ -31,6 +31,7 @@ typedef enum {
   GPS_KERNEL_SRTP_PROTECT,      /* srtp_protect_batch (srtp/srtp_cuda.h) */
   GPS_KERNEL_SRTP_UNPROTECT,    /* srtp_unprotect_batch (srtp/srtp_cuda.h) */
   GPS_KERNEL_DXT_ENCODE,        /* dxt_encode_slice_kernel (dxt/dxt_cuda.h) */
+  GPS_KERNEL_DXT_DECODE,        /* dxt_decode_kernel (dxt/dxt_cuda.h) */
   GPS_KERNEL_LAST
 } GpsKernel;
 

@@ -11,6 +11,12 @@
  * a GST_ELEMENT_WARNING and counted in `stats` (frames-dropped); the parser
  * checks every length before it reads.
  *
+ * With backend gpu or hybrid (auto with a device) the block stream (after
+ * HAP unwrapping on the CPU) is decoded by the CUDA kernel, one thread per
+ * block, to the same pixels; BGRA is swapped from RGBA on the host, as on
+ * the CPU path. A frame whose CUDA step fails is decoded on the CPU instead
+ * (a warning at most once a second); `stats` counts both.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,format=RGBA,width=640,height=360 ! \
@@ -23,6 +29,8 @@
 
 #include <string.h>
 
+#include <gst/gpustream/gstgpustream.h>
+#include <gst/gpustream/gpsdxt.h>
 #include <dxt/dxt.h>
 
 #include "dxtdec.h"
@@ -37,6 +45,8 @@ enum
 {
   PROP_0,
   PROP_STATS,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
 };
 
 /* ---- caps ---------------------------------------------------------------- */
@@ -62,15 +72,23 @@ typedef struct
   guint width, height;
   guint8 *tex;                  /* HAP: the block stream after unframing */
   gsize tex_cap;
+
+  /* GPU path: the element's GstCudaContext (a ref), NULL on the CPU */
+  GstObject *cuda_context;
+  gint64 last_gpu_warning;      /* monotonic us: warn at most once a second */
 } DecState;
 
 struct _GstDxtDec
 {
   GstVideoDecoder parent;
 
+  GstGpuStreamGpu gpu;
+
   /* stats, object lock */
   guint64 st_frames;
   guint64 st_dropped;
+  guint64 st_gpu_frames;
+  guint64 st_cpu_frames;
 
   DecState *state;
 };
@@ -87,6 +105,7 @@ static void
 dec_state_free (DecState * st)
 {
   g_free (st->tex);
+  gst_clear_object (&st->cuda_context);
   g_free (st);
 }
 
@@ -99,7 +118,18 @@ gst_dxt_dec_start (GstVideoDecoder * dec)
   self->state = g_new0 (DecState, 1);
   GST_OBJECT_LOCK (self);
   self->st_frames = self->st_dropped = 0;
+  self->st_gpu_frames = self->st_cpu_frames = 0;
   GST_OBJECT_UNLOCK (self);
+
+  if (self->gpu.resolved != GST_GPUSTREAM_BACKEND_CPU &&
+      self->gpu.cuda_context) {
+    /* hybrid has no second decoder here: the GPU takes every frame, the CPU
+     * only those whose CUDA step fails */
+    self->state->cuda_context = gst_object_ref (self->gpu.cuda_context);
+    GST_INFO_OBJECT (self, "decoding on the GPU, output to system memory");
+  } else {
+    GST_INFO_OBJECT (self, "decoding on the CPU");
+  }
   return TRUE;
 }
 
@@ -109,6 +139,23 @@ gst_dxt_dec_stop (GstVideoDecoder * dec)
   GstDxtDec *self = GST_DXT_DEC (dec);
 
   g_clear_pointer (&self->state, dec_state_free);
+  return TRUE;
+}
+
+static gboolean
+gst_dxt_dec_open (GstVideoDecoder * dec)
+{
+  GstDxtDec *self = GST_DXT_DEC (dec);
+
+  return gst_gpustream_gpu_start (GST_ELEMENT (self), &self->gpu);
+}
+
+static gboolean
+gst_dxt_dec_close (GstVideoDecoder * dec)
+{
+  GstDxtDec *self = GST_DXT_DEC (dec);
+
+  gst_gpustream_gpu_stop (&self->gpu);
   return TRUE;
 }
 
@@ -188,6 +235,9 @@ gst_dxt_dec_handle_frame (GstVideoDecoder * dec, GstVideoCodecFrame * frame)
   DxtCodec codec = st ? st->codec : DXT_BC1;
   gsize need;
   GstFlowReturn ret;
+  gboolean on_gpu = FALSE;
+  guint8 *pixels;
+  guint stride;
 
   if (!st || !st->width) {
     gst_video_codec_frame_unref (frame);
@@ -249,15 +299,34 @@ gst_dxt_dec_handle_frame (GstVideoDecoder * dec, GstVideoCodecFrame * frame)
     gst_video_codec_frame_unref (frame);
     return GST_FLOW_ERROR;
   }
-  dxt_decode_frame (codec, blocks, st->width, st->height,
-      GST_VIDEO_FRAME_PLANE_DATA (&vframe, 0),
-      GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0));
+  pixels = GST_VIDEO_FRAME_PLANE_DATA (&vframe, 0);
+  stride = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0);
+  if (st->cuda_context) {
+    GError *err = NULL;
+
+    on_gpu = gst_gpustream_dxt_decode_frame (st->cuda_context, codec, blocks,
+        st->width, st->height, pixels, stride, &err);
+    if (!on_gpu) {
+      /* a failing device fails every frame: once a second is enough */
+      gint64 now = g_get_monotonic_time ();
+
+      if (now - st->last_gpu_warning >= G_USEC_PER_SEC ||
+          st->last_gpu_warning == 0) {
+        GST_WARNING_OBJECT (self, "GPU decode failed, frame decoded on the "
+            "CPU: %s", err ? err->message : "?");
+        st->last_gpu_warning = now;
+      }
+      g_clear_error (&err);
+    }
+  }
+  if (!on_gpu)
+    dxt_decode_frame (codec, blocks, st->width, st->height, pixels, stride);
+  /* the kernels write RGBA; a swap here costs far less than the decode */
   if (GST_VIDEO_INFO_FORMAT (&out_state->info) == GST_VIDEO_FORMAT_BGRA) {
     guint y, x;
 
     for (y = 0; y < st->height; y++) {
-      guint8 *p = (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&vframe, 0) +
-          (gsize) y * GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0);
+      guint8 *p = pixels + (gsize) y * stride;
 
       for (x = 0; x < st->width; x++, p += 4) {
         guint8 t = p[0];
@@ -270,13 +339,63 @@ gst_dxt_dec_handle_frame (GstVideoDecoder * dec, GstVideoCodecFrame * frame)
   gst_video_codec_state_unref (out_state);
   gst_buffer_unmap (frame->input_buffer, &in);
 
+  GST_LOG_OBJECT (self, "frame %u decoded on the %s",
+      frame->system_frame_number, on_gpu ? "GPU" : "CPU");
   GST_OBJECT_LOCK (self);
   self->st_frames++;
+  if (on_gpu)
+    self->st_gpu_frames++;
+  else
+    self->st_cpu_frames++;
   GST_OBJECT_UNLOCK (self);
   return gst_video_decoder_finish_frame (dec, frame);
 }
 
+static gboolean
+gst_dxt_dec_src_query (GstVideoDecoder * dec, GstQuery * query)
+{
+  GstDxtDec *self = GST_DXT_DEC (dec);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT &&
+      gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self), &self->gpu,
+          query))
+    return TRUE;
+  return GST_VIDEO_DECODER_CLASS (parent_class)->src_query (dec, query);
+}
+
+static gboolean
+gst_dxt_dec_sink_query (GstVideoDecoder * dec, GstQuery * query)
+{
+  GstDxtDec *self = GST_DXT_DEC (dec);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT &&
+      gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self), &self->gpu,
+          query))
+    return TRUE;
+  return GST_VIDEO_DECODER_CLASS (parent_class)->sink_query (dec, query);
+}
+
+static void
+gst_dxt_dec_set_context (GstElement * element, GstContext * context)
+{
+  GstDxtDec *self = GST_DXT_DEC (element);
+
+  gst_gpustream_gpu_set_context (element, &self->gpu, context);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
 /* ---- GObject boilerplate ------------------------------------------------- */
+
+static void
+gst_dxt_dec_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstDxtDec *self = GST_DXT_DEC (object);
+
+  if (!gst_gpustream_gpu_set_property (GST_ELEMENT (self), &self->gpu,
+          prop_id, PROP_BACKEND, PROP_CUDA_DEVICE_ID, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
 
 static void
 gst_dxt_dec_get_property (GObject * object, guint prop_id, GValue * value,
@@ -284,12 +403,18 @@ gst_dxt_dec_get_property (GObject * object, guint prop_id, GValue * value,
 {
   GstDxtDec *self = GST_DXT_DEC (object);
 
+  if (gst_gpustream_gpu_get_property (GST_ELEMENT (self), &self->gpu, prop_id,
+          PROP_BACKEND, PROP_CUDA_DEVICE_ID, value))
+    return;
+
   switch (prop_id) {
     case PROP_STATS:
       GST_OBJECT_LOCK (self);
       g_value_take_boxed (value, gst_structure_new ("dxtdec-stats",
               "frames-decoded", G_TYPE_UINT64, self->st_frames,
-              "frames-dropped", G_TYPE_UINT64, self->st_dropped, NULL));
+              "frames-dropped", G_TYPE_UINT64, self->st_dropped,
+              "gpu-frames", G_TYPE_UINT64, self->st_gpu_frames,
+              "cpu-frames", G_TYPE_UINT64, self->st_cpu_frames, NULL));
       GST_OBJECT_UNLOCK (self);
       break;
     default:
@@ -314,25 +439,35 @@ gst_dxt_dec_class_init (GstDxtDecClass * klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstVideoDecoderClass *vdec_class = GST_VIDEO_DECODER_CLASS (klass);
 
+  gobject_class->set_property = gst_dxt_dec_set_property;
   gobject_class->get_property = gst_dxt_dec_get_property;
   gobject_class->finalize = gst_dxt_dec_finalize;
 
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
-          "Counters: frames-decoded, frames-dropped (corrupt input)",
+          "Counters: frames-decoded, frames-dropped (corrupt input), "
+          "gpu-frames, cpu-frames (decoded on the CPU, fallbacks included)",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
+      PROP_CUDA_DEVICE_ID);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "DXT / HAP video decoder", "Codec/Decoder/Video",
-      "Decodes DXT1 / DXT5 / YCoCg-DXT5 block streams and HAP frames to RGBA",
-      "gst-gpustream developers");
+      "Decodes DXT1 / DXT5 / YCoCg-DXT5 block streams and HAP frames to RGBA "
+      "or BGRA, on the GPU or the CPU", "gst-gpustream developers");
 
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_dxt_dec_set_context);
+
+  vdec_class->open = GST_DEBUG_FUNCPTR (gst_dxt_dec_open);
+  vdec_class->close = GST_DEBUG_FUNCPTR (gst_dxt_dec_close);
   vdec_class->start = GST_DEBUG_FUNCPTR (gst_dxt_dec_start);
   vdec_class->stop = GST_DEBUG_FUNCPTR (gst_dxt_dec_stop);
   vdec_class->set_format = GST_DEBUG_FUNCPTR (gst_dxt_dec_set_format);
   vdec_class->handle_frame = GST_DEBUG_FUNCPTR (gst_dxt_dec_handle_frame);
+  vdec_class->src_query = GST_DEBUG_FUNCPTR (gst_dxt_dec_src_query);
+  vdec_class->sink_query = GST_DEBUG_FUNCPTR (gst_dxt_dec_sink_query);
 
   GST_DEBUG_CATEGORY_INIT (gst_dxt_dec_debug, "dxtdec", 0,
       "DXT / HAP video decoder");
@@ -341,5 +476,6 @@ gst_dxt_dec_class_init (GstDxtDecClass * klass)
 static void
 gst_dxt_dec_init (GstDxtDec * self)
 {
+  gst_gpustream_gpu_init (&self->gpu);
   gst_video_decoder_set_packetized (GST_VIDEO_DECODER (self), TRUE);
 }
