@@ -263,4 +263,76 @@ gps_cuda_copy_linear (const void *src_host, void *dst_host,
   }
   return CUDA_SUCCESS;
 }
+
+static void
+staging_free (gpointer data)
+{
+  GpsStaging *st = data;
+  gboolean any = st->host || st->dev;
+  guint i;
+
+  for (i = 0; i < GPS_STAGING_MAX_STREAMS; i++)
+    any |= st->stream[i] != NULL;
+  if (any && gst_cuda_context_push (st->ctx)) {
+    for (i = 0; i < GPS_STAGING_MAX_STREAMS; i++)
+      if (st->stream[i])
+        CuStreamDestroy (st->stream[i]);
+    if (st->host)
+      CuMemFreeHost (st->host);
+    if (st->dev)
+      CuMemFree (st->dev);
+    gst_cuda_context_pop (NULL);
+  }
+  g_mutex_clear (&st->lock);
+  g_free (st);
+}
+
+/* Dispose time, while the CUcontext still lives. */
+static void
+staging_context_disposed (gpointer data, GObject * where_the_object_was)
+{
+  g_object_set_qdata (where_the_object_was, GPOINTER_TO_UINT (data), NULL);
+}
+
+GpsStaging *
+gps_cuda_staging_get (GstCudaContext * ctx, const gchar * name)
+{
+  static GMutex create_lock;
+  gchar *qname = g_strconcat ("gst-gpustream-staging-", name, NULL);
+  GQuark q = g_quark_from_string (qname);
+  GpsStaging *st;
+
+  g_free (qname);
+  g_mutex_lock (&create_lock);
+  st = g_object_get_qdata (G_OBJECT (ctx), q);
+  if (!st) {
+    st = g_new0 (GpsStaging, 1);
+    g_mutex_init (&st->lock);
+    st->ctx = ctx;
+    g_object_set_qdata_full (G_OBJECT (ctx), q, st, staging_free);
+    g_object_weak_ref (G_OBJECT (ctx), staging_context_disposed,
+        GUINT_TO_POINTER (q));
+  }
+  g_mutex_unlock (&create_lock);
+  return st;
+}
+
+CUresult
+gps_cuda_staging_ensure (GpsStaging * st, gsize size, guint n_streams)
+{
+  CUresult res;
+  guint i;
+
+  if ((res = gps_cuda_ensure_host (&st->host, &st->host_size, size)) !=
+      CUDA_SUCCESS || (res = gps_cuda_ensure_dev (&st->dev, &st->dev_size,
+              size)) != CUDA_SUCCESS)
+    return res;
+  for (i = 0; i < MIN (n_streams, GPS_STAGING_MAX_STREAMS); i++)
+    if (!st->stream[i] && (res = CuStreamCreate (&st->stream[i],
+                CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
+      st->stream[i] = NULL;
+      return res;
+    }
+  return CUDA_SUCCESS;
+}
 #endif /* GS_HAVE_CUDA */

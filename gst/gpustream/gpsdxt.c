@@ -93,97 +93,15 @@ layout_init (DxtLayout * l, const DxtImage * img, DxtCodec codec)
   return NULL;
 }
 
-/* Per context: the streams and one staging area, reused by every frame,
- * encoded or decoded (allocation and stream creation cost more than a
- * 1080p frame's work). */
-typedef struct {
-  GMutex lock;
-  GstCudaContext *ctx;          /* not a ref: lives on the context */
-  CUstream stream[GST_GPUSTREAM_DXT_MAX_STREAMS];
-  guint8 *host;
-  gsize host_size;
-  CUdeviceptr dev;
-  gsize dev_size;
-} DxtStaging;
-
-static GQuark
-staging_quark (void)
-{
-  static gsize q = 0;
-
-  if (g_once_init_enter (&q))
-    g_once_init_leave (&q, g_quark_from_static_string ("gst-gpustream-dxt-staging"));
-  return (GQuark) q;
-}
-
-static void
-staging_free (gpointer data)
-{
-  DxtStaging *st = data;
-  gboolean any = st->host || st->dev;
-  guint i;
-
-  for (i = 0; i < GST_GPUSTREAM_DXT_MAX_STREAMS; i++)
-    any |= st->stream[i] != NULL;
-  if (any && gst_cuda_context_push (st->ctx)) {
-    for (i = 0; i < GST_GPUSTREAM_DXT_MAX_STREAMS; i++)
-      if (st->stream[i])
-        CuStreamDestroy (st->stream[i]);
-    if (st->host)
-      CuMemFreeHost (st->host);
-    if (st->dev)
-      CuMemFree (st->dev);
-    gst_cuda_context_pop (NULL);
-  }
-  g_mutex_clear (&st->lock);
-  g_free (st);
-}
-
-/* Dispose time, while the CUcontext still lives (as gpscuda.c). */
-static void
-staging_context_disposed (gpointer data, GObject * where_the_object_was)
-{
-  g_object_set_qdata (where_the_object_was, staging_quark (), NULL);
-}
+/* Per context: the streams and one staging area (GpsStaging "dxt"), reused
+ * by every frame, encoded or decoded. */
+typedef GpsStaging DxtStaging;
+G_STATIC_ASSERT (GST_GPUSTREAM_DXT_MAX_STREAMS <= GPS_STAGING_MAX_STREAMS);
 
 static DxtStaging *
 staging_get (GstCudaContext * ctx)
 {
-  static GMutex create_lock;
-  DxtStaging *st;
-
-  g_mutex_lock (&create_lock);
-  st = g_object_get_qdata (G_OBJECT (ctx), staging_quark ());
-  if (!st) {
-    st = g_new0 (DxtStaging, 1);
-    g_mutex_init (&st->lock);
-    st->ctx = ctx;
-    g_object_set_qdata_full (G_OBJECT (ctx), staging_quark (), st,
-        staging_free);
-    g_object_weak_ref (G_OBJECT (ctx), staging_context_disposed, NULL);
-  }
-  g_mutex_unlock (&create_lock);
-  return st;
-}
-
-/* Both buffers of at least size bytes and n_streams streams. ctx pushed. */
-static CUresult
-staging_ensure (DxtStaging * st, gsize size, guint n_streams)
-{
-  CUresult res;
-  guint i;
-
-  if ((res = gps_cuda_ensure_host (&st->host, &st->host_size, size)) !=
-      CUDA_SUCCESS || (res = gps_cuda_ensure_dev (&st->dev, &st->dev_size,
-              size)) != CUDA_SUCCESS)
-    return res;
-  for (i = 0; i < n_streams; i++)
-    if (!st->stream[i] && (res = CuStreamCreate (&st->stream[i],
-                CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) {
-      st->stream[i] = NULL;
-      return res;
-    }
-  return CUDA_SUCCESS;
+  return gps_cuda_staging_get (ctx, "dxt");
 }
 
 /* Rows [r0, r1) of one plane into the pinned buffer (pitch) at the same
@@ -218,7 +136,7 @@ run_begin (GstCudaContext * ctx, DxtStaging * st, GpsKernel which,
     return "loading the kernel";
   if (!gst_cuda_context_push (ctx))
     return "pushing the CUDA context";
-  if ((*res = staging_ensure (st, size, n_streams)) != CUDA_SUCCESS) {
+  if ((*res = gps_cuda_staging_ensure (st, size, n_streams)) != CUDA_SUCCESS) {
     gst_cuda_context_pop (NULL);
     return "allocating the staging buffers and streams";
   }

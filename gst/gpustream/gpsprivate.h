@@ -54,6 +54,29 @@ G_GNUC_INTERNAL CUresult gps_cuda_ensure_dev (CUdeviceptr * dev,
 G_GNUC_INTERNAL CUresult gps_cuda_copy_linear (const void *src_host,
     void *dst_host, CUdeviceptr src_dev, CUdeviceptr dst_dev, gsize size,
     CUstream stream);
+
+/* A user's kept CUDA state on one context: streams and one pinned host +
+ * one device area of the same layout, reused by every batch (allocation and
+ * stream creation cost more than a batch's work). Lives on the context,
+ * freed with it; users serialise on lock. */
+#define GPS_STAGING_MAX_STREAMS 8
+typedef struct {
+  GMutex lock;
+  GstCudaContext *ctx;          /* not a ref: lives on the context */
+  CUstream stream[GPS_STAGING_MAX_STREAMS];
+  guint8 *host;
+  gsize host_size;
+  CUdeviceptr dev;
+  gsize dev_size;
+} GpsStaging;
+
+/* The staging `name` (one per user: "srtp", "dxt") of ctx, made on first
+ * use. Thread-safe. */
+G_GNUC_INTERNAL GpsStaging *gps_cuda_staging_get (GstCudaContext * ctx,
+    const gchar * name);
+/* Both areas of at least size bytes and n_streams streams. ctx pushed. */
+G_GNUC_INTERNAL CUresult gps_cuda_staging_ensure (GpsStaging * st, gsize size,
+    guint n_streams);
 #endif
 
 G_END_DECLS

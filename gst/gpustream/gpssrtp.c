@@ -18,86 +18,15 @@
 #include "srtp/srtp_cuda.h"
 #include "srtp/srtp_hd.h"
 
-/* Per context: one stream and one staging area, reused by every batch.
- * Layout, identical in the pinned host buffer and on the device:
- *   [keys][descs][out_len][packets, each at a 16-byte aligned offset] */
-typedef struct {
-  GMutex lock;
-  GstCudaContext *ctx;          /* not a ref: lives on the context */
-  CUstream stream;
-  guint8 *host;
-  gsize host_size;
-  CUdeviceptr dev;
-  gsize dev_size;
-} SrtpStaging;
-
-static GQuark
-staging_quark (void)
-{
-  static gsize q = 0;
-
-  if (g_once_init_enter (&q))
-    g_once_init_leave (&q, g_quark_from_static_string ("gst-gpustream-srtp-staging"));
-  return (GQuark) q;
-}
-
-static void
-staging_free (gpointer data)
-{
-  SrtpStaging *st = data;
-
-  if ((st->stream || st->host || st->dev) && gst_cuda_context_push (st->ctx)) {
-    if (st->stream)
-      CuStreamDestroy (st->stream);
-    if (st->host)
-      CuMemFreeHost (st->host);
-    if (st->dev)
-      CuMemFree (st->dev);
-    gst_cuda_context_pop (NULL);
-  }
-  g_mutex_clear (&st->lock);
-  g_free (st);
-}
-
-static void
-staging_context_disposed (gpointer data, GObject * where_the_object_was)
-{
-  g_object_set_qdata (where_the_object_was, staging_quark (), NULL);
-}
+/* Per context: one stream and one staging area (GpsStaging "srtp"), reused
+ * by every batch. Layout, identical in the pinned host buffer and on the
+ * device: [keys][descs][out][packets, each at a 16-byte aligned offset] */
+typedef GpsStaging SrtpStaging;
 
 static SrtpStaging *
 staging_get (GstCudaContext * ctx)
 {
-  static GMutex create_lock;
-  SrtpStaging *st;
-
-  g_mutex_lock (&create_lock);
-  st = g_object_get_qdata (G_OBJECT (ctx), staging_quark ());
-  if (!st) {
-    st = g_new0 (SrtpStaging, 1);
-    g_mutex_init (&st->lock);
-    st->ctx = ctx;
-    g_object_set_qdata_full (G_OBJECT (ctx), staging_quark (), st,
-        staging_free);
-    g_object_weak_ref (G_OBJECT (ctx), staging_context_disposed, NULL);
-  }
-  g_mutex_unlock (&create_lock);
-  return st;
-}
-
-/* Both buffers of at least size bytes, and the stream. ctx pushed. */
-static CUresult
-staging_ensure (SrtpStaging * st, gsize size)
-{
-  CUresult res;
-
-  if ((res = gps_cuda_ensure_host (&st->host, &st->host_size, size)) !=
-      CUDA_SUCCESS || (res = gps_cuda_ensure_dev (&st->dev, &st->dev_size,
-              size)) != CUDA_SUCCESS)
-    return res;
-  if (!st->stream)
-    return CuStreamCreate (&st->stream, CU_STREAM_NON_BLOCKING);
-  return CUDA_SUCCESS;
+  return gps_cuda_staging_get (ctx, "srtp");
 }
 
 #define ALIGN16(x) (((x) + 15) & ~(gsize) 15)
@@ -203,7 +132,8 @@ batch_run (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
     return "pushing the CUDA context";
 #define CHECK(call, what) \
   if ((*res = (call)) != CUDA_SUCCESS) { step = what; goto out; }
-  CHECK (staging_ensure (st, b->total), "allocating the staging buffers");
+  CHECK (gps_cuda_staging_ensure (st, b->total, 1),
+      "allocating the staging buffers");
 
   memcpy (st->host + b->keys_off, b->keys->data,
       b->keys->len * sizeof (GsSrtpKeys));
@@ -213,7 +143,7 @@ batch_run (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
       memcpy (batch_packet (st, b, i), pkts[i].data, pkts[i].len);
 
   CHECK (gps_cuda_copy_linear (st->host, NULL, 0, st->dev, b->total,
-          st->stream), "copying the batch to the device");
+          st->stream[0]), "copying the batch to the device");
   {
     CUdeviceptr k = st->dev + b->keys_off, d = st->dev + b->descs_off;
     CUdeviceptr buf = st->dev + b->data_off, o = st->dev + b->out_off;
@@ -222,13 +152,13 @@ batch_run (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
     guint blocks = (guint) ((b->nd + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS);
 
     CHECK (CuLaunchKernel (func, blocks, 1, 1, SRTP_GPU_THREADS, 1, 1, 0,
-            st->stream, args, NULL), "launching the kernel");
+            st->stream[0], args, NULL), "launching the kernel");
   }
   /* back: the per-packet outputs and every packet area */
   CHECK (gps_cuda_copy_linear (NULL, st->host + b->out_off,
-          st->dev + b->out_off, 0, b->total - b->out_off, st->stream),
+          st->dev + b->out_off, 0, b->total - b->out_off, st->stream[0]),
       "copying the batch back");
-  CHECK (CuStreamSynchronize (st->stream), "cuStreamSynchronize");
+  CHECK (CuStreamSynchronize (st->stream[0]), "cuStreamSynchronize");
 #undef CHECK
 
 out:
