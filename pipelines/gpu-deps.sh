@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Run HERE (the development machine) before a GPU session: downloads the
+# Debian packages the kernels' build needs and the GPU machine lacks (it
+# cannot reach a mirror) into .gpudeps/, which git ignores and the device
+# tool carries (carry: [".gpudeps"]). pipelines/gpu-session.sh unpacks them
+# there. ISA-L is required (the RLNC CPU path); pkgconf finds it; stb and
+# libsquish let the DXT quality tests compare. libsrtp2 is left out (it needs
+# NSS there): test_srtp then skips its libsrtp interop part, as it says.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dir="$here/.gpudeps"
+mkdir -p "$dir"
+cd "$dir"
+rm -f ./*.deb
+apt-get download libisal2 libisal-dev pkgconf pkgconf-bin libpkgconf3 \
+  libstb0 libstb-dev libsquish0 libsquish-dev 2>&1 | grep -v "^W: Download is performed unsandboxed" || true
+ls -l "$dir"
