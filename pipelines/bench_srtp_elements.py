@@ -2,11 +2,16 @@
 """gpusrtpenc against srtpenc in the same pipeline shape (issue 3's element
 benchmark): appsrc pushing RTP in buffer lists of 64 packets (what rtpbin and
 the aggregating payloaders push) ! ENCODER ! fakesink sync=false, timed from
-the first push to EOS, best of a few runs. srtpenc is gst-plugins-bad's,
-on Debian's libsrtp2 (built on NSS); the kernel-level comparison with the
-OpenSSL per-packet anchor is kernels/bench/bench_srtp.
+the first push to EOS, best (or median) of a few runs. srtpenc is
+gst-plugins-bad's, on Debian's libsrtp2 (built on NSS); the kernel-level
+comparison with the OpenSSL per-packet anchor is kernels/bench/bench_srtp.
+--input buffers puts a passthrough capsfilter before the encoder: it has no
+chain_list, so the encoder gets the same packets one buffer at a time (the
+per-buffer path: payloaders without aggregation).
 
-    pipelines/bench_srtp_elements.py [--packets N] [--json FILE]
+    pipelines/bench_srtp_elements.py [--packets N] [--runs N] [--stat best|median]
+        [--input lists|buffers|both] [--elements a,b] [--profiles a,b]
+        [--payloads 1316,188] [--json FILE]
 
 Needs the build's plugins on the GStreamer path (./run bench srtp sets it)."""
 
@@ -55,10 +60,11 @@ def make_lists(n_packets, payload):
     return lists
 
 
-def run_once(encoder, policy, key, lists):
-    desc = ("appsrc name=src format=time is-live=false max-bytes=0 ! "
+def run_once(encoder, policy, key, lists, per_buffer=False):
+    desc = ("appsrc name=src format=time is-live=false max-bytes=0 ! %s"
             "%s name=enc %s key=%s ! fakesink sync=false async=false"
-            % (encoder, policy, key.hex()))
+            % ("capsfilter ! " if per_buffer else "", encoder, policy,
+               key.hex()))
     p = Gst.parse_launch(desc)
     src = p.get_by_name("src")
     src.set_property("caps", Gst.Caps.from_string(
@@ -81,47 +87,60 @@ def run_once(encoder, policy, key, lists):
     return elapsed, None
 
 
-def measure(n_packets, runs):
+def measure(n_packets, runs, stat="best", inputs=("lists",), elements=None,
+            profiles=None, payloads=(1316, 188)):
     """Prints the table; returns the JSON rows."""
     Gst.init(None)
     rows = []
     print("# SRTP elements, one pipeline each: appsrc (lists of %d) ! ENCODER "
-          "! fakesink, %d packets, best of %d" % (LIST_LEN, n_packets, runs))
-    print("%-24s %-20s %7s %11s %8s %9s" % ("profile", "element", "payload",
-                                          "packets/s", "Gbit/s", "x srtpenc"))
-    for payload in (1316, 188):
+          "! fakesink, %d packets, %s of %d" % (LIST_LEN, n_packets, stat,
+                                               runs))
+    print("%-24s %-20s %-7s %7s %11s %8s %9s" % (
+        "profile", "element", "input", "payload", "packets/s", "Gbit/s",
+        "x srtpenc"))
+    for payload in payloads:
         lists = make_lists(n_packets, payload)
-        for prof, policy, key in PROFILES:
-            anchor = None
-            for name, enc in ENCODERS:
-                best, err = None, None
-                for _ in range(runs):
-                    t, err = run_once(enc, policy, key, lists)
-                    if t is not None:
-                        best = t if best is None else min(best, t)
-                if best is None:
-                    print("%-24s %-20s %7d  refused: %s" % (prof, name, payload,
-                                                            err))
+        for inp in inputs:
+            for prof, policy, key in PROFILES:
+                if profiles and prof not in profiles:
                     continue
-                pps = n_packets / best
-                gbps = pps * (payload + 12) * 8 / 1e9
-                if name == "srtpenc":
-                    anchor = pps
-                ratio = pps / anchor if anchor else float("nan")
-                print("%-24s %-20s %7d %11.0f %8.2f %9.2f" % (prof, name, payload,
-                                                            pps, gbps, ratio))
-                rows.append({"bench": "srtp-elements", "profile": prof,
-                             "element": name, "payload": payload,
-                             "packets": n_packets, "packets_per_s": round(pps),
-                             "gbit_per_s": round(gbps, 3),
-                             "ratio_to_srtpenc": round(ratio, 3),
-                             "anchor": "srtpenc"})
+                anchor = None
+                for name, enc in ENCODERS:
+                    if elements and name not in elements:
+                        continue
+                    times, err = [], None
+                    for _ in range(runs):
+                        t, err = run_once(enc, policy, key, lists,
+                                          inp == "buffers")
+                        if t is not None:
+                            times.append(t)
+                    if not times:
+                        print("%-24s %-20s %-7s %7d  refused: %s" % (
+                            prof, name, inp, payload, err))
+                        continue
+                    times.sort()
+                    t = times[0] if stat == "best" else times[len(times) // 2]
+                    pps = n_packets / t
+                    gbps = pps * (payload + 12) * 8 / 1e9
+                    if name == "srtpenc":
+                        anchor = pps
+                    ratio = pps / anchor if anchor else float("nan")
+                    print("%-24s %-20s %-7s %7d %11.0f %8.2f %9s" % (
+                        prof, name, inp, payload, pps, gbps,
+                        "%.2f" % ratio if anchor else "-"))
+                    rows.append({"bench": "srtp-elements", "profile": prof,
+                                 "element": name, "input": inp,
+                                 "payload": payload, "packets": n_packets,
+                                 "stat": stat, "packets_per_s": round(pps),
+                                 "gbit_per_s": round(gbps, 3),
+                                 "ratio_to_srtpenc": round(ratio, 3),
+                                 "anchor": "srtpenc"})
     return rows
 
 
 def bench(results, n_packets=60000, runs=3):
     """For pipelines/bench.py: the table, and the rows into its results."""
-    for r in measure(n_packets, runs):
+    for r in measure(n_packets, runs, "median", ("lists", "buffers")):
         results.add(r)
 
 
@@ -130,9 +149,20 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--packets", type=int, default=60000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--stat", choices=("best", "median"), default="median")
+    ap.add_argument("--input", choices=("lists", "buffers", "both"),
+                    default="both")
+    ap.add_argument("--elements", default=None,
+                    help="comma-separated element names of the table")
+    ap.add_argument("--profiles", default=None)
+    ap.add_argument("--payloads", default="1316,188")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    rows = measure(a.packets, a.runs)
+    split = (lambda v: v.split(",") if v else None)
+    rows = measure(a.packets, a.runs, a.stat,
+                   ("lists", "buffers") if a.input == "both" else (a.input,),
+                   split(a.elements), split(a.profiles),
+                   [int(x) for x in a.payloads.split(",")])
     if a.json:
         with open(a.json, "a") as f:
             for r in rows:

@@ -153,6 +153,7 @@ struct _GstGpuSrtpEnc
   guint64 max_latency;
   gboolean output_lists;
   guint gen;
+  guint valid_gen;              /* gen whose key / mki sizes were checked */
 
   /* streams and counters, lock (taken by every streaming thread) */
   GMutex lock;
@@ -258,6 +259,10 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
         ("No key: set \"key\" (master key || salt) or random-key=true"));
     return FALSE;
   }
+  /* every key / mki / cipher / auth change bumps gen: check once per gen,
+   * not per buffer */
+  if ((guint) g_atomic_int_get (&self->valid_gen) == set->gen)
+    return TRUE;
   want = gst_gpu_srtp_key_length (set->rtp_cipher);
   if (gst_buffer_get_size (set->key) != want ||
       gst_gpu_srtp_key_length (set->rtcp_cipher) != want) {
@@ -281,6 +286,7 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
     gst_clear_buffer (&set->mki);
     return FALSE;
   }
+  g_atomic_int_set (&self->valid_gen, set->gen);
   return TRUE;
 }
 
@@ -301,12 +307,16 @@ enc_ensure_caps (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set)
   GstCaps *sink_caps, *caps, *log;
   GstPad *srcpad;
 
+  /* per buffer: caps_gen only changes in this pad's streaming thread or
+   * under the lock, a stale read just takes the locked path */
+  if ((guint) g_atomic_int_get (&pair->caps_gen) == set->gen)
+    return;
   GST_OBJECT_LOCK (self);
   if (pair->caps_gen == set->gen || !pair->srcpad) {
     GST_OBJECT_UNLOCK (self);
     return;
   }
-  pair->caps_gen = set->gen;
+  g_atomic_int_set (&pair->caps_gen, set->gen);
   sink_caps = pair->sink_caps ? gst_caps_ref (pair->sink_caps) : NULL;
   srcpad = gst_object_ref (pair->srcpad);
   GST_OBJECT_UNLOCK (self);
@@ -431,14 +441,42 @@ enc_drop_warn (GstGpuSrtpEnc * self, guint32 ssrc, const gchar * why)
         "drops are counted in stats, warned once a second)", ssrc, why);
 }
 
+/* The output packets of one enc_prepare call (a buffer list, or one buffer)
+ * in ONE allocation: each packet is copied into its slot (room for tag +
+ * MKI), protected there, and its buffer then wraps the slot (maxsize = the
+ * slot, so nothing downstream can grow into a neighbour). Per-packet buffer
+ * allocations, maps and unmaps were most of the element's cost beyond the
+ * kernel. Not gst_memory_share: it refuses a parent mapped for writing, and
+ * its shares are read-only. */
+typedef struct
+{
+  gint refcount;                /* the prepare call + each slot's memory */
+  guint8 *data;                 /* ENC_SLOT_ALIGN aligned */
+} EncBlock;
+
+#define ENC_SLOT_ALIGN 16
+#define ENC_SLOT_SIZE(n) (((n) + ENC_SLOT_ALIGN - 1) & ~(gsize) (ENC_SLOT_ALIGN - 1))
+
+static void
+enc_block_unref (gpointer data)
+{
+  EncBlock *b = data;
+
+  if (g_atomic_int_dec_and_test (&b->refcount))
+    g_free (b);
+}
+
 /* One packet on its way through a batch, or a serialized event travelling
  * with the packets (scheduled mode). */
 typedef struct
 {
-  GstMiniObject *obj;           /* the output buffer (len bytes of RTP /
-                                 * RTCP, room for cap), or an event */
+  GstMiniObject *obj;           /* the output buffer (metadata only until
+                                 * enc_item_attach), or an event */
   EncStream *stream;            /* a reference; NULL for events */
+  EncBlock *block;              /* a reference until attached */
+  guint8 *data;                 /* the packet's slot in block */
   gboolean is_rtcp;
+  gboolean in_slot;             /* part of a caller's array: not freed */
   guint32 len, cap;
   GsSrtpResult result;
 } EncItem;
@@ -452,25 +490,57 @@ enc_item_free (gpointer data)
     gst_mini_object_unref (it->obj);
   if (it->stream)
     enc_stream_unref (it->stream);
-  g_free (it);
+  if (it->block)
+    enc_block_unref (it->block);
+  if (!it->in_slot)
+    g_free (it);
 }
 
-/* Checks and copies the packets of one pad into output buffers with room
- * for the tag, in order: the context per SSRC and the sender's repeat check
- * happen here, in the streaming thread. Takes the input buffers; returns
- * the items (k of them) to protect. */
-static EncItem **
-enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
-    GstBuffer ** in, guint n, guint * k_out)
+/* Gives a protected packet's buffer its bytes (len of them) from the block;
+ * the memory holds the item's block reference. */
+static void
+enc_item_attach (EncItem * it)
 {
-  EncItem **items = g_new (EncItem *, MAX (n, 1));
+  GstBuffer *buf = GST_BUFFER_CAST (it->obj);
+
+  gst_buffer_append_memory (buf, gst_memory_new_wrapped (0, it->data,
+          ENC_SLOT_SIZE (it->cap), 0, it->len, it->block, enc_block_unref));
+  /* as gst_buffer_new_allocate: a fresh buffer, not a changed one */
+  GST_BUFFER_FLAG_UNSET (buf, GST_BUFFER_FLAG_TAG_MEMORY);
+  it->block = NULL;
+}
+
+/* Checks and copies the packets of one pad into one block with room for
+ * the tag, in order: the context per SSRC and the sender's repeat check
+ * happen here, in the streaming thread. Does not take the input buffers.
+ * items (n of them) receives the k items to protect; slots: n items to use
+ * in place (direct mode), or NULL to allocate each (scheduled mode). */
+static guint
+enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
+    GstBuffer ** in, guint n, EncItem ** items, EncItem * slots)
+{
   GsSrtpPolicy rtp_pol = gst_gpu_srtp_policy (set->rtp_cipher, set->rtp_auth);
   GsSrtpPolicy rtcp_pol = gst_gpu_srtp_policy (set->rtcp_cipher,
       set->rtcp_auth);
   gsize overhead = (pair->is_rtcp ? gsrtp_rtcp_overhead (rtcp_pol) :
       gsrtp_rtp_overhead (rtp_pol)) +
       (set->mki ? gst_buffer_get_size (set->mki) : 0);
+  gsize min_len = pair->is_rtcp ? 8 : 12, total = 0, off = 0;
+  EncStream *last = NULL;
+  EncBlock *block;
   guint i, k = 0;
+
+  if (n == 0)
+    return 0;
+  for (i = 0; i < n; i++) {
+    gsize len = gst_buffer_get_size (in[i]);
+
+    if (len <= G_MAXUINT32 - overhead)
+      total += ENC_SLOT_SIZE (len + overhead);
+  }
+  block = g_malloc (sizeof (EncBlock) + ENC_SLOT_ALIGN - 1 + total);
+  block->refcount = 1;
+  block->data = (guint8 *) ENC_SLOT_SIZE ((guintptr) (block + 1));
 
   g_mutex_lock (&self->lock);
   if (self->streams_gen != set->gen) {
@@ -483,7 +553,7 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
   }
   for (i = 0; i < n; i++) {
     gsize len = gst_buffer_get_size (in[i]);
-    guint8 hdr[12];
+    guint8 *slot = block->data + off;
     guint32 ssrc;
     EncStream *s;
     EncItem *it;
@@ -491,19 +561,31 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
 
     self->st_packets_in++;
     self->st_bytes_in += len;
-    if (gst_buffer_extract (in[i], 0, hdr, 12) < (pair->is_rtcp ? 8 : 12)
-        || (hdr[0] >> 6) != 2 || len > G_MAXUINT32 - overhead) {
+    if (len < min_len || len > G_MAXUINT32 - overhead) {
       self->st_bad++;
       enc_drop_warn (self, 0, "not an RTP / RTCP packet");
       continue;
     }
-    ssrc = GST_READ_UINT32_BE (hdr + (pair->is_rtcp ? 4 : 8));
-    s = enc_stream_get (self, ssrc, set);
+    off += ENC_SLOT_SIZE (len + overhead);
+    /* the one copy; the header is read from it */
+    gst_buffer_extract (in[i], 0, slot, len);
+    if ((slot[0] >> 6) != 2) {
+      self->st_bad++;
+      enc_drop_warn (self, 0, "not an RTP / RTCP packet");
+      continue;
+    }
+    ssrc = GST_READ_UINT32_BE (slot + (pair->is_rtcp ? 4 : 8));
+    /* lists are mostly one SSRC: skip the hash lookup (the table cannot
+     * change while the lock is held) */
+    if (last && last->ssrc == ssrc)
+      s = last;
+    else
+      s = last = enc_stream_get (self, ssrc, set);
     if (!s) {
       self->st_bad++;
       continue;
     }
-    if (!pair->is_rtcp && !enc_stream_check_tx (s, GST_READ_UINT16_BE (hdr + 2),
+    if (!pair->is_rtcp && !enc_stream_check_tx (s, GST_READ_UINT16_BE (slot + 2),
             set->window, set->allow_repeat_tx, &repeat)) {
       self->st_repeated++;
       enc_drop_warn (self, ssrc, "sequence number already sent or too old "
@@ -511,48 +593,48 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
       continue;
     }
 
-    it = g_new0 (EncItem, 1);
-    it->obj = GST_MINI_OBJECT_CAST (gst_buffer_new_allocate (NULL,
-            len + overhead, NULL));
+    if (slots) {
+      it = &slots[k];
+      memset (it, 0, sizeof *it);
+      it->in_slot = TRUE;
+    } else {
+      it = g_new0 (EncItem, 1);
+    }
+    it->obj = GST_MINI_OBJECT_CAST (gst_buffer_new ());
     gst_buffer_copy_into (GST_BUFFER_CAST (it->obj), in[i],
         GST_BUFFER_COPY_METADATA, 0, -1);
-    {
-      GstMapInfo map;
-      gst_buffer_map (GST_BUFFER_CAST (it->obj), &map, GST_MAP_WRITE);
-      gst_buffer_extract (in[i], 0, map.data, len);
-      gst_buffer_unmap (GST_BUFFER_CAST (it->obj), &map);
-    }
     it->stream = enc_stream_ref (s);
+    g_atomic_int_inc (&block->refcount);
+    it->block = block;
+    it->data = slot;
     it->is_rtcp = pair->is_rtcp;
     it->len = (guint32) len;
     it->cap = (guint32) (len + overhead);
     items[k++] = it;
   }
   g_mutex_unlock (&self->lock);
-
-  for (i = 0; i < n; i++)
-    gst_buffer_unref (in[i]);
-  *k_out = k;
-  return items;
+  enc_block_unref (block);
+  return k;
 }
 
-/* Protects n prepared packets as one batch (GPU or CPU, gpssrtp.h) and
- * counts the results; a failed packet keeps its result for the caller to
- * drop. TRUE when a context ran out of packet indexes (the hard limit). */
+#define ENC_STACK 64
+
+/* Protects n prepared packets as one batch (GPU or CPU, gpssrtp.h), gives
+ * each its bytes and counts the results; a failed packet keeps its result
+ * for the caller to drop. TRUE when a context ran out of packet indexes (the
+ * hard limit). */
 static gboolean
 enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
     GstGpuStreamBackend backend, GstObject * cuda_context)
 {
-  GsSrtpPacket *pkts = g_new (GsSrtpPacket, MAX (n, 1));
-  GstMapInfo *maps = g_new (GstMapInfo, MAX (n, 1));
+  GsSrtpPacket stack_pkts[ENC_STACK];
+  GsSrtpPacket *pkts = n <= ENC_STACK ? stack_pkts : g_new (GsSrtpPacket, n);
   gboolean hard_limit = FALSE, on_gpu = FALSE;
   guint i, n_soft = 0;
 
   for (i = 0; i < n; i++) {
-    gst_buffer_map (GST_BUFFER_CAST (items[i]->obj), &maps[i],
-        GST_MAP_READWRITE);
     pkts[i].ctx = &items[i]->stream->ctx;
-    pkts[i].data = maps[i].data;
+    pkts[i].data = items[i]->data;
     pkts[i].len = items[i]->len;
     pkts[i].cap = items[i]->cap;
     pkts[i].is_rtcp = items[i]->is_rtcp;
@@ -564,6 +646,14 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
   gst_gpustream_srtp_protect_batch (pkts, n, backend, cuda_context, &on_gpu);
   g_mutex_unlock (&self->protect_lock);
 
+  for (i = 0; i < n; i++) {
+    items[i]->result = pkts[i].result;
+    if (pkts[i].result == GSRTP_OK) {
+      items[i]->len = pkts[i].len;
+      enc_item_attach (items[i]);
+    }
+  }
+
   g_mutex_lock (&self->lock);
   self->st_batches++;
   if (on_gpu)
@@ -571,8 +661,6 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
   for (i = 0; i < n; i++) {
     EncItem *it = items[i];
 
-    gst_buffer_unmap (GST_BUFFER_CAST (it->obj), &maps[i]);
-    it->result = pkts[i].result;
     if (it->result != GSRTP_OK) {
       if (it->result == GSRTP_ERR_INDEX_EXHAUSTED)
         hard_limit = TRUE;
@@ -580,8 +668,6 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
       enc_drop_warn (self, it->stream->ssrc, gsrtp_result_name (it->result));
       continue;
     }
-    it->len = pkts[i].len;
-    gst_buffer_set_size (GST_BUFFER_CAST (it->obj), it->len);
     self->st_packets_out++;
     self->st_bytes_out += it->len;
     /* RFC 3711 9.2: warn before the index space runs out (the last ROC) */
@@ -598,8 +684,8 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
   if (hard_limit && !g_atomic_int_exchange (&self->hard_limit, TRUE))
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (NULL),
         ("Key usage limit has been reached (ROC exhausted): set a new key"));
-  g_free (pkts);
-  g_free (maps);
+  if (pkts != stack_pkts)
+    g_free (pkts);
   return hard_limit;
 }
 
@@ -723,15 +809,30 @@ enc_push_event (GstGpuSrtpEnc * self, EncPair * pair, GstPad * srcpad,
     gst_pad_push_event (srcpad, event);
 }
 
+/* Drops the input: the list, whose buffers were borrowed, or the buffers. */
+static void
+enc_release_input (GstBuffer ** in, guint n, GstBufferList * list)
+{
+  guint i;
+
+  if (list) {
+    gst_buffer_list_unref (list);
+    return;
+  }
+  for (i = 0; i < n; i++)
+    gst_buffer_unref (in[i]);
+}
+
 /* Protects n buffers of one pad. Direct mode: one batch now, pushed as a
- * list when as_list and output-lists. Scheduled mode: into the scheduler.
- * Takes the buffers. */
+ * list when list and output-lists. Scheduled mode: into the scheduler.
+ * Takes list (in[] are its buffers, borrowed), or else the buffers. */
 static GstFlowReturn
 enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
-    gboolean as_list)
+    GstBufferList * list)
 {
   EncSettings set;
-  EncItem **items;
+  EncItem *stack_ptrs[ENC_STACK], stack_slots[ENC_STACK];
+  EncItem **items, *slots = NULL;
   guint i, k;
   GstFlowReturn ret = g_atomic_int_get (&pair->last_ret);
   GstPad *srcpad;
@@ -739,50 +840,53 @@ enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
   if (g_atomic_int_get (&self->hard_limit) ||
       (ret != GST_FLOW_OK && ret != GST_FLOW_NOT_LINKED)) {
     /* like queue: a downstream error comes back to the producer */
-    for (i = 0; i < n; i++)
-      gst_buffer_unref (in[i]);
+    enc_release_input (in, n, list);
     return g_atomic_int_get (&self->hard_limit) ? GST_FLOW_ERROR : ret;
   }
   if (!enc_settings_get (self, &set)) {
-    for (i = 0; i < n; i++)
-      gst_buffer_unref (in[i]);
+    enc_release_input (in, n, list);
     return GST_FLOW_NOT_NEGOTIATED;
   }
   enc_ensure_caps (self, pair, &set);
-  items = enc_prepare (self, pair, &set, in, n, &k);
+  /* direct mode: the items live in this call (on the stack up to a list
+   * of ENC_STACK), not one allocation each */
+  items = n <= ENC_STACK ? stack_ptrs : g_new (EncItem *, n);
+  if (!self->scheduled)
+    slots = n <= ENC_STACK ? stack_slots : g_new (EncItem, n);
+  k = enc_prepare (self, pair, &set, in, n, items, slots);
   enc_settings_clear (&set);
+  enc_release_input (in, n, list);
 
   if (self->scheduled) {
     for (i = 0; i < k; i++)
       if (!enc_sched_submit (self, pair, items[i]))
         ret = GST_FLOW_FLUSHING;
-    g_free (items);
+    if (items != stack_ptrs)
+      g_free (items);
     return ret == GST_FLOW_FLUSHING ? ret : g_atomic_int_get (&pair->last_ret);
   }
 
+  ret = GST_FLOW_OK;
   if (k > 0 && enc_protect (self, items, k, self->gpu.resolved,
           self->gpu.cuda_context)) {
-    for (i = 0; i < k; i++)
-      enc_item_free (items[i]);
-    g_free (items);
-    return GST_FLOW_ERROR;
+    ret = GST_FLOW_ERROR;
+    goto done;
   }
 
   GST_OBJECT_LOCK (self);
   srcpad = pair->srcpad ? gst_object_ref (pair->srcpad) : NULL;
   GST_OBJECT_UNLOCK (self);
-  ret = GST_FLOW_OK;
-  if (as_list && set.output_lists) {
-    GstBufferList *list = gst_buffer_list_new_sized (MAX (k, 1));
+  if (list && set.output_lists) {
+    GstBufferList *out = gst_buffer_list_new_sized (MAX (k, 1));
     for (i = 0; i < k; i++)
       if (items[i]->result == GSRTP_OK) {
-        gst_buffer_list_add (list, GST_BUFFER_CAST (items[i]->obj));
+        gst_buffer_list_add (out, GST_BUFFER_CAST (items[i]->obj));
         items[i]->obj = NULL;
       }
-    if (srcpad && gst_buffer_list_length (list) > 0)
-      ret = gst_pad_push_list (srcpad, list);
+    if (srcpad && gst_buffer_list_length (out) > 0)
+      ret = gst_pad_push_list (srcpad, out);
     else
-      gst_buffer_list_unref (list);
+      gst_buffer_list_unref (out);
   } else {
     for (i = 0; i < k; i++) {
       if (items[i]->result != GSRTP_OK)
@@ -793,12 +897,17 @@ enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
       }
     }
   }
-  for (i = 0; i < k; i++)
-    enc_item_free (items[i]);
-  g_free (items);
   if (srcpad)
     gst_object_unref (srcpad);
   g_atomic_int_set (&pair->last_ret, ret);
+
+done:
+  for (i = 0; i < k; i++)
+    enc_item_free (items[i]);
+  if (items != stack_ptrs)
+    g_free (items);
+  if (slots != stack_slots)
+    g_free (slots);
   return ret;
 }
 
@@ -807,7 +916,7 @@ gst_gpu_srtp_enc_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
   EncPair *pair = gst_pad_get_element_private (pad);
 
-  return enc_process (GST_GPU_SRTP_ENC (parent), pair, &buf, 1, FALSE);
+  return enc_process (GST_GPU_SRTP_ENC (parent), pair, &buf, 1, NULL);
 }
 
 static GstFlowReturn
@@ -816,14 +925,16 @@ gst_gpu_srtp_enc_chain_list (GstPad * pad, GstObject * parent,
 {
   EncPair *pair = gst_pad_get_element_private (pad);
   guint i, n = gst_buffer_list_length (list);
-  GstBuffer **bufs = g_new (GstBuffer *, MAX (n, 1));
+  GstBuffer *stack_bufs[ENC_STACK];
+  GstBuffer **bufs = n <= ENC_STACK ? stack_bufs : g_new (GstBuffer *, n);
   GstFlowReturn ret;
 
+  /* borrowed: the list holds them until enc_process has copied them */
   for (i = 0; i < n; i++)
-    bufs[i] = gst_buffer_ref (gst_buffer_list_get (list, i));
-  gst_buffer_list_unref (list);
-  ret = enc_process (GST_GPU_SRTP_ENC (parent), pair, bufs, n, TRUE);
-  g_free (bufs);
+    bufs[i] = gst_buffer_list_get (list, i);
+  ret = enc_process (GST_GPU_SRTP_ENC (parent), pair, bufs, n, list);
+  if (bufs != stack_bufs)
+    g_free (bufs);
   return ret;
 }
 
@@ -843,7 +954,7 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
       gst_event_parse_caps (event, &caps);
       GST_OBJECT_LOCK (self);
       gst_caps_replace (&pair->sink_caps, caps);
-      pair->caps_gen = G_MAXUINT;
+      g_atomic_int_set (&pair->caps_gen, G_MAXUINT);
       GST_OBJECT_UNLOCK (self);
       gst_event_unref (event);
       /* with no key yet the caps go out with the first buffer (or the
@@ -1595,4 +1706,5 @@ gst_gpu_srtp_enc_init (GstGpuSrtpEnc * self)
   self->output_lists = DEFAULT_OUTPUT_LISTS;
   self->streams = g_hash_table_new_full (NULL, NULL, NULL, enc_stream_unref);
   self->streams_gen = G_MAXUINT;
+  self->valid_gen = G_MAXUINT;
 }
