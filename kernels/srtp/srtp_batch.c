@@ -2,12 +2,14 @@
  * (ROC, SRTCP index, replay window) is handled in array order by the same
  * code as the scalar path, so results are identical; only the bulk math
  * changes: AES-NI counter mode (8 blocks in flight), PCLMUL GHASH and SHA-NI
- * SHA-1, chosen at run time, with the GS_HD reference as fallback. AES-GCM
+ * SHA-1 (or, without SHA-NI, 8-lane AVX2 SHA-1 over a chunk's HMACs:
+ * srtp_sha1_mb.c), chosen at run time, with the GS_HD reference as fallback. AES-GCM
  * goes through srtp_gcm_accel.c (AES + GHASH in one pass) where the CPU allows. */
 #include <string.h>
 #include "srtp/srtp_kernels.h"
 #include "srtp/srtp_internal.h"
 #include "srtp/srtp_gcm_accel.h"
+#include "srtp/srtp_sha1_mb.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define GS_X86 1
@@ -336,6 +338,7 @@ typedef struct {
   Sha1x2Fn sha1x2;
   GhashFn ghash;
   GcmKeyCache *gcm;     /* non-NULL: AES-GCM through srtp_gcm_accel.c */
+  int sha1_mb;          /* a chunk's HMACs through the multi-buffer SHA-1 */
 } Prims;
 
 /* gcm_cache: storage for p->gcm, used when the CPU can run the GCM path. */
@@ -352,6 +355,7 @@ prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
   p->sha1x2 = sha1x2_ref;
   p->ghash = ghash_ref;
   p->gcm = NULL;
+  p->sha1_mb = impl != GSRTP_IMPL_SCALAR && gs_sha1_level () == GS_SHA1_AVX2;
   if (impl != GSRTP_IMPL_SCALAR && gs_gcm_accel_level () > 0) {
     gcm_cache->used = gcm_cache->next = 0;
     p->gcm = gcm_cache;
@@ -361,10 +365,12 @@ prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
     p->ctr = ctr_aesni;
   if (f & 2)
     p->ghash = ghash_clmul;
-  if (f & 4) {
+  if ((f & 4) && gs_sha1_level () == GS_SHA1_SHANI) {
     p->sha1 = sha1_shani;
     p->sha1x2 = sha1_shani_x2;
   }
+#else
+  (void) f;
 #endif
 }
 
@@ -399,6 +405,9 @@ hmac_fast (const Prims *p, const GsSrtpKeys *k, const uint8_t *m1, uint32_t n1,
   for (i = 0; i < 5; i++)
     gs_st32 (out + 4 * i, st[i]);
 }
+
+/* packets per chunk of a batch call */
+#define CHUNK 64
 
 /* HMAC of two messages at once (two packets of a batch): common whole blocks
  * through the 2-way SHA-1, the rest one way. */
@@ -456,6 +465,68 @@ hmac_pair (const Prims *p, const HmacJob *a, const HmacJob *b)
   for (i = 0; i < 5; i++) {
     gs_st32 (a->out + 4 * i, sa[i]);
     gs_st32 (b->out + 4 * i, sb[i]);
+  }
+}
+
+/* The HMACs of a chunk through the multi-buffer SHA-1: all inner hashes
+ * (the packet in place, then its padded tail), then all outer ones. Longest
+ * first, so that the lanes the scheduler refills last get the short jobs
+ * and end together. */
+static void
+hmac_mb (const HmacJob *jobs, size_t nj)
+{
+  uint8_t tail[CHUNK][192];
+  GsSha1Job sj[CHUNK];
+  uint32_t order[CHUNK] = { 0 }, nb[CHUNK];   /* (zeroed: GCC 12 -Wmaybe-uninitialized) */
+  size_t i, j;
+  for (i = 0; i < nj; i++) {
+    memcpy (sj[i].st, jobs[i].k->hmac_i, sizeof sj[i].st);
+    sj[i].p[0] = jobs[i].m1;
+    sj[i].nb[0] = jobs[i].n1 / 64;
+    sj[i].p[1] = tail[i];
+    sj[i].nb[1] = hmac_tail (&jobs[i], tail[i]);
+    nb[i] = sj[i].nb[0] + sj[i].nb[1];
+    order[i] = (uint32_t) i;
+  }
+  /* insertion sort by block count, descending: next to nothing for the
+   * usual chunk of equal packets */
+  for (i = 1; i < nj; i++) {
+    uint32_t o = order[i];
+    for (j = i; j > 0 && nb[order[j - 1]] < nb[o]; j--)
+      order[j] = order[j - 1];
+    order[j] = o;
+  }
+  gs_sha1_mb (sj, nj, order);
+  for (i = 0; i < nj; i++) {
+    for (j = 0; j < 5; j++)
+      gs_st32 (tail[i] + 4 * j, sj[i].st[j]);
+    memset (tail[i] + 20, 0, 44);
+    tail[i][20] = 0x80;
+    gs_st32 (tail[i] + 60, 84 * 8);
+    memcpy (sj[i].st, jobs[i].k->hmac_o, sizeof sj[i].st);
+    sj[i].nb[0] = 0;
+    sj[i].nb[1] = 1;
+  }
+  gs_sha1_mb (sj, nj, NULL);
+  for (i = 0; i < nj; i++)
+    for (j = 0; j < 5; j++)
+      gs_st32 (jobs[i].out + 4 * j, sj[i].st[j]);
+}
+
+/* nj HMACs (at most CHUNK): multi-buffer, or two at a time */
+static void
+hmac_jobs (const Prims *p, const HmacJob *jobs, size_t nj)
+{
+  size_t i;
+  if (p->sha1_mb && nj > 1) {
+    hmac_mb (jobs, nj);
+    return;
+  }
+  for (i = 0; i < nj; i += 2) {
+    if (i + 1 < nj)
+      hmac_pair (p, &jobs[i], &jobs[i + 1]);
+    else
+      hmac_fast (p, jobs[i].k, jobs[i].m1, jobs[i].n1, jobs[i].m2, jobs[i].n2, jobs[i].out);
   }
 }
 
@@ -594,11 +665,10 @@ protect_fast (const Prims *p, const GsSrtpKeys *k, uint8_t *pkt, const GsSrtpDes
   return len + k->tag_len;
 }
 
-/* ---- batches ---- */
-#define CHUNK 64
+/* ---- batches (of CHUNK packets, defined above) ---- */
 
 /* Protect in chunks: host bookkeeping and encryption per packet, then the
- * HMACs two at a time. */
+ * HMACs of the chunk together (hmac_jobs). */
 size_t
 gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
 {
@@ -647,12 +717,7 @@ gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
       }
       jpkt[nj++] = (uint32_t) i;
     }
-    for (i = 0; i < nj; i += 2) {
-      if (i + 1 < nj)
-        hmac_pair (&p, &jobs[i], &jobs[i + 1]);
-      else
-        hmac_fast (&p, jobs[i].k, jobs[i].m1, jobs[i].n1, jobs[i].m2, jobs[i].n2, jobs[i].out);
-    }
+    hmac_jobs (&p, jobs, nj);
     for (i = 0; i < nj; i++) {
       GsSrtpPacket *q = &pkts[base + jpkt[i]];
       memcpy (q->data + q->len - jobs[i].k->tag_len, tags[i], jobs[i].k->tag_len);
@@ -665,7 +730,7 @@ gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
 }
 
 /* Unprotect in chunks: (A) parse and estimate against the committed state,
- * (B) compute all tags, (C) in order, re-check against the state as the
+ * (B) compute all tags (the HMACs together, as in protect), (C) in order, re-check against the state as the
  * packets before left it (a packet whose index estimate changed, e.g. right
  * after a ROC step inside the batch, is redone on the scalar path), replay
  * check, commit; (D) decrypt what passed. Same results as one by one. */
@@ -680,6 +745,10 @@ gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
     size_t m = n - base < CHUNK ? n - base : CHUNK, i;
     GsSrtpUnprot u[CHUNK];
     uint8_t auth_ok[CHUNK], parsed[CHUNK], dec[CHUNK];
+    HmacJob jobs[CHUNK];
+    uint8_t rocs[CHUNK][4], tags[CHUNK][20];
+    uint32_t jpkt[CHUNK];
+    size_t nj = 0;
     for (i = 0; i < m; i++) {
       GsSrtpPacket *q = &pkts[base + i];
       GsSrtpResult r = gsrtp_prepare_unprotect (q->ctx, q->data, q->len, (int) q->is_rtcp, &u[i]);
@@ -696,12 +765,37 @@ gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
         auth_ok[i] = 1;
         continue;
       }
+      if (impl != GSRTP_IMPL_SCALAR && k->hmac && k->cipher != GS_SRTP_C_AES_GCM) {
+        /* the tag_fast HMAC, left for hmac_jobs below */
+        jobs[nj].k = k;
+        jobs[nj].m1 = q->data;
+        jobs[nj].out = tags[nj];
+        if (!q->is_rtcp) {
+          gs_st32 (rocs[nj], u[i].d.roc);
+          jobs[nj].n1 = u[i].d.len;
+          jobs[nj].m2 = rocs[nj];
+          jobs[nj].n2 = 4;
+        } else {
+          jobs[nj].n1 = u[i].d.len + 4;
+          jobs[nj].m2 = q->data;
+          jobs[nj].n2 = 0;
+        }
+        jpkt[nj++] = (uint32_t) i;
+        continue;
+      }
       if (impl == GSRTP_IMPL_SCALAR)
         gs_srtp_hd_expected_tag (gsrtp_aes_tables (), k, q->data, &u[i].d, tag);
       else
         tag_fast (&p, k, q->data, &u[i].d, tag);
       auth_ok[i] = (uint8_t) gs_srtp_hd_ct_equal (tag, gs_srtp_hd_received_tag (k, q->data, &u[i].d),
           k->tag_len);
+    }
+    hmac_jobs (&p, jobs, nj);
+    for (i = 0; i < nj; i++) {
+      GsSrtpPacket *q = &pkts[base + jpkt[i]];
+      const GsSrtpKeys *k = jobs[i].k;
+      auth_ok[jpkt[i]] = (uint8_t) gs_srtp_hd_ct_equal (tags[i],
+          gs_srtp_hd_received_tag (k, q->data, &u[jpkt[i]].d), k->tag_len);
     }
     for (i = 0; i < m; i++) {
       GsSrtpPacket *q = &pkts[base + i];

@@ -1,0 +1,255 @@
+/* srtp_sha1_mb.c: multi-buffer SHA-1 (8 lanes of AVX2) and the choice of
+ * SHA-1 implementation for the batched SRTP path; see srtp_sha1_mb.h. */
+#include <stdlib.h>
+#include <string.h>
+#include "srtp/srtp_kernels.h"
+#include "srtp/srtp_sha1_mb.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define GS_X86 1
+#include <immintrin.h>
+#endif
+
+static unsigned prog_cap = GS_SHA1_SHANI;
+
+/* gsrtp_cpu_features once: CPUID can cost microseconds under a hypervisor */
+static unsigned
+features (void)
+{
+  static int f = -1;
+  if (f < 0)
+    f = (int) gsrtp_cpu_features ();
+  return (unsigned) f;
+}
+
+unsigned
+gs_sha1_level (void)
+{
+  static int level = -1;
+  if (level < 0) {
+    unsigned f = features (), cap = GS_SHA1_SHANI;
+    const char *env = getenv ("GS_SRTP_SHA1");
+    int l = GS_SHA1_SCALAR;
+    if (env && !strcmp (env, "avx2"))
+      cap = GS_SHA1_AVX2;
+    else if (env && !strcmp (env, "scalar"))
+      cap = GS_SHA1_SCALAR;
+    /* the best one at or below the cap: a CPU may have SHA-NI without AVX2 */
+    if ((f & 4) && cap >= GS_SHA1_SHANI)
+      l = GS_SHA1_SHANI;
+    else if ((f & 8) && cap >= GS_SHA1_AVX2)
+      l = GS_SHA1_AVX2;
+    level = l;
+  }
+  if (prog_cap >= (unsigned) level)
+    return (unsigned) level;
+  /* below the detected level: AVX2 only where the CPU has it */
+  return prog_cap == GS_SHA1_AVX2 && (features () & 8) ? GS_SHA1_AVX2 : GS_SHA1_SCALAR;
+}
+
+void
+gs_sha1_level_cap (unsigned cap)
+{
+  prog_cap = cap;
+}
+
+/* One job's remaining blocks, one at a time (st in, st out). */
+static void
+job_scalar (uint32_t st[5], const uint8_t *p, uint32_t nb, const GsSha1Job *j, int seg)
+{
+  for (;;) {
+    for (; nb; nb--, p += 64)
+      gs_sha1_compress (st, p);
+    if (seg++ == 1)
+      break;
+    p = j->p[1];
+    nb = j->nb[1];
+  }
+}
+
+static void
+mb_scalar (GsSha1Job *jobs, size_t n, const uint32_t *order)
+{
+  size_t i;
+  for (i = 0; i < n; i++) {
+    GsSha1Job *j = &jobs[order ? order[i] : i];
+    job_scalar (j->st, j->p[0], j->nb[0], j, 0);
+  }
+}
+
+#ifdef GS_X86
+#define GS_AVX2 __attribute__ ((target ("avx2")))
+
+GS_AVX2 static inline __m256i
+rotl (__m256i x, int n)
+{
+  return _mm256_or_si256 (_mm256_slli_epi32 (x, n), _mm256_srli_epi32 (x, 32 - n));
+}
+
+/* Words 0..7 (at byte offset off) of the 8 lanes' blocks, transposed so that
+ * register i holds word i of every lane, byte-swapped to big-endian. */
+GS_AVX2 static inline void
+load8 (__m256i w[8], const uint8_t *const ptr[8], int off)
+{
+  const __m256i bs = _mm256_set_epi8 (12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3,
+      12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3);
+  __m256i r[8], t[8], u[8];
+  int i;
+  for (i = 0; i < 8; i++)
+    r[i] = _mm256_shuffle_epi8 (_mm256_loadu_si256 ((const __m256i *) (ptr[i] + off)), bs);
+  for (i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32 (r[i], r[i + 1]);     /* words 0 1 | 4 5 of lanes i, i+1 */
+    t[i + 1] = _mm256_unpackhi_epi32 (r[i], r[i + 1]); /* words 2 3 | 6 7 */
+  }
+  for (i = 0; i < 8; i += 4) {
+    u[i] = _mm256_unpacklo_epi64 (t[i], t[i + 2]);     /* word 0 | 4 of lanes i..i+3 */
+    u[i + 1] = _mm256_unpackhi_epi64 (t[i], t[i + 2]); /* word 1 | 5 */
+    u[i + 2] = _mm256_unpacklo_epi64 (t[i + 1], t[i + 3]); /* word 2 | 6 */
+    u[i + 3] = _mm256_unpackhi_epi64 (t[i + 1], t[i + 3]); /* word 3 | 7 */
+  }
+  for (i = 0; i < 4; i++) {
+    w[i] = _mm256_permute2x128_si256 (u[i], u[i + 4], 0x20);
+    w[i + 4] = _mm256_permute2x128_si256 (u[i], u[i + 4], 0x31);
+  }
+}
+
+#define F0(b, c, d) _mm256_xor_si256 (d, _mm256_and_si256 (b, _mm256_xor_si256 (c, d)))
+#define F1(b, c, d) _mm256_xor_si256 (_mm256_xor_si256 (b, c), d)
+#define F2(b, c, d) _mm256_or_si256 (_mm256_and_si256 (b, c), _mm256_and_si256 (d, _mm256_or_si256 (b, c)))
+
+/* Round t: the message word (expanded in place from round 16 on), then
+ * e += rol(a, 5) + f(b, c, d) + K + W[t], b = rol(b, 30); callers rotate the
+ * names instead of moving registers. */
+#define RND(a, b, c, d, e, F, K, t) do { \
+    __m256i wt = w[(t) & 15]; \
+    if ((t) >= 16) { \
+      wt = rotl (_mm256_xor_si256 (_mm256_xor_si256 (w[((t) - 3) & 15], w[((t) - 8) & 15]), \
+              _mm256_xor_si256 (w[((t) - 14) & 15], wt)), 1); \
+      w[(t) & 15] = wt; \
+    } \
+    e = _mm256_add_epi32 (rotl (a, 5), \
+        _mm256_add_epi32 (_mm256_add_epi32 (e, F (b, c, d)), _mm256_add_epi32 (K, wt))); \
+    b = rotl (b, 30); \
+  } while (0)
+#define RND5(F, K, t) do { \
+    RND (a, b, c, d, e, F, K, (t)); RND (e, a, b, c, d, F, K, (t) + 1); \
+    RND (d, e, a, b, c, F, K, (t) + 2); RND (c, d, e, a, b, F, K, (t) + 3); \
+    RND (b, c, d, e, a, F, K, (t) + 4); \
+  } while (0)
+
+/* One block of each of 8 lanes; S[i][lane] is state word i. */
+GS_AVX2 static void
+block8 (uint32_t S[5][8], const uint8_t *const ptr[8])
+{
+  const __m256i k0 = _mm256_set1_epi32 (0x5a827999), k1 = _mm256_set1_epi32 (0x6ed9eba1);
+  const __m256i k2 = _mm256_set1_epi32 ((int) 0x8f1bbcdcu), k3 = _mm256_set1_epi32 ((int) 0xca62c1d6u);
+  __m256i a0 = _mm256_load_si256 ((const __m256i *) S[0]), b0 = _mm256_load_si256 ((const __m256i *) S[1]);
+  __m256i c0 = _mm256_load_si256 ((const __m256i *) S[2]), d0 = _mm256_load_si256 ((const __m256i *) S[3]);
+  __m256i e0 = _mm256_load_si256 ((const __m256i *) S[4]);
+  __m256i a = a0, b = b0, c = c0, d = d0, e = e0, w[16];
+  load8 (w, ptr, 0);
+  load8 (w + 8, ptr, 32);
+  RND5 (F0, k0, 0); RND5 (F0, k0, 5); RND5 (F0, k0, 10); RND5 (F0, k0, 15);
+  RND5 (F1, k1, 20); RND5 (F1, k1, 25); RND5 (F1, k1, 30); RND5 (F1, k1, 35);
+  RND5 (F2, k2, 40); RND5 (F2, k2, 45); RND5 (F2, k2, 50); RND5 (F2, k2, 55);
+  RND5 (F1, k3, 60); RND5 (F1, k3, 65); RND5 (F1, k3, 70); RND5 (F1, k3, 75);
+  _mm256_store_si256 ((__m256i *) S[0], _mm256_add_epi32 (a, a0));
+  _mm256_store_si256 ((__m256i *) S[1], _mm256_add_epi32 (b, b0));
+  _mm256_store_si256 ((__m256i *) S[2], _mm256_add_epi32 (c, c0));
+  _mm256_store_si256 ((__m256i *) S[3], _mm256_add_epi32 (d, d0));
+  _mm256_store_si256 ((__m256i *) S[4], _mm256_add_epi32 (e, e0));
+}
+#undef RND5
+#undef RND
+#undef F0
+#undef F1
+#undef F2
+
+/* The lane scheduler: the state lives in memory between blocks, so filling
+ * or emptying a lane is five scalar stores or loads. */
+static void
+mb_avx2 (GsSha1Job *jobs, size_t n, const uint32_t *order)
+{
+  static const uint8_t idle[64];
+  _Alignas (32) uint32_t S[5][8];
+  const uint8_t *ptr[8];
+  uint32_t left[8];        /* blocks left in the lane's current segment */
+  int job[8], seg[8];      /* job index (-1: idle lane) and its segment */
+  size_t next = 0;
+  int active = 0, l, i;
+  for (l = 0; l < 8; l++) {
+    job[l] = -1;
+    ptr[l] = idle;
+  }
+  for (;;) {
+    /* fill idle lanes; jobs without blocks are done as they are */
+    for (l = 0; l < 8 && next < n; l++) {
+      GsSha1Job *j;
+      size_t ji;
+      if (job[l] >= 0)
+        continue;
+      ji = order ? order[next] : next;
+      next++;
+      j = &jobs[ji];
+      if (!j->nb[0] && !j->nb[1]) {
+        l--;        /* same lane, next job */
+        continue;
+      }
+      for (i = 0; i < 5; i++)
+        S[i][l] = j->st[i];
+      seg[l] = j->nb[0] ? 0 : 1;
+      ptr[l] = j->p[seg[l]];
+      left[l] = j->nb[seg[l]];
+      job[l] = (int) ji;
+      active++;
+    }
+    if (!active)
+      break;
+    if (active == 1 && next == n) {
+      /* one message left: the scalar code does it in fewer cycles */
+      for (l = 0; job[l] < 0; l++)
+        ;
+      {
+        GsSha1Job *j = &jobs[job[l]];
+        for (i = 0; i < 5; i++)
+          j->st[i] = S[i][l];
+        job_scalar (j->st, ptr[l], left[l], j, seg[l]);
+      }
+      break;
+    }
+    block8 (S, ptr);
+    for (l = 0; l < 8; l++) {
+      GsSha1Job *j;
+      if (job[l] < 0)
+        continue;
+      ptr[l] += 64;
+      if (--left[l])
+        continue;
+      j = &jobs[job[l]];
+      if (seg[l] == 0 && j->nb[1]) {
+        seg[l] = 1;
+        ptr[l] = j->p[1];
+        left[l] = j->nb[1];
+        continue;
+      }
+      for (i = 0; i < 5; i++)
+        j->st[i] = S[i][l];
+      job[l] = -1;
+      ptr[l] = idle;
+      active--;
+    }
+  }
+}
+#endif /* GS_X86 */
+
+void
+gs_sha1_mb (GsSha1Job *jobs, size_t n, const uint32_t *order)
+{
+#ifdef GS_X86
+  if (features () & 8) {
+    mb_avx2 (jobs, n, order);
+    return;
+  }
+#endif
+  mb_scalar (jobs, n, order);
+}
