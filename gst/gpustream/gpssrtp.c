@@ -305,6 +305,29 @@ unprotect_gpu (GstCudaContext * ctx, GsSrtpPacket * pkts, gsize n)
 }
 #endif /* GS_HAVE_CUDA */
 
+#if GS_HAVE_CUDA
+/* The context to run a batch on, or NULL for the CPU path. */
+static GstCudaContext *
+gpu_context (GstGpuStreamBackend backend, GstObject * cuda_context)
+{
+  if ((backend == GST_GPUSTREAM_BACKEND_GPU ||
+          backend == GST_GPUSTREAM_BACKEND_HYBRID) && cuda_context &&
+      GST_IS_CUDA_CONTEXT (cuda_context))
+    return GST_CUDA_CONTEXT (cuda_context);
+  return NULL;
+}
+
+static gsize
+count_ok (const GsSrtpPacket * pkts, gsize n)
+{
+  gsize i, ok = 0;
+
+  for (i = 0; i < n; i++)
+    ok += pkts[i].result == GSRTP_OK;
+  return ok;
+}
+#endif
+
 gsize
 gst_gpustream_srtp_protect_batch (GsSrtpPacket * pkts, gsize n,
     GstGpuStreamBackend backend, GstObject * cuda_context,
@@ -316,15 +339,13 @@ gst_gpustream_srtp_protect_batch (GsSrtpPacket * pkts, gsize n,
   if (n == 0)
     return 0;
 #if GS_HAVE_CUDA
-  if ((backend == GST_GPUSTREAM_BACKEND_GPU ||
-          backend == GST_GPUSTREAM_BACKEND_HYBRID) && cuda_context &&
-      GST_IS_CUDA_CONTEXT (cuda_context)) {
-    gsize i, ok = 0;
+  {
+    GstCudaContext *ctx = gpu_context (backend, cuda_context);
 
-    protect_gpu (GST_CUDA_CONTEXT (cuda_context), pkts, n, used_gpu);
-    for (i = 0; i < n; i++)
-      ok += pkts[i].result == GSRTP_OK;
-    return ok;
+    if (ctx) {
+      protect_gpu (ctx, pkts, n, used_gpu);
+      return count_ok (pkts, n);
+    }
   }
 #endif
   return gsrtp_protect_batch (pkts, n, GSRTP_IMPL_AUTO);
@@ -341,17 +362,15 @@ gst_gpustream_srtp_unprotect_batch (GsSrtpPacket * pkts, gsize n,
   if (n == 0)
     return 0;
 #if GS_HAVE_CUDA
-  if ((backend == GST_GPUSTREAM_BACKEND_GPU ||
-          backend == GST_GPUSTREAM_BACKEND_HYBRID) && cuda_context &&
-      GST_IS_CUDA_CONTEXT (cuda_context) &&
-      unprotect_gpu (GST_CUDA_CONTEXT (cuda_context), pkts, n)) {
-    gsize i, ok = 0;
+  {
+    GstCudaContext *ctx = gpu_context (backend, cuda_context);
 
-    if (used_gpu)
-      *used_gpu = TRUE;
-    for (i = 0; i < n; i++)
-      ok += pkts[i].result == GSRTP_OK;
-    return ok;
+    /* FALSE: nothing committed, the CPU path below does the whole batch */
+    if (ctx && unprotect_gpu (ctx, pkts, n)) {
+      if (used_gpu)
+        *used_gpu = TRUE;
+      return count_ok (pkts, n);
+    }
   }
 #endif
   return gsrtp_unprotect_batch (pkts, n, GSRTP_IMPL_AUTO);
