@@ -692,17 +692,6 @@ gst_gpu_srtp_key_info_clear (GstGpuSrtpKeyInfo * info)
   info->n_keys = 0;
 }
 
-gboolean
-gst_gpu_srtp_warn_ok (gint64 * last)
-{
-  gint64 now = g_get_monotonic_time ();
-
-  if (*last != 0 && now - *last < G_USEC_PER_SEC)
-    return FALSE;
-  *last = now;
-  return TRUE;
-}
-
 void
 gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc, guint32 roc)
 {

@@ -135,10 +135,6 @@ gboolean gst_gpu_srtp_key_info_from_structure (const GstStructure * s,
     GstGpuSrtpKeyInfo * info, const gchar ** why);
 void gst_gpu_srtp_key_info_clear (GstGpuSrtpKeyInfo * info);
 
-/* Rate limit for warnings about dropped packets: TRUE at most once a second
- * per *last (monotonic microseconds). */
-gboolean gst_gpu_srtp_warn_ok (gint64 * last);
-
 void gst_gpu_srtp_mark_plugin_api (void);
 
 /* Appends one entry of the `streams` array both elements put in their stats

@@ -49,6 +49,17 @@ gst_gpustream_backend_get_type (void)
   return (GType) type;
 }
 
+gboolean
+gst_gpustream_warn_ok (gint64 * last)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (*last != 0 && now - *last < G_USEC_PER_SEC)
+    return FALSE;
+  *last = now;
+  return TRUE;
+}
+
 const gchar *
 gst_gpustream_backend_nick (GstGpuStreamBackend backend)
 {

@@ -33,6 +33,10 @@ GType gst_gpustream_backend_get_type (void);
 
 const gchar *gst_gpustream_backend_nick (GstGpuStreamBackend backend);
 
+/* Rate limit for repeated warnings (dropped packets, a failing device): TRUE
+ * at most once a second per *last (monotonic microseconds, 0 at first). */
+gboolean gst_gpustream_warn_ok (gint64 * last);
+
 /* ---- per-plugin init -------------------------------------------------- */
 
 /* Call from every plugin_init: registers the debug category, marks the enum

@@ -308,14 +308,9 @@ gst_dxt_dec_handle_frame (GstVideoDecoder * dec, GstVideoCodecFrame * frame)
         st->width, st->height, pixels, stride, &err);
     if (!on_gpu) {
       /* a failing device fails every frame: once a second is enough */
-      gint64 now = g_get_monotonic_time ();
-
-      if (now - st->last_gpu_warning >= G_USEC_PER_SEC ||
-          st->last_gpu_warning == 0) {
+      if (gst_gpustream_warn_ok (&st->last_gpu_warning))
         GST_WARNING_OBJECT (self, "GPU decode failed, frame decoded on the "
             "CPU: %s", err ? err->message : "?");
-        st->last_gpu_warning = now;
-      }
       g_clear_error (&err);
     }
   }

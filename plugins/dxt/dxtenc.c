@@ -398,14 +398,9 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
       n_slices = (by + slice_rows - 1) / slice_rows;
     } else {
       /* a failing device fails every frame: once a second is enough */
-      gint64 now = g_get_monotonic_time ();
-
-      if (now - st->last_gpu_warning >= G_USEC_PER_SEC ||
-          st->last_gpu_warning == 0) {
+      if (gst_gpustream_warn_ok (&st->last_gpu_warning))
         GST_WARNING_OBJECT (self, "GPU encode failed, frame coded on the "
             "CPU: %s", err ? err->message : "?");
-        st->last_gpu_warning = now;
-      }
       g_clear_error (&err);
     }
   }

@@ -465,7 +465,7 @@ stage_srtp_drop (RtGpuStage * st, GstGpuStreamSchedItem * it, const gchar * why)
   gst_buffer_unref (it->data);
   it->data = NULL;
   __atomic_fetch_add (&st->srtp_drops, 1, __ATOMIC_RELAXED);
-  if (gst_gpu_srtp_warn_ok (&st->srtp_last_warn)) {
+  if (gst_gpustream_warn_ok (&st->srtp_last_warn)) {
     GST_ELEMENT_WARNING (st->owner, STREAM, ENCODE,
         ("srtp-protect dropped a packet: %s", why),
         ("%" G_GUINT64_FORMAT " dropped so far (stats: srtp-drops); at most "

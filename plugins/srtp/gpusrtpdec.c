@@ -277,7 +277,7 @@ dec_request_key (GstGpuSrtpDec * self, guint32 ssrc)
 static void
 dec_drop_warn (GstGpuSrtpDec * self, guint32 ssrc, const gchar * why)
 {
-  if (gst_gpu_srtp_warn_ok (&self->last_warn))
+  if (gst_gpustream_warn_ok (&self->last_warn))
     GST_WARNING_OBJECT (self, "dropped a packet of SSRC 0x%08x: %s (further "
         "drops are counted in stats, warned once a second)", ssrc, why);
 }

@@ -436,7 +436,7 @@ enc_stream_check_tx (EncStream * s, guint16 seq, guint window,
 static void
 enc_drop_warn (GstGpuSrtpEnc * self, guint32 ssrc, const gchar * why)
 {
-  if (gst_gpu_srtp_warn_ok (&self->last_warn))
+  if (gst_gpustream_warn_ok (&self->last_warn))
     GST_WARNING_OBJECT (self, "dropped a packet of SSRC 0x%08x: %s (further "
         "drops are counted in stats, warned once a second)", ssrc, why);
 }
