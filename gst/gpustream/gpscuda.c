@@ -15,7 +15,7 @@ GstDebugCategory *gps_cuda_debug;
 #include "dxt/dxt_cuda.h"
 
 /* The embedded fatbins and the kernel taken from each; srtp_fatbin and
- * dxt_fatbin hold two each, loaded as two modules (one function per module
+ * dxt_fatbin hold several each, loaded as one module per kernel (one function per module
  * keeps the cache simple; the modules are small). */
 static const struct {
   const gchar *quark_name;
@@ -27,6 +27,8 @@ static const struct {
       &rlnc_fatbin_size, RLNC_GPU_KERNEL_NAME},
   [GPS_KERNEL_SRTP_PROTECT] = {"gst-gpustream-srtp", srtp_fatbin,
       &srtp_fatbin_size, SRTP_GPU_KERNEL_NAME},
+  [GPS_KERNEL_SRTP_PROTECT_WARP] = {"gst-gpustream-srtp-warp", srtp_fatbin,
+      &srtp_fatbin_size, SRTP_GPU_WARP_KERNEL_NAME},
   [GPS_KERNEL_SRTP_UNPROTECT] = {"gst-gpustream-srtp-unprotect", srtp_fatbin,
       &srtp_fatbin_size, SRTP_GPU_UNPROTECT_KERNEL_NAME},
   [GPS_KERNEL_DXT_ENCODE] = {"gst-gpustream-dxt-encode", dxt_fatbin,

@@ -29,6 +29,7 @@ G_GNUC_INTERNAL const gchar *gps_cuda_strerror (CUresult res);
 typedef enum {
   GPS_KERNEL_RLNC_PRODUCT,      /* rlnc_product_batch (rlnc/rlnc_cuda.h) */
   GPS_KERNEL_SRTP_PROTECT,      /* srtp_protect_batch (srtp/srtp_cuda.h) */
+  GPS_KERNEL_SRTP_PROTECT_WARP, /* srtp_protect_batch_warp (srtp/srtp_cuda.h) */
   GPS_KERNEL_SRTP_UNPROTECT,    /* srtp_unprotect_batch (srtp/srtp_cuda.h) */
   GPS_KERNEL_DXT_ENCODE,        /* dxt_encode_slice_kernel (dxt/dxt_cuda.h) */
   GPS_KERNEL_DXT_DECODE,        /* dxt_decode_kernel (dxt/dxt_cuda.h) */

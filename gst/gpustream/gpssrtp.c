@@ -98,6 +98,32 @@ batch_packet (const SrtpStaging * st, const SrtpBatch * b, gsize i)
   return st->host + b->data_off + b->descs[b->slot[i]].offset;
 }
 
+/* Which protect kernel a batch takes (srtp_cuda.h says why and with which
+ * figures): one warp per packet for small batches, one thread per packet
+ * otherwise. GS_SRTP_GPU_KERNEL=thread|warp forces one, for benchmarks. */
+static GpsKernel
+protect_kernel (const SrtpBatch * b)
+{
+  static gsize forced = 0;      /* 1 auto, 2 thread, 3 warp */
+  gboolean gcm = FALSE;
+  gsize i;
+
+  if (g_once_init_enter (&forced)) {
+    const gchar *v = g_getenv ("GS_SRTP_GPU_KERNEL");
+
+    g_once_init_leave (&forced, !g_strcmp0 (v, "thread") ? 2 :
+        !g_strcmp0 (v, "warp") ? 3 : 1);
+  }
+  if (forced != 1)
+    return forced == 3 ? GPS_KERNEL_SRTP_PROTECT_WARP :
+        GPS_KERNEL_SRTP_PROTECT;
+  for (i = 0; i < b->keys->len && !gcm; i++)
+    gcm = g_array_index (b->keys, GsSrtpKeys, i).cipher == GS_SRTP_C_AES_GCM;
+  return b->nd <= (gcm ? SRTP_GPU_WARP_MAX_PACKETS_GCM :
+      SRTP_GPU_WARP_MAX_PACKETS) ? GPS_KERNEL_SRTP_PROTECT_WARP :
+      GPS_KERNEL_SRTP_PROTECT;
+}
+
 /* Lays the batch out (room per packet: cap for protect, len for unprotect),
  * copies it in, launches `which` and copies [out][packets] back, all on
  * st's stream; on return the results are in st->host. The caller holds
@@ -149,7 +175,10 @@ batch_run (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
     CUdeviceptr buf = st->dev + b->data_off, o = st->dev + b->out_off;
     guint32 count = (guint32) b->nd;
     void *args[] = { &k, &d, &count, &buf, &o };
-    guint blocks = (guint) ((b->nd + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS);
+    const guint64 threads = (which == GPS_KERNEL_SRTP_PROTECT_WARP ? 32 : 1) *
+        (guint64) b->nd;
+    guint blocks = (guint) ((threads + SRTP_GPU_THREADS - 1) /
+        SRTP_GPU_THREADS);
 
     CHECK (CuLaunchKernel (func, blocks, 1, 1, SRTP_GPU_THREADS, 1, 1, 0,
             st->stream[0], args, NULL), "launching the kernel");
@@ -201,7 +230,7 @@ protect_gpu (GstCudaContext * ctx, GsSrtpPacket * pkts, gsize n,
 
   g_mutex_lock (&st->lock);
   if (b.nd > 0)
-    step = batch_run (ctx, st, &b, pkts, n, GPS_KERNEL_SRTP_PROTECT, TRUE,
+    step = batch_run (ctx, st, &b, pkts, n, protect_kernel (&b), TRUE,
         &res);
   if (b.nd > 0 && !step) {
     const guint32 *out_len = (const guint32 *) (st->host + b.out_off);

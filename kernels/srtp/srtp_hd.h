@@ -129,25 +129,31 @@ GS_HD void gs_aes_encrypt_block (const GsAesTables *t, const uint32_t *rk, int n
 
 /* Counter mode: the counter is the last 32-bit word of ctr0 (big-endian),
  * incremented per block. SRTP's AES-CM counts in the low 16 bits, GCM in the
- * low 32: packets are far below 2^16 blocks, so both reduce to this. */
-GS_HD void gs_aes_ctr_xor (const GsAesTables *t, const uint32_t *rk, int nr,
-    const uint8_t ctr0[16], uint8_t *buf, uint32_t len)
+ * low 32: packets are far below 2^16 blocks, so both reduce to this.
+ * Only the keystream blocks lane, lane + lanes, ... of buf: the lanes of a
+ * warp share one packet (srtp_protect_batch_warp); lane 0 of 1 is all. */
+GS_HD void gs_aes_ctr_xor_lanes (const GsAesTables *t, const uint32_t *rk, int nr,
+    const uint8_t ctr0[16], uint8_t *buf, uint32_t len, uint32_t lane, uint32_t lanes)
 {
   uint32_t c0 = gs_ld32 (ctr0), c1 = gs_ld32 (ctr0 + 4), c2 = gs_ld32 (ctr0 + 8),
       c3 = gs_ld32 (ctr0 + 12);
-  uint32_t off = 0;
-  while (off < len) {
-    uint32_t s[4] = { c0, c1, c2, c3 };
+  uint32_t j;
+  for (j = lane; j < (len + 15) / 16; j += lanes) {
+    uint32_t s[4] = { c0, c1, c2, c3 + j };
     uint8_t ks[16];
-    uint32_t i, n = len - off < 16 ? len - off : 16;
+    uint32_t i, off = 16 * j, n = len - off < 16 ? len - off : 16;
     gs_aes_encrypt_w (t, rk, nr, s);
     for (i = 0; i < 4; i++)
       gs_st32 (ks + 4 * i, s[i]);
     for (i = 0; i < n; i++)
       buf[off + i] ^= ks[i];
-    off += n;
-    c3++;
   }
+}
+
+GS_HD void gs_aes_ctr_xor (const GsAesTables *t, const uint32_t *rk, int nr,
+    const uint8_t ctr0[16], uint8_t *buf, uint32_t len)
+{
+  gs_aes_ctr_xor_lanes (t, rk, nr, ctr0, buf, len, 0, 1);
 }
 
 /* ---- SHA-1 ---- */
@@ -301,14 +307,20 @@ GS_HD void gs_gcm_tag (const GsAesTables *t, const GsSrtpKeys *k, const uint8_t 
     tag[i] = j0[i] ^ lens[i];
 }
 
-GS_HD void gs_gcm_ctr (const GsAesTables *t, const GsSrtpKeys *k, const uint8_t iv[12],
-    uint8_t *buf, uint32_t len)
+GS_HD void gs_gcm_ctr_lanes (const GsAesTables *t, const GsSrtpKeys *k, const uint8_t iv[12],
+    uint8_t *buf, uint32_t len, uint32_t lane, uint32_t lanes)
 {
   uint8_t ctr[16];
   uint32_t i;
   for (i = 0; i < 12; i++) ctr[i] = iv[i];
   gs_st32 (ctr + 12, 2);
-  gs_aes_ctr_xor (t, k->rk, k->rounds, ctr, buf, len);
+  gs_aes_ctr_xor_lanes (t, k->rk, k->rounds, ctr, buf, len, lane, lanes);
+}
+
+GS_HD void gs_gcm_ctr (const GsAesTables *t, const GsSrtpKeys *k, const uint8_t iv[12],
+    uint8_t *buf, uint32_t len)
+{
+  gs_gcm_ctr_lanes (t, k, iv, buf, len, 0, 1);
 }
 
 /* ---- SRTP IVs ---- */
@@ -368,27 +380,54 @@ GS_HD uint32_t gs_srtp_hd_mki_offset (const GsSrtpKeys *k, uint32_t len)
 }
 
 /* ---- one packet, protect, in place ----
- * pkt has room for the tag (+ 4 bytes SRTCP trailer, + the MKI). Returns the
- * protected length. The SRTCP trailer value (E | index) comes in d->roc. */
-GS_HD uint32_t gs_srtp_hd_seal (const GsAesTables *t, const GsSrtpKeys *k,
+ * pkt has room for the tag (+ 4 bytes SRTCP trailer, + the MKI). The SRTCP
+ * trailer value (E | index) comes in d->roc. Two steps, so a warp can share
+ * the first: the body's encryption, its keystream blocks lane, lane + lanes,
+ * ... (lanes = 1: all of it), then the tag and trailer over the ciphertext,
+ * a serial chain (HMAC-SHA1 or GHASH) that one thread runs. */
+GS_HD void gs_srtp_hd_seal_encrypt (const GsAesTables *t, const GsSrtpKeys *k,
+    uint8_t *pkt, const GsSrtpDesc *d, uint32_t lane, uint32_t lanes)
+{
+  uint32_t len = d->len, hl = d->hdr_len;
+  if (!d->is_rtcp) {
+    uint32_t ssrc = gs_ld32 (pkt + 8), seq = ((uint32_t) pkt[2] << 8) | pkt[3];
+    if (k->cipher == GS_SRTP_C_AES_GCM) {
+      uint8_t iv[12];
+      gs_srtp_gcm_iv (k, ssrc, d->roc, seq, 0, iv);
+      gs_gcm_ctr_lanes (t, k, iv, pkt + hl, len - hl, lane, lanes);
+    } else if (k->encrypt) {
+      uint8_t iv[16];
+      gs_srtp_cm_iv (k, ssrc, ((uint64_t) d->roc << 16) | seq, iv);
+      gs_aes_ctr_xor_lanes (t, k->rk, k->rounds, iv, pkt + hl, len - hl, lane, lanes);
+    }
+  } else {
+    uint32_t ssrc = gs_ld32 (pkt + 4), idx = d->roc & 0x7fffffffu;
+    if (k->cipher == GS_SRTP_C_AES_GCM) {
+      uint8_t iv[12];
+      gs_srtp_gcm_iv (k, ssrc, 0, idx, 1, iv);
+      gs_gcm_ctr_lanes (t, k, iv, pkt + 8, len - 8, lane, lanes);
+    } else if (k->encrypt && (d->roc >> 31)) {
+      uint8_t iv[16];
+      gs_srtp_cm_iv (k, ssrc, idx, iv);
+      gs_aes_ctr_xor_lanes (t, k->rk, k->rounds, iv, pkt + 8, len - 8, lane, lanes);
+    }
+  }
+}
+
+/* The second step: returns the protected length (without the MKI). */
+GS_HD uint32_t gs_srtp_hd_seal_auth (const GsAesTables *t, const GsSrtpKeys *k,
     uint8_t *pkt, const GsSrtpDesc *d)
 {
   uint32_t len = d->len, hl = d->hdr_len;
   uint8_t tmp[20];
   uint32_t i;
   if (!d->is_rtcp) {
-    uint32_t ssrc = gs_ld32 (pkt + 8), seq = ((uint32_t) pkt[2] << 8) | pkt[3];
     if (k->cipher == GS_SRTP_C_AES_GCM) {
+      uint32_t ssrc = gs_ld32 (pkt + 8), seq = ((uint32_t) pkt[2] << 8) | pkt[3];
       uint8_t iv[12];
       gs_srtp_gcm_iv (k, ssrc, d->roc, seq, 0, iv);
-      gs_gcm_ctr (t, k, iv, pkt + hl, len - hl);
       gs_gcm_tag (t, k, iv, pkt, hl, pkt, 0, pkt + hl, len - hl, pkt + len);
       return len + 16;
-    }
-    if (k->encrypt) {
-      uint8_t iv[16];
-      gs_srtp_cm_iv (k, ssrc, ((uint64_t) d->roc << 16) | seq, iv);
-      gs_aes_ctr_xor (t, k->rk, k->rounds, iv, pkt + hl, len - hl);
     }
     if (k->hmac) {
       uint8_t roc[4];
@@ -399,22 +438,16 @@ GS_HD uint32_t gs_srtp_hd_seal (const GsAesTables *t, const GsSrtpKeys *k,
     }
     return len + k->tag_len;
   } else {
-    uint32_t ssrc = gs_ld32 (pkt + 4), idx = d->roc & 0x7fffffffu;
     uint8_t trailer[4];
     gs_st32 (trailer, d->roc);
     if (k->cipher == GS_SRTP_C_AES_GCM) {
+      uint32_t ssrc = gs_ld32 (pkt + 4), idx = d->roc & 0x7fffffffu;
       uint8_t iv[12];
       gs_srtp_gcm_iv (k, ssrc, 0, idx, 1, iv);
-      gs_gcm_ctr (t, k, iv, pkt + 8, len - 8);
       gs_gcm_tag (t, k, iv, pkt, 8, trailer, 4, pkt + 8, len - 8, pkt + len);
       for (i = 0; i < 4; i++)
         pkt[len + 16 + i] = trailer[i];
       return len + 20;
-    }
-    if (k->encrypt && (d->roc >> 31)) {
-      uint8_t iv[16];
-      gs_srtp_cm_iv (k, ssrc, idx, iv);
-      gs_aes_ctr_xor (t, k->rk, k->rounds, iv, pkt + 8, len - 8);
     }
     for (i = 0; i < 4; i++)
       pkt[len + i] = trailer[i];
@@ -425,6 +458,13 @@ GS_HD uint32_t gs_srtp_hd_seal (const GsAesTables *t, const GsSrtpKeys *k,
     }
     return len + 4 + k->tag_len;
   }
+}
+
+GS_HD uint32_t gs_srtp_hd_seal (const GsAesTables *t, const GsSrtpKeys *k,
+    uint8_t *pkt, const GsSrtpDesc *d)
+{
+  gs_srtp_hd_seal_encrypt (t, k, pkt, d, 0, 1);
+  return gs_srtp_hd_seal_auth (t, k, pkt, d);
 }
 
 GS_HD uint32_t gs_srtp_hd_protect (const GsAesTables *t, const GsSrtpKeys *k,

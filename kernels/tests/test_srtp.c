@@ -504,12 +504,29 @@ test_batch (void)
       d[i].offset = 1600 * i;
       d[i].keys = 2 * pctx[i] + prtcp[i];
     }
+    static uint8_t wbuf[NPKT * 1600];
+    int wbad = 0;
+    memcpy (wbuf, gbuf, sizeof wbuf);
     for (int i = 0; i < NPKT; i++) {
       uint32_t l = gs_srtp_hd_protect (gsrtp_aes_tables (), &keys[d[i].keys], gbuf + d[i].offset, &d[i]);
       if (l != rlen[i] || memcmp (gbuf + d[i].offset, ref[i], l))
         ebad++;
     }
     check (ebad == 0, "GPU-emulation path (prepare + gs_srtp_hd_protect per descriptor) == reference (%d differ)", ebad);
+    /* srtp_protect_batch_warp: 32 lanes share the keystream, then lane 0
+     * seals; the lanes in reverse order, so no lane leans on another's */
+    for (int i = 0; i < NPKT; i++) {
+      const GsSrtpKeys *k = &keys[d[i].keys];
+      uint8_t *pkt = wbuf + d[i].offset;
+      uint32_t l;
+      for (int lane = 31; lane >= 0; lane--)
+        gs_srtp_hd_seal_encrypt (gsrtp_aes_tables (), k, pkt, &d[i], (uint32_t) lane, 32);
+      l = gs_srtp_hd_place_mki (k, pkt, gs_srtp_hd_seal_auth (gsrtp_aes_tables (), k, pkt, &d[i]));
+      if (l != rlen[i] || memcmp (pkt, ref[i], l))
+        wbad++;
+    }
+    check (wbad == 0, "warp-per-packet emulation (32 lanes of gs_srtp_hd_seal_encrypt, then "
+        "gs_srtp_hd_seal_auth) == reference (%d differ)", wbad);
   }
 
   /* unprotect: batch vs one by one, with tampered, duplicated and reordered

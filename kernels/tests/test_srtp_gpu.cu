@@ -101,6 +101,7 @@ main ()
   CK (cudaMalloc (&dlen, sizeof (uint32_t) * npkt));
   CK (cudaMemcpy (dkeys, keys.data (), sizeof (GsSrtpKeys) * keys.size (), cudaMemcpyHostToDevice));
   CK (cudaMemcpy (ddesc, d.data (), sizeof (GsSrtpDesc) * npkt, cudaMemcpyHostToDevice));
+  const std::vector<uint8_t> plain = host;
   CK (cudaMemcpy (dbuf, host.data (), host.size (), cudaMemcpyHostToDevice));
   srtp_protect_batch<<<(npkt + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS, SRTP_GPU_THREADS>>> (
       dkeys, ddesc, (uint32_t) npkt, dbuf, dlen);
@@ -116,6 +117,24 @@ main ()
   char msg[256];
   snprintf (msg, sizeof msg, "GPU protect == reference, %d packets, %d contexts, all profiles (%d differ)",
       npkt, nctx, bad);
+  check (bad == 0, msg);
+
+  /* the warp kernel on the same batch */
+  CK (cudaMemcpy (dbuf, plain.data (), plain.size (), cudaMemcpyHostToDevice));
+  CK (cudaMemset (dlen, 0, sizeof (uint32_t) * npkt));
+  srtp_protect_batch_warp<<<(32 * npkt + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS,
+      SRTP_GPU_THREADS>>> (dkeys, ddesc, (uint32_t) npkt, dbuf, dlen);
+  CK (cudaGetLastError ());
+  CK (cudaDeviceSynchronize ());
+  CK (cudaMemcpy (host.data (), dbuf, host.size (), cudaMemcpyDeviceToHost));
+  CK (cudaMemcpy (got_len.data (), dlen, sizeof (uint32_t) * npkt, cudaMemcpyDeviceToHost));
+  bad = 0;
+  for (int i = 0; i < npkt; i++)
+    if (got_len[i] != want_len[i]
+        || memcmp (&host[(size_t) i * stride], &want[(size_t) i * stride], want_len[i]))
+      bad++;
+  snprintf (msg, sizeof msg, "GPU protect, one warp per packet == reference, %d packets (%d differ)",
+      npkt, bad);
   check (bad == 0, msg);
 
   /* unprotect: the protected packets with neighbours swapped, some
