@@ -13,6 +13,7 @@
 #define GST_CAT_DEFAULT gps_cuda_debug
 
 #if GS_HAVE_CUDA
+#include <gst/cuda/gstcudamemory.h>
 #include "dxt/dxt_cuda.h"
 
 /* Where each plane and the output sit; the same offsets in the pinned host
@@ -93,6 +94,25 @@ layout_init (DxtLayout * l, const DxtImage * img, DxtCodec codec)
   return NULL;
 }
 
+/* The layout when the planes are already on the device (GstCudaMemory):
+ * only the blocks are staged, at 0. The plane rows are checked as for the
+ * host and the strides must fit the kernel's 32 bits. */
+static const gchar *
+layout_init_device (DxtLayout * l, const DxtImage * img, DxtCodec codec)
+{
+  const gchar *why;
+  guint p;
+
+  if ((why = layout_init (l, img, codec)))
+    return why;
+  for (p = 0; p < l->n_planes; p++)
+    if (img->stride[p] > G_MAXUINT32)
+      return "stride too large";
+  l->out_off = 0;
+  l->total = l->out_size;
+  return NULL;
+}
+
 /* Per context: the streams and one staging area (GpsStaging "dxt"), reused
  * by every frame, encoded or decoded. */
 typedef GpsStaging DxtStaging;
@@ -168,9 +188,9 @@ run_end (DxtStaging * st, const gchar * step)
  * holds st->lock. */
 static const gchar *
 encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
-    const DxtLayout * l, DxtCodec codec, DxtQuality quality,
-    guint batch_blocks, guint n_streams, guint8 * out, guint * n_slices,
-    CUresult * res)
+    gboolean on_device, const DxtLayout * l, DxtCodec codec,
+    DxtQuality quality, guint batch_blocks, guint n_streams, guint8 * out,
+    guint * n_slices, CUresult * res)
 {
   const guint32 bx_n = dxt_blocks_x (img->width);
   const guint32 by_n = dxt_blocks_y (img->height);
@@ -185,11 +205,13 @@ encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
               &func, res)))
     return step;
 
-  /* the device image: the staging layout, device pointers */
+  /* the device image: the caller's planes when they are on the device,
+   * else the staging layout */
   memset (&job, 0, sizeof job);
   for (p = 0; p < l->n_planes; p++) {
-    job.img.plane[p] = (const uint8_t *) (uintptr_t) (st->dev + l->off[p]);
-    job.img.stride[p] = (uint32_t) l->pitch[p];
+    job.img.plane[p] = on_device ? img->plane[p] :
+        (const uint8_t *) (uintptr_t) (st->dev + l->off[p]);
+    job.img.stride[p] = on_device ? img->stride[p] : (uint32_t) l->pitch[p];
   }
   job.img.width = img->width;
   job.img.height = img->height;
@@ -205,7 +227,7 @@ encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
     gsize o = l->out_off + (gsize) row0 * rb;
 
     nrows = MIN (slice_rows, by_n - row0);
-    for (p = 0; p < l->n_planes; p++) {
+    for (p = 0; !on_device && p < l->n_planes; p++) {
       /* the pixel rows of block rows [row0, row0 + nrows); rows past the
        * bottom edge are the last row, which the last slice holds itself */
       guint32 r0 = (4 * (guint64) row0) >> l->vshift[p];
@@ -360,9 +382,9 @@ no_cuda (GError ** error)
 }
 #endif /* GS_HAVE_CUDA */
 
-gboolean
-gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
-    const DxtImage * img, DxtCodec codec, DxtQuality quality,
+static gboolean
+encode_frame (GstObject * cuda_context, const DxtImage * img,
+    gboolean on_device, DxtCodec codec, DxtQuality quality,
     guint batch_blocks, guint n_streams, guint8 * out, GError ** error)
 {
 #if GS_HAVE_CUDA
@@ -385,6 +407,8 @@ gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
     return FALSE;
   if ((unsigned) quality > DXT_HIGH)
     why = "unknown quality";
+  else if (on_device)
+    why = layout_init_device (&l, img, codec);
   else
     why = layout_init (&l, img, codec);
   if (why) {
@@ -398,16 +422,68 @@ gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
 
   st = staging_get (ctx);
   g_mutex_lock (&st->lock);
-  step = encode_run (ctx, st, img, &l, codec, quality, batch_blocks,
-      n_streams, out, &n_slices, &res);
+  step = encode_run (ctx, st, img, on_device, &l, codec, quality,
+      batch_blocks, n_streams, out, &n_slices, &res);
   g_mutex_unlock (&st->lock);
   if (!run_result (DXT_GPU_ENCODE_KERNEL, step, res, error))
     return FALSE;
-  GST_LOG_OBJECT (ctx, "%ux%u: %u slices over %u streams", img->width,
-      img->height, n_slices, MIN (n_slices, n_streams));
+  GST_LOG_OBJECT (ctx, "%ux%u%s: %u slices over %u streams", img->width,
+      img->height, on_device ? " from device memory" : "", n_slices,
+      MIN (n_slices, n_streams));
   return TRUE;
 #else
   return no_cuda (error);
+#endif
+}
+
+gboolean
+gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
+    const DxtImage * img, DxtCodec codec, DxtQuality quality,
+    guint batch_blocks, guint n_streams, guint8 * out, GError ** error)
+{
+  return encode_frame (cuda_context, img, FALSE, codec, quality,
+      batch_blocks, n_streams, out, error);
+}
+
+gboolean
+gst_gpustream_dxt_encode_device_frame (GstObject * cuda_context,
+    const DxtImage * dev_img, DxtCodec codec, DxtQuality quality,
+    guint batch_blocks, guint n_streams, guint8 * out, GError ** error)
+{
+  return encode_frame (cuda_context, dev_img, TRUE, codec, quality,
+      batch_blocks, n_streams, out, error);
+}
+
+gboolean
+gst_gpustream_cuda_buffer_map (GstObject * cuda_context, GstBuffer * buf,
+    GstMapInfo * map, guint n_planes, gsize * offset, gint * stride)
+{
+#if GS_HAVE_CUDA
+  GstMemory *mem;
+  GstCudaMemory *cmem;
+  guint p;
+
+  if (!cuda_context || !GST_IS_CUDA_CONTEXT (cuda_context) || !buf ||
+      gst_buffer_n_memory (buf) != 1)
+    return FALSE;
+  mem = gst_buffer_peek_memory (buf, 0);
+  if (!gst_is_cuda_memory (mem))
+    return FALSE;
+  cmem = GST_CUDA_MEMORY_CAST (mem);
+  /* a pointer of another context is not valid in ours */
+  if (cmem->context != GST_CUDA_CONTEXT (cuda_context) ||
+      n_planes > GST_VIDEO_INFO_N_PLANES (&cmem->info) ||
+      n_planes > GST_VIDEO_MAX_PLANES)
+    return FALSE;
+  if (!gst_buffer_map (buf, map, GST_MAP_READ | GST_MAP_CUDA))
+    return FALSE;
+  for (p = 0; p < n_planes; p++) {
+    offset[p] = GST_VIDEO_INFO_PLANE_OFFSET (&cmem->info, p);
+    stride[p] = GST_VIDEO_INFO_PLANE_STRIDE (&cmem->info, p);
+  }
+  return TRUE;
+#else
+  return FALSE;
 #endif
 }
 

@@ -36,6 +36,29 @@ gboolean gst_gpustream_dxt_encode_frame (GstObject * cuda_context,
     const DxtImage * img, DxtCodec codec, DxtQuality quality,
     guint batch_blocks, guint n_streams, guint8 * out, GError ** error);
 
+/* As gst_gpustream_dxt_encode_frame, but the planes of dev_img are device
+ * pointers (CUdeviceptr) of cuda_context, e.g. a mapped GstCudaMemory
+ * (GST_MAP_CUDA): the kernel reads them where they are, so only the blocks
+ * cross the bus, slice by slice as they are coded. The memory must hold its
+ * final pixels when this is called (GstCudaMemory in 1.22 finishes its
+ * uploads before the map returns). */
+gboolean gst_gpustream_dxt_encode_device_frame (GstObject * cuda_context,
+    const DxtImage * dev_img, DxtCodec codec, DxtQuality quality,
+    guint batch_blocks, guint n_streams, guint8 * out, GError ** error);
+
+/* The device side of a video buffer in GstCudaMemory (caps feature
+ * memory:CUDAMemory, e.g. from cudaupload or an nvcodec decoder). TRUE when
+ * buf is one GstCudaMemory of cuda_context (the element's, shared through
+ * the GstContext dance): it is then mapped for reading with GST_MAP_CUDA
+ * into map (map->data is a CUdeviceptr), and offset / stride receive the
+ * n_planes plane layout the memory was allocated with (it may differ from
+ * the caps' default strides). Unmap with gst_buffer_unmap. FALSE, nothing
+ * mapped, for any other buffer (system memory, another context or device,
+ * built without CUDA): a plain map then gives the pixels in host memory. */
+gboolean gst_gpustream_cuda_buffer_map (GstObject * cuda_context,
+    GstBuffer * buf, GstMapInfo * map, guint n_planes, gsize * offset,
+    gint * stride);
+
 /* Decodes the block stream blocks (dxt_frame_bytes (codec, width, height)
  * bytes, host memory) to RGBA in rgba_out (height rows of stride bytes,
  * host memory), exactly the pixels dxt_decode_frame gives; RGBA only (the

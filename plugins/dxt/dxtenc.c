@@ -56,8 +56,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_dxt_enc_debug);
 #define DEFAULT_QUALITY GST_DXT_ENC_QUALITY_FAST
 #define DEFAULT_HAP FALSE
 #define DEFAULT_SNAPPY FALSE
-/* the paper's best latency: 2880-5760 blocks per batch */
-#define DEFAULT_BATCH_BLOCKS 2880
+/* The paper's best latency was 2880-5760 blocks per batch on its GPU. On an
+ * H100 each slice costs ~9 us of API calls, so small slices lose both ways:
+ * 1080p UYVY one frame at a time takes 410 us in slices of 2880 and 126 us
+ * in slices of 23040, and 4K goes from 544 to 2230 frames/s
+ * (docs/benchmarks/dxt.md, bench_dxt_gpu's dxt_gpu_sliced rows). */
+#define DEFAULT_BATCH_BLOCKS 23040
 
 enum
 {
@@ -115,9 +119,14 @@ gst_dxt_enc_quality_get_type (void)
 
 #define DXT_ENC_RAW_FORMATS "{ RGBA, BGRA, RGBx, BGRx, UYVY, YUY2, I420, NV12 }"
 
+/* CUDA memory first: from cudaupload or an nvcodec decoder the GPU path
+ * reads the frame where it is (no copy to the host and back). Every backend
+ * takes it: the CPU path maps it to system memory. */
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (DXT_ENC_RAW_FORMATS)));
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE_WITH_FEATURES ("memory:CUDAMemory",
+            DXT_ENC_RAW_FORMATS) "; "
+        GST_VIDEO_CAPS_MAKE (DXT_ENC_RAW_FORMATS)));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
@@ -180,6 +189,7 @@ struct _GstDxtEnc
   guint64 st_slices;
   guint64 st_gpu_frames;
   guint64 st_cpu_frames;
+  guint64 st_device_input_frames;
 
   EncState *state;
 };
@@ -246,6 +256,7 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
   st->batch_blocks = self->batch_blocks;
   self->st_frames = self->st_bytes_in = self->st_bytes_out = 0;
   self->st_slices = self->st_gpu_frames = self->st_cpu_frames = 0;
+  self->st_device_input_frames = 0;
   GST_OBJECT_UNLOCK (self);
 
   if (!st->hap && st->snappy)
@@ -256,8 +267,7 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
      * only those whose CUDA step fails */
     st->cuda_context = gst_object_ref (self->gpu.cuda_context);
     GST_INFO_OBJECT (self, "encoding on the GPU: slices of %u blocks over %d "
-        "CUDA streams, input from system memory", st->batch_blocks,
-        DXT_ENC_GPU_STREAMS);
+        "CUDA streams", st->batch_blocks, DXT_ENC_GPU_STREAMS);
   } else {
     GST_INFO_OBJECT (self, "encoding on the CPU (%s)",
         dxt_cpu_path_name (dxt_get_cpu_path ()));
@@ -339,6 +349,53 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
   return TRUE;
 }
 
+/* A frame in GstCudaMemory of our context through the kernel without
+ * leaving the device; FALSE (nothing written) for any other buffer or when
+ * the launch fails, and the caller maps it to the host instead. */
+static gboolean
+encode_device_frame (GstDxtEnc * self, EncState * st, GstBuffer * buf,
+    guint8 * dst)
+{
+  const guint n_planes = GST_VIDEO_INFO_N_PLANES (&st->info);
+  gsize offset[GST_VIDEO_MAX_PLANES];
+  gint stride[GST_VIDEO_MAX_PLANES];
+  GstMapInfo map;
+  DxtImage img;
+  GError *err = NULL;
+  gboolean ok;
+  guint p;
+
+  /* an odd width of packed 4:2:2 ends in half a pixel pair whose chroma
+   * byte GstCudaMemory's copies leave out (they copy width * 2 bytes a
+   * row): read the frame through the host map, as the CPU would */
+  if (n_planes > 3 || ((st->in_format == DXT_FMT_UYVY ||
+              st->in_format == DXT_FMT_YUY2) &&
+          (GST_VIDEO_INFO_WIDTH (&st->info) & 1)))
+    return FALSE;
+  if (!gst_gpustream_cuda_buffer_map (st->cuda_context, buf, &map, n_planes,
+          offset, stride))
+    return FALSE;
+  memset (&img, 0, sizeof (img));
+  for (p = 0; p < n_planes; p++) {
+    img.plane[p] = map.data + offset[p];
+    img.stride[p] = stride[p];
+  }
+  img.width = GST_VIDEO_INFO_WIDTH (&st->info);
+  img.height = GST_VIDEO_INFO_HEIGHT (&st->info);
+  img.format = st->in_format;
+  ok = gst_gpustream_dxt_encode_device_frame (st->cuda_context, &img,
+      st->codec, st->quality, st->batch_blocks, DXT_ENC_GPU_STREAMS, dst,
+      &err);
+  gst_buffer_unmap (buf, &map);
+  if (!ok) {
+    if (gst_gpustream_warn_ok (&st->last_gpu_warning))
+      GST_WARNING_OBJECT (self, "GPU encode from CUDA memory failed, frame "
+          "coded from a host copy: %s", err ? err->message : "?");
+    g_clear_error (&err);
+  }
+  return ok;
+}
+
 static GstFlowReturn
 gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
 {
@@ -351,14 +408,38 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   guint rows, bx, by, slice_rows, row, n_slices = 0, i;
   gsize out_size;
   GstFlowReturn ret;
-  gboolean on_gpu = FALSE;
+  gboolean on_gpu = FALSE, device_input = FALSE;
 
   if (!st || !st->tex_size) {
     gst_video_codec_frame_unref (frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
+
+  out_size = st->hap ? gs_hap_max_frame_size (st->tex_size) : st->tex_size;
+  ret = gst_video_encoder_allocate_output_frame (enc, frame, out_size);
+  if (ret != GST_FLOW_OK) {
+    gst_video_codec_frame_unref (frame);
+    return ret;
+  }
+  gst_buffer_map (frame->output_buffer, &omap, GST_MAP_WRITE);
+  dst = st->hap ? st->tex : omap.data;
+
+  /* slices of batch-blocks blocks, rounded to whole block rows */
+  bx = dxt_blocks_x (GST_VIDEO_INFO_WIDTH (&st->info));
+  by = dxt_blocks_y (GST_VIDEO_INFO_HEIGHT (&st->info));
+  slice_rows = st->batch_blocks ? MAX (1, st->batch_blocks / bx) : by;
+
+  /* CUDA memory of our context: coded where it lies */
+  if (st->cuda_context &&
+      encode_device_frame (self, st, frame->input_buffer, dst)) {
+    on_gpu = device_input = TRUE;
+    n_slices = (by + slice_rows - 1) / slice_rows;
+    goto coded;
+  }
+
   if (!gst_video_frame_map (&vframe, &st->info, frame->input_buffer,
           GST_MAP_READ)) {
+    gst_buffer_unmap (frame->output_buffer, &omap);
     GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
         ("input buffer too small for %s", GST_VIDEO_INFO_NAME (&st->info)));
     gst_video_codec_frame_unref (frame);
@@ -374,20 +455,6 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   img.height = GST_VIDEO_FRAME_HEIGHT (&vframe);
   img.format = st->in_format;
 
-  out_size = st->hap ? gs_hap_max_frame_size (st->tex_size) : st->tex_size;
-  ret = gst_video_encoder_allocate_output_frame (enc, frame, out_size);
-  if (ret != GST_FLOW_OK) {
-    gst_video_frame_unmap (&vframe);
-    gst_video_codec_frame_unref (frame);
-    return ret;
-  }
-  gst_buffer_map (frame->output_buffer, &omap, GST_MAP_WRITE);
-  dst = st->hap ? st->tex : omap.data;
-
-  /* slices of batch-blocks blocks, rounded to whole block rows */
-  bx = dxt_blocks_x (img.width);
-  by = dxt_blocks_y (img.height);
-  slice_rows = st->batch_blocks ? MAX (1, st->batch_blocks / bx) : by;
   if (st->cuda_context) {
     GError *err = NULL;
 
@@ -420,6 +487,7 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
     return GST_FLOW_ERROR;
   }
 
+coded:
   if (st->hap) {
     out_size = gs_hap_write_frame (omap.data, omap.size,
         hap_tex_formats[st->codec], st->snappy, st->tex, st->tex_size);
@@ -434,6 +502,8 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   self->st_bytes_in += gst_buffer_get_size (frame->input_buffer);
   self->st_bytes_out += out_size;
   self->st_slices += n_slices;
+  if (device_input)
+    self->st_device_input_frames++;
   if (on_gpu)
     self->st_gpu_frames++;
   else
@@ -488,7 +558,9 @@ gst_dxt_enc_get_stats (GstDxtEnc * self)
       "bytes-out", G_TYPE_UINT64, self->st_bytes_out,
       "slices", G_TYPE_UINT64, self->st_slices,
       "gpu-frames", G_TYPE_UINT64, self->st_gpu_frames,
-      "cpu-frames", G_TYPE_UINT64, self->st_cpu_frames, NULL);
+      "cpu-frames", G_TYPE_UINT64, self->st_cpu_frames,
+      "device-input-frames", G_TYPE_UINT64, self->st_device_input_frames,
+      NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -615,7 +687,8 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters: frames, bytes-in, bytes-out, slices, gpu-frames, "
-          "cpu-frames (coded on the CPU, fallbacks included)",
+          "cpu-frames (coded on the CPU, fallbacks included), "
+          "device-input-frames (coded straight from CUDA memory)",
           GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,

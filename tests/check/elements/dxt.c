@@ -617,11 +617,12 @@ gpu_available (const gchar * factory)
 /* n frames through "dxtenc backend=<backend> <opts>"; the outputs, and how
  * many frames the element says it coded on the GPU. */
 static void
-encode_frames (const gchar * backend, const gchar * opts,
-    const GstVideoInfo * info, GstBuffer ** in, guint n, GstBuffer ** out,
-    guint64 * gpu_frames)
+encode_frames_after (const gchar * upstream, const gchar * backend,
+    const gchar * opts, const GstVideoInfo * info, GstBuffer ** in, guint n,
+    GstBuffer ** out, guint64 * gpu_frames, guint64 * device_input_frames)
 {
-  gchar *launch = g_strdup_printf ("dxtenc backend=%s %s", backend, opts);
+  gchar *launch = g_strdup_printf ("%s dxtenc backend=%s %s", upstream,
+      backend, opts);
   GstHarness *hr = gst_harness_new_parse (launch);
   GstElement *enc;
   GstStructure *s;
@@ -637,10 +638,46 @@ encode_frames (const gchar * backend, const gchar * opts,
   enc = gst_harness_find_element (hr, "dxtenc");
   g_object_get (enc, "stats", &s, NULL);
   fail_unless (gst_structure_get_uint64 (s, "gpu-frames", gpu_frames));
+  fail_unless (gst_structure_get_uint64 (s, "device-input-frames",
+          device_input_frames));
   gst_structure_free (s);
   gst_object_unref (enc);
   gst_harness_teardown (hr);
   g_free (launch);
+}
+
+static void
+encode_frames (const gchar * backend, const gchar * opts,
+    const GstVideoInfo * info, GstBuffer ** in, guint n, GstBuffer ** out,
+    guint64 * gpu_frames)
+{
+  guint64 device_input_frames;
+
+  encode_frames_after ("", backend, opts, info, in, n, out, gpu_frames,
+      &device_input_frames);
+  fail_unless_equals_uint64 (device_input_frames, 0);
+}
+
+/* Both lists of n buffers hold the same bytes; frees them. */
+static void
+assert_same_outputs (GstBuffer ** a, GstBuffer ** b, guint n,
+    const gchar * what)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    GstMapInfo ma, mb;
+
+    gst_buffer_map (a[i], &ma, GST_MAP_READ);
+    gst_buffer_map (b[i], &mb, GST_MAP_READ);
+    fail_unless_equals_int (ma.size, mb.size);
+    fail_unless (memcmp (ma.data, mb.data, mb.size) == 0,
+        "%s, frame %u: differs from backend=cpu", what, i);
+    gst_buffer_unmap (a[i], &ma);
+    gst_buffer_unmap (b[i], &mb);
+    gst_buffer_unref (a[i]);
+    gst_buffer_unref (b[i]);
+  }
 }
 
 /* The same frames through backend=gpu (or hybrid) and backend=cpu: the same
@@ -652,6 +689,7 @@ check_gpu_cpu (const gchar * backend, guint fi, guint w, guint h,
   GstVideoInfo info;
   GstBuffer *in[3], *og[3], *oc[3];
   guint64 gpu_g = 0, gpu_c = 0;
+  gchar *what;
   guint i;
 
   gst_video_info_set_format (&info,
@@ -665,21 +703,12 @@ check_gpu_cpu (const gchar * backend, guint fi, guint w, guint h,
   encode_frames ("cpu", opts, &info, in, G_N_ELEMENTS (in), oc, &gpu_c);
   fail_unless_equals_uint64 (gpu_g, G_N_ELEMENTS (in));
   fail_unless_equals_uint64 (gpu_c, 0);
-  for (i = 0; i < G_N_ELEMENTS (in); i++) {
-    GstMapInfo mg, mc;
-
-    gst_buffer_map (og[i], &mg, GST_MAP_READ);
-    gst_buffer_map (oc[i], &mc, GST_MAP_READ);
-    fail_unless_equals_int (mg.size, mc.size);
-    fail_unless (memcmp (mg.data, mc.data, mc.size) == 0,
-        "%s %ux%u %s, frame %u: backend=%s differs from backend=cpu",
-        in_formats[fi].name, w, h, opts, i, backend);
-    gst_buffer_unmap (og[i], &mg);
-    gst_buffer_unmap (oc[i], &mc);
-    gst_buffer_unref (og[i]);
-    gst_buffer_unref (oc[i]);
+  what = g_strdup_printf ("%s %ux%u %s backend=%s", in_formats[fi].name, w,
+      h, opts, backend);
+  assert_same_outputs (og, oc, G_N_ELEMENTS (in), what);
+  g_free (what);
+  for (i = 0; i < G_N_ELEMENTS (in); i++)
     gst_buffer_unref (in[i]);
-  }
 }
 
 /* Only where a CUDA device is found; skipped (logged) elsewhere. */
@@ -716,6 +745,67 @@ GST_START_TEST (test_gpu_matches_cpu)
   }
   check_gpu_cpu ("gpu", 7, 1918, 1080, "format=ycocg-dxt5 hap=true snappy=true");
   check_gpu_cpu ("hybrid", 0, 640, 360, "format=dxt5");
+}
+
+GST_END_TEST;
+
+/* cudaupload ! dxtenc: frames in GstCudaMemory are coded where they lie
+ * (device-input-frames counts them: no copy to the host), into the bytes of
+ * backend=cpu from system memory. Where nvcodec's cudaupload and a device
+ * are found; skipped (logged) elsewhere. */
+GST_START_TEST (test_cuda_memory_input)
+{
+  static const guint sizes[][2] = { {5, 3}, {130, 66}, {1918, 1080} };
+  GstElementFactory *upload = gst_element_factory_find ("cudaupload");
+  guint fi, si, c, i;
+
+  if (!upload || !gpu_available ("dxtenc")) {
+    g_print ("no cudaupload or no CUDA device: CUDA memory input test "
+        "skipped\n");
+    gst_clear_object (&upload);
+    return;
+  }
+  gst_object_unref (upload);
+  for (fi = 0; fi < G_N_ELEMENTS (in_formats); fi++)
+    for (si = 0; si < G_N_ELEMENTS (sizes); si++)
+      for (c = 0; c < 3; c += 2) {
+        const guint w = sizes[si][0], h = sizes[si][1];
+        const gboolean packed422 = !strcmp (in_formats[fi].name, "UYVY") ||
+            !strcmp (in_formats[fi].name, "YUY2");
+        GstVideoInfo info;
+        GstBuffer *in[3], *og[3], *oc[3];
+        guint64 gpu_g, dev_g, gpu_c;
+        gchar *opts = g_strdup_printf ("format=%s batch-blocks=%u",
+            codec_nick[c], si == 1 ? 33 : 2880);
+        gchar *what;
+
+        /* cudaupload copies width * 2 bytes of an odd-width UYVY / YUY2
+         * row: the last pixel's chroma never reaches the GPU, so those
+         * frames differ from the system-memory input by design */
+        if (packed422 && (w & 1)) {
+          g_free (opts);
+          continue;
+        }
+        gst_video_info_set_format (&info,
+            gst_video_format_from_string (in_formats[fi].name), w, h);
+        GST_VIDEO_INFO_FPS_N (&info) = 30;
+        GST_VIDEO_INFO_FPS_D (&info) = 1;
+        for (i = 0; i < G_N_ELEMENTS (in); i++)
+          in[i] = make_input (&info, w * 3 + h + fi * 5 + i);
+        encode_frames_after ("cudaupload ! "
+            "video/x-raw(memory:CUDAMemory) !", "gpu", opts, &info, in,
+            G_N_ELEMENTS (in), og, &gpu_g, &dev_g);
+        encode_frames ("cpu", opts, &info, in, G_N_ELEMENTS (in), oc, &gpu_c);
+        fail_unless_equals_uint64 (gpu_g, G_N_ELEMENTS (in));
+        fail_unless_equals_uint64 (dev_g, G_N_ELEMENTS (in));
+        what = g_strdup_printf ("cudaupload %s %ux%u %s", in_formats[fi].name,
+            w, h, opts);
+        assert_same_outputs (og, oc, G_N_ELEMENTS (in), what);
+        g_free (what);
+        g_free (opts);
+        for (i = 0; i < G_N_ELEMENTS (in); i++)
+          gst_buffer_unref (in[i]);
+      }
 }
 
 GST_END_TEST;
@@ -908,6 +998,7 @@ dxt_suite (void)
   tcase_add_test (tc, test_solid_blocks);
   tcase_add_test (tc, test_cpu_loader);
   tcase_add_test (tc, test_gpu_matches_cpu);
+  tcase_add_test (tc, test_cuda_memory_input);
   tcase_add_test (tc, test_gpu_decode_matches_cpu);
   return s;
 }
