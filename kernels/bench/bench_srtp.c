@@ -1,10 +1,11 @@
 /* bench_srtp.c: SRTP protect throughput on one core, 12-byte RTP header +
  * 1316- or 188-byte payload, AES_CM_128_HMAC_SHA1_80 and AEAD_AES_128_GCM:
  *   batched  gsrtp_protect_batch (AES-NI / SHA-NI / PCLMUL), 64 packets a call
- *   batched-avx2, batched-sha1ref (HMAC profile): the same with the SHA-1
- *            capped (gs_sha1_level_cap, as GS_SRTP_SHA1 does) to the 8-lane
- *            AVX2 multi-buffer code / the scalar one, i.e. what a CPU without
- *            SHA-NI runs; shown where the CPU has the faster one as well
+ *   batched-shani, batched-avx2, batched-sha1ref (HMAC profile): the same
+ *            with the SHA-1 capped (gs_sha1_level_cap, as GS_SRTP_SHA1 does)
+ *            to SHA-NI / the 8-lane AVX2 multi-buffer code / the scalar one,
+ *            i.e. what a CPU without AVX-512 (or SHA-NI) runs; shown where
+ *            the CPU has that one and a faster one as well
  *   scalar   gsrtp_rtp_protect, the GS_HD reference, per packet
  *   anchor   OpenSSL per packet the way libsrtp's OpenSSL backend does it:
  *            EVP AES-128-CTR re-IV'd per packet + EVP_MAC HMAC-SHA1 re-init
@@ -227,9 +228,10 @@ main (int argc, char **argv)
 #ifdef HAVE_LIBSRTP2
   srtp_init ();
 #endif
-  printf ("cpu features 0x%x (1 AES-NI, 2 PCLMUL, 4 SHA-NI, 8 AVX2), batch %d\n", gsrtp_cpu_features (), BATCH);
+  printf ("cpu features 0x%x (1 AES-NI, 2 PCLMUL, 4 SHA-NI, 8 AVX2, 16 AVX-512F), batch %d\n", gsrtp_cpu_features (), BATCH);
   printf ("SHA-1 for batches: %s (GS_SRTP_SHA1 caps it)\n",
-      (const char *[]) { "scalar", "avx2 multi-buffer", "shani" }[gs_sha1_level ()]);
+      (const char *[]) { "scalar", "avx2 multi-buffer", "shani", "avx512 multi-buffer" }
+      [gs_sha1_level ()]);
   printf ("%-26s %-15s %6s %12s %8s %8s\n", "profile", "impl", "payload", "packets/s", "Gbit/s", "x anchor");
   for (int gcm = 0; gcm < 2; gcm++) {
     const char *op = gcm ? "AEAD_AES_128_GCM" : "AES_CM_128_HMAC_SHA1_80";
@@ -256,9 +258,10 @@ main (int argc, char **argv)
       if (!gcm) {
         /* the slower SHA-1 paths, where the CPU runs a faster one by default */
         static const struct { unsigned cap; const char *name; } caps[] = {
-          { GS_SHA1_AVX2, "batched-avx2" }, { GS_SHA1_SCALAR, "batched-sha1ref" } };
+          { GS_SHA1_SHANI, "batched-shani" }, { GS_SHA1_AVX2, "batched-avx2" },
+          { GS_SHA1_SCALAR, "batched-sha1ref" } };
         unsigned best = gs_sha1_level ();
-        for (int c = 0; c < 2; c++) {
+        for (int c = 0; c < 3; c++) {
           gs_sha1_level_cap (caps[c].cap);
           if (gs_sha1_level () == caps[c].cap && caps[c].cap < best) {
             gsrtp_ctx_init (&ctx, pol, pol, key, kl, 0);
@@ -266,7 +269,7 @@ main (int argc, char **argv)
             report (op, caps[c].name, payload, pps, anchor);
           }
         }
-        gs_sha1_level_cap (GS_SHA1_SHANI);
+        gs_sha1_level_cap (GS_SHA1_AVX512);
       }
       gsrtp_ctx_init (&ctx, pol, pol, key, kl, 0);
       pps = measure (run_scalar, &ctx, len);

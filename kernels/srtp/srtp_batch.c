@@ -280,6 +280,9 @@ gsrtp_cpu_features (void)
     f |= 2;
   if (__builtin_cpu_supports ("avx2"))
     f |= 8;
+  /* (libgcc checks that the OS saves the ZMM state too) */
+  if (__builtin_cpu_supports ("avx512f"))
+    f |= 16;
   /* SHA extensions: CPUID.(7,0):EBX bit 29 (needs SSE4.1 for our code) */
   if (__get_cpuid_count (7, 0, &a, &b, &c, &d) && (b & (1u << 29))
       && __builtin_cpu_supports ("sse4.1"))
@@ -355,7 +358,8 @@ prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
   p->sha1x2 = sha1x2_ref;
   p->ghash = ghash_ref;
   p->gcm = NULL;
-  p->sha1_mb = impl != GSRTP_IMPL_SCALAR && gs_sha1_level () == GS_SHA1_AVX2;
+  p->sha1_mb = impl != GSRTP_IMPL_SCALAR && (gs_sha1_level () == GS_SHA1_AVX2 ||
+      gs_sha1_level () == GS_SHA1_AVX512);
   if (impl != GSRTP_IMPL_SCALAR && gs_gcm_accel_level () > 0) {
     gcm_cache->used = gcm_cache->next = 0;
     p->gcm = gcm_cache;

@@ -169,7 +169,8 @@ typedef enum {
 size_t gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl);
 size_t gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl);
 
-/* Which accelerations the CPU offers (bit 0 AES-NI, 1 PCLMUL, 2 SHA-NI, 3 AVX2). */
+/* Which accelerations the CPU offers (bit 0 AES-NI, 1 PCLMUL, 2 SHA-NI, 3 AVX2,
+ * 4 AVX-512F). */
 unsigned gsrtp_cpu_features (void);
 
 /* ---- GPU / emulation support ----

@@ -1,4 +1,4 @@
-/* srtp_sha1_mb.c: multi-buffer SHA-1 (8 lanes of AVX2) and the choice of
+/* srtp_sha1_mb.c: multi-buffer SHA-1 (8 lanes of AVX2, 16 of AVX-512) and the choice of
  * SHA-1 implementation for the batched SRTP path; see srtp_sha1_mb.h. */
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include <immintrin.h>
 #endif
 
-static unsigned prog_cap = GS_SHA1_SHANI;
+static unsigned prog_cap = GS_SHA1_AVX512;
 
 /* gsrtp_cpu_features once: CPUID can cost microseconds under a hypervisor */
 static unsigned
@@ -22,29 +22,43 @@ features (void)
   return (unsigned) f;
 }
 
+/* Whether the CPU has what level needs. */
+static int
+cpu_has (unsigned level)
+{
+  static const unsigned need[] = { 0, 8, 4, 16 };
+  return (features () & need[level]) == need[level];
+}
+
+/* The best level the CPU has at or below cap: a CPU may have any of them
+ * without the others. */
+static unsigned
+best_at_or_below (unsigned cap)
+{
+  unsigned l;
+  for (l = cap; l > GS_SHA1_SCALAR && !cpu_has (l); l--)
+    ;
+  return l;
+}
+
 unsigned
 gs_sha1_level (void)
 {
   static int level = -1;
+  unsigned cap;
   if (level < 0) {
-    unsigned f = features (), cap = GS_SHA1_SHANI;
     const char *env = getenv ("GS_SRTP_SHA1");
-    int l = GS_SHA1_SCALAR;
-    if (env && !strcmp (env, "avx2"))
+    cap = GS_SHA1_AVX512;
+    if (env && !strcmp (env, "shani"))
+      cap = GS_SHA1_SHANI;
+    else if (env && !strcmp (env, "avx2"))
       cap = GS_SHA1_AVX2;
     else if (env && !strcmp (env, "scalar"))
       cap = GS_SHA1_SCALAR;
-    /* the best one at or below the cap: a CPU may have SHA-NI without AVX2 */
-    if ((f & 4) && cap >= GS_SHA1_SHANI)
-      l = GS_SHA1_SHANI;
-    else if ((f & 8) && cap >= GS_SHA1_AVX2)
-      l = GS_SHA1_AVX2;
-    level = l;
+    level = (int) best_at_or_below (cap);
   }
-  if (prog_cap >= (unsigned) level)
-    return (unsigned) level;
-  /* below the detected level: AVX2 only where the CPU has it */
-  return prog_cap == GS_SHA1_AVX2 && (features () & 8) ? GS_SHA1_AVX2 : GS_SHA1_SCALAR;
+  cap = prog_cap < (unsigned) level ? prog_cap : (unsigned) level;
+  return best_at_or_below (cap);
 }
 
 void
@@ -137,9 +151,10 @@ load8 (__m256i w[8], const uint8_t *const ptr[8], int off)
     RND (b, c, d, e, a, F, K, (t) + 4); \
   } while (0)
 
-/* One block of each of 8 lanes; S[i][lane] is state word i. */
+/* One block of each of 8 lanes; S[i][lane] is state word i (lanes 0..7 of
+ * the scheduler's 16). */
 GS_AVX2 static void
-block8 (uint32_t S[5][8], const uint8_t *const ptr[8])
+block8 (uint32_t S[5][16], const uint8_t *const ptr[16])
 {
   const __m256i k0 = _mm256_set1_epi32 (0x5a827999), k1 = _mm256_set1_epi32 (0x6ed9eba1);
   const __m256i k2 = _mm256_set1_epi32 ((int) 0x8f1bbcdcu), k3 = _mm256_set1_epi32 ((int) 0xca62c1d6u);
@@ -165,25 +180,87 @@ block8 (uint32_t S[5][8], const uint8_t *const ptr[8])
 #undef F1
 #undef F2
 
-/* The lane scheduler: the state lives in memory between blocks, so filling
- * or emptying a lane is five scalar stores or loads. */
+#define GS_AVX512 __attribute__ ((target ("avx512f")))
+
+/* The same rounds on 16 lanes. The boolean functions are one ternary-logic
+ * instruction each (truth tables of b, c, d: Ch 0xca, parity 0x96, Maj
+ * 0xe8) and the rotations are native. */
+#define F0(b, c, d) _mm512_ternarylogic_epi32 (b, c, d, 0xca)
+#define F1(b, c, d) _mm512_ternarylogic_epi32 (b, c, d, 0x96)
+#define F2(b, c, d) _mm512_ternarylogic_epi32 (b, c, d, 0xe8)
+#define RND(a, b, c, d, e, F, K, t) do { \
+    __m512i wt = w[(t) & 15]; \
+    if ((t) >= 16) { \
+      wt = _mm512_rol_epi32 (_mm512_ternarylogic_epi32 (w[((t) - 3) & 15], w[((t) - 8) & 15], \
+              _mm512_xor_si512 (w[((t) - 14) & 15], wt), 0x96), 1); \
+      w[(t) & 15] = wt; \
+    } \
+    e = _mm512_add_epi32 (_mm512_rol_epi32 (a, 5), \
+        _mm512_add_epi32 (_mm512_add_epi32 (e, F (b, c, d)), _mm512_add_epi32 (K, wt))); \
+    b = _mm512_rol_epi32 (b, 30); \
+  } while (0)
+#define RND5(F, K, t) do { \
+    RND (a, b, c, d, e, F, K, (t)); RND (e, a, b, c, d, F, K, (t) + 1); \
+    RND (d, e, a, b, c, F, K, (t) + 2); RND (c, d, e, a, b, F, K, (t) + 3); \
+    RND (b, c, d, e, a, F, K, (t) + 4); \
+  } while (0)
+
+/* One block of each of 16 lanes: the AVX2 transpose of lanes 0..7 and of
+ * 8..15, each word's two halves joined into one register. */
+GS_AVX512 static void
+block16 (uint32_t S[5][16], const uint8_t *const ptr[16])
+{
+  const __m512i k0 = _mm512_set1_epi32 (0x5a827999), k1 = _mm512_set1_epi32 (0x6ed9eba1);
+  const __m512i k2 = _mm512_set1_epi32 ((int) 0x8f1bbcdcu), k3 = _mm512_set1_epi32 ((int) 0xca62c1d6u);
+  __m512i a0 = _mm512_load_si512 (S[0]), b0 = _mm512_load_si512 (S[1]);
+  __m512i c0 = _mm512_load_si512 (S[2]), d0 = _mm512_load_si512 (S[3]);
+  __m512i e0 = _mm512_load_si512 (S[4]);
+  __m512i a = a0, b = b0, c = c0, d = d0, e = e0, w[16];
+  __m256i lo[16], hi[16];
+  int i;
+  load8 (lo, ptr, 0);
+  load8 (lo + 8, ptr, 32);
+  load8 (hi, ptr + 8, 0);
+  load8 (hi + 8, ptr + 8, 32);
+  for (i = 0; i < 16; i++)
+    w[i] = _mm512_inserti64x4 (_mm512_castsi256_si512 (lo[i]), hi[i], 1);
+  RND5 (F0, k0, 0); RND5 (F0, k0, 5); RND5 (F0, k0, 10); RND5 (F0, k0, 15);
+  RND5 (F1, k1, 20); RND5 (F1, k1, 25); RND5 (F1, k1, 30); RND5 (F1, k1, 35);
+  RND5 (F2, k2, 40); RND5 (F2, k2, 45); RND5 (F2, k2, 50); RND5 (F2, k2, 55);
+  RND5 (F1, k3, 60); RND5 (F1, k3, 65); RND5 (F1, k3, 70); RND5 (F1, k3, 75);
+  _mm512_store_si512 (S[0], _mm512_add_epi32 (a, a0));
+  _mm512_store_si512 (S[1], _mm512_add_epi32 (b, b0));
+  _mm512_store_si512 (S[2], _mm512_add_epi32 (c, c0));
+  _mm512_store_si512 (S[3], _mm512_add_epi32 (d, d0));
+  _mm512_store_si512 (S[4], _mm512_add_epi32 (e, e0));
+}
+#undef RND5
+#undef RND
+#undef F0
+#undef F1
+#undef F2
+
+/* The lane scheduler, for lanes = 8 (block8) or 16 (block16): the state
+ * lives in memory between blocks, so filling or emptying a lane is five
+ * scalar stores or loads. */
 static void
-mb_avx2 (GsSha1Job *jobs, size_t n, const uint32_t *order)
+mb_lanes (GsSha1Job *jobs, size_t n, const uint32_t *order, int lanes,
+    void (*block) (uint32_t S[5][16], const uint8_t *const ptr[16]))
 {
   static const uint8_t idle[64];
-  _Alignas (32) uint32_t S[5][8];
-  const uint8_t *ptr[8];
-  uint32_t left[8];        /* blocks left in the lane's current segment */
-  int job[8], seg[8];      /* job index (-1: idle lane) and its segment */
+  _Alignas (64) uint32_t S[5][16];
+  const uint8_t *ptr[16];
+  uint32_t left[16];       /* blocks left in the lane's current segment */
+  int job[16], seg[16];    /* job index (-1: idle lane) and its segment */
   size_t next = 0;
   int active = 0, l, i;
-  for (l = 0; l < 8; l++) {
+  for (l = 0; l < 16; l++) {
     job[l] = -1;
     ptr[l] = idle;
   }
   for (;;) {
     /* fill idle lanes; jobs without blocks are done as they are */
-    for (l = 0; l < 8 && next < n; l++) {
+    for (l = 0; l < lanes && next < n; l++) {
       GsSha1Job *j;
       size_t ji;
       if (job[l] >= 0)
@@ -217,8 +294,8 @@ mb_avx2 (GsSha1Job *jobs, size_t n, const uint32_t *order)
       }
       break;
     }
-    block8 (S, ptr);
-    for (l = 0; l < 8; l++) {
+    block (S, ptr);
+    for (l = 0; l < lanes; l++) {
       GsSha1Job *j;
       if (job[l] < 0)
         continue;
@@ -246,8 +323,13 @@ void
 gs_sha1_mb (GsSha1Job *jobs, size_t n, const uint32_t *order)
 {
 #ifdef GS_X86
-  if (features () & 8) {
-    mb_avx2 (jobs, n, order);
+  unsigned level = gs_sha1_level ();
+  if (level == GS_SHA1_AVX512 && cpu_has (GS_SHA1_AVX512)) {
+    mb_lanes (jobs, n, order, 16, block16);
+    return;
+  }
+  if (cpu_has (GS_SHA1_AVX2)) {
+    mb_lanes (jobs, n, order, 8, block8);
     return;
   }
 #endif

@@ -2,17 +2,21 @@
  * used by srtp_batch.c for the HMACs of a chunk of packets).
  *
  * The AVX2 code runs 8 messages in the 8 32-bit lanes of a 256-bit register,
- * one 64-byte block of each per step. Lanes are refilled from the job list as
+ * the AVX-512 code 16 in a 512-bit one, one 64-byte block of each per step. Lanes are refilled from the job list as
  * their messages end, so messages of different lengths keep the lanes busy;
  * a lane with nothing left hashes a zero block whose result is dropped. When
  * a single message is left it finishes on the scalar SHA-1, which is faster
  * than 8 lanes carrying 7 idle ones.
  *
- * Which SHA-1 the batch code uses is gs_sha1_level(): SHA-NI (one or two
- * messages interleaved) where the CPU has it, else the AVX2 multi-buffer code,
- * else the scalar GS_HD one. The environment variable GS_SRTP_SHA1 = "shani",
+ * Which SHA-1 the batch code uses is gs_sha1_level(): the AVX-512
+ * multi-buffer code (16 lanes) where the CPU has it, else SHA-NI (one or two
+ * messages interleaved), else the AVX2 multi-buffer code (8 lanes), else the
+ * scalar GS_HD one. AVX-512 comes before SHA-NI because on the one CPU with
+ * both that we measured (an Intel Xeon next to an H100) the batch ran 2x
+ * faster on it (docs/benchmarks/srtp.md); AMD's Zen 4 has both too and is
+ * not measured. The environment variable GS_SRTP_SHA1 = "avx512", "shani",
  * "avx2" or "scalar" caps the choice (the best one the CPU has at or below
- * it), so that the tests run every implementation on a CPU that has SHA-NI. */
+ * it, in that order), so that the tests run every implementation. */
 #ifndef SRTP_SHA1_MB_H
 #define SRTP_SHA1_MB_H
 
@@ -27,19 +31,20 @@ typedef struct {
   uint32_t nb[2];          /* segment lengths in blocks (either may be 0) */
 } GsSha1Job;
 
-enum { GS_SHA1_SCALAR = 0, GS_SHA1_AVX2 = 1, GS_SHA1_SHANI = 2 };
+enum { GS_SHA1_SCALAR = 0, GS_SHA1_AVX2 = 1, GS_SHA1_SHANI = 2, GS_SHA1_AVX512 = 3 };
 
 /* GS_SHA1_*: the best the CPU has, capped by GS_SRTP_SHA1 and by
  * gs_sha1_level_cap(). */
 unsigned gs_sha1_level (void);
 
 /* Caps gs_sha1_level() from the program (the bench compares the paths in one
- * run); GS_SHA1_SHANI lifts it again. Not thread-safe: set it between calls. */
+ * run); GS_SHA1_AVX512 lifts it again. Not thread-safe: set it between calls. */
 void gs_sha1_level_cap (unsigned cap);
 
 /* Runs the jobs' blocks, in the order order[0..n) (job indices; NULL: array
- * order): 8 lanes of AVX2 where the CPU has it (whatever the level), else the
- * scalar compression function. Jobs must not share state. */
+ * order): 16 lanes of AVX-512 where the CPU has it and the level is
+ * GS_SHA1_AVX512, else 8 lanes of AVX2 where the CPU has it, else the scalar
+ * compression function. Jobs must not share state. */
 void gs_sha1_mb (GsSha1Job *jobs, size_t n, const uint32_t *order);
 
 #endif /* SRTP_SHA1_MB_H */

@@ -694,6 +694,16 @@ sha1_job_eq (const GsSha1Job *j, const uint8_t want[20])
   return memcmp (got, want, 20) == 0;
 }
 
+/* The lanes gs_sha1_mb runs on this CPU at the current level. */
+static const char *
+sha1_mb_name (void)
+{
+  unsigned f = gsrtp_cpu_features ();
+  if (gs_sha1_level () == GS_SHA1_AVX512 && (f & 16))
+    return "AVX-512, 16 lanes";
+  return (f & 8) ? "AVX2, 8 lanes" : "scalar: no AVX2";
+}
+
 static void
 test_sha1_mb (void)
 {
@@ -747,7 +757,7 @@ test_sha1_mb (void)
     }
   }
   check (bad == 0, "multi-buffer SHA-1 (%s) == FIPS 180 / reference: 1..%d jobs of 0..1000000 bytes, "
-      "%d runs (%d wrong)", (gsrtp_cpu_features () & 8) ? "AVX2, 8 lanes" : "scalar: no AVX2", NV, runs, bad);
+      "%d runs (%d wrong)", sha1_mb_name (), NV, runs, bad);
   for (int i = 0; i < NV; i++) {
     free (msg[i]);
     free (pad[i]);
@@ -802,16 +812,20 @@ test_sha1_levels (void)
 {
   const char *env = getenv ("GS_SRTP_SHA1");
   unsigned f = gsrtp_cpu_features (), lv = gs_sha1_level ();
-  unsigned want = (f & 4) ? GS_SHA1_SHANI : (f & 8) ? GS_SHA1_AVX2 : GS_SHA1_SCALAR;
-  static const char *names[] = { "scalar", "avx2", "shani" };
+  unsigned avx2 = (f & 8) ? GS_SHA1_AVX2 : GS_SHA1_SCALAR;
+  unsigned shani = (f & 4) ? GS_SHA1_SHANI : avx2;
+  unsigned want = (f & 16) ? GS_SHA1_AVX512 : shani;
+  static const char *names[] = { "scalar", "avx2", "shani", "avx512" };
   if (env && !strcmp (env, "scalar"))
     want = GS_SHA1_SCALAR;
   else if (env && !strcmp (env, "avx2"))
-    want = (f & 8) ? GS_SHA1_AVX2 : GS_SHA1_SCALAR;
+    want = avx2;
+  else if (env && !strcmp (env, "shani"))
+    want = shani;
   check (lv == want, "SHA-1 for batches: %s (GS_SRTP_SHA1=%s, cpu features 0x%x)", names[lv],
       env ? env : "(unset)", f);
 
-  for (unsigned cap = 0; cap <= GS_SHA1_SHANI; cap++) {
+  for (unsigned cap = 0; cap <= GS_SHA1_AVX512; cap++) {
     enum { NP = 300, NC = 4 };
     static const int pi[NC] = { 0, 1, 2, 6 };    /* the HMAC profiles */
     static GsSrtpCtx ref_tx[NC], bat_tx[NC], ref_rx[NC], bat_rx[NC];
@@ -887,7 +901,7 @@ test_sha1_levels (void)
       gsrtp_ctx_clear (&ref_rx[c]); gsrtp_ctx_clear (&bat_rx[c]);
     }
   }
-  gs_sha1_level_cap (GS_SHA1_SHANI);
+  gs_sha1_level_cap (GS_SHA1_AVX512);
 }
 
 /* ---- negative cases ---- */
