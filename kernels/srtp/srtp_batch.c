@@ -301,13 +301,20 @@ sha1x2_ref (uint32_t sa[5], const uint8_t *da, uint32_t sb[5], const uint8_t *db
   sha1_ref (sb, db, nblocks);
 }
 
-/* Expanded AES-GCM keys (round keys in AES-NI order, H^1..H^16) of the key
- * sets one batch call meets: built once per call and key set instead of per
- * packet. Lives on the batch call's stack, wiped before it returns; keys do
- * not change during a call, so the GsSrtpKeys address identifies them. */
+/* Expanded AES-GCM keys (round keys in AES-NI order, H^1..H^16). A context's
+ * own key sets keep theirs in the context (GsSrtpCtx.gcm_accel), checked
+ * against the round keys on every use: the batch loops name the packet's
+ * context in ctx before the crypto. Any other key set (none today) gets a
+ * slot for the call: on the batch call's stack, wiped before it returns;
+ * keys do not change during a call, so the GsSrtpKeys address identifies
+ * them there. */
 #define GCM_KEY_SLOTS 4
 
+_Static_assert (sizeof (GsGcmAccelKey) <= GSRTP_GCM_ACCEL_BYTES,
+    "GsSrtpCtx.gcm_accel is too small for a GsGcmAccelKey");
+
 typedef struct {
+  GsSrtpCtx *ctx;            /* the packet's context, or NULL */
   const GsSrtpKeys *src[GCM_KEY_SLOTS];
   GsGcmAccelKey key[GCM_KEY_SLOTS];
   unsigned used, next;
@@ -316,7 +323,18 @@ typedef struct {
 static const GsGcmAccelKey *
 gcm_key_get (GcmKeyCache *c, const GsSrtpKeys *k)
 {
+  GsSrtpCtx *ctx = c->ctx;
   unsigned i;
+  if (ctx && (k == &ctx->rtp_keys || k == &ctx->rtcp_keys)) {
+    const int s = k == &ctx->rtcp_keys;
+    GsGcmAccelKey *key = (GsGcmAccelKey *) (void *) ctx->gcm_accel[s];
+    if (!ctx->gcm_accel_valid[s] || memcmp (ctx->gcm_accel_of[s], k->rk, sizeof ctx->gcm_accel_of[s])) {
+      gs_gcm_accel_key_init (key, k);
+      memcpy (ctx->gcm_accel_of[s], k->rk, sizeof ctx->gcm_accel_of[s]);
+      ctx->gcm_accel_valid[s] = 1;
+    }
+    return key;
+  }
   for (i = 0; i < c->used; i++)
     if (c->src[i] == k)
       return &c->key[i];
@@ -362,6 +380,7 @@ prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
       gs_sha1_level () == GS_SHA1_AVX512);
   if (impl != GSRTP_IMPL_SCALAR && gs_gcm_accel_level () > 0) {
     gcm_cache->used = gcm_cache->next = 0;
+    gcm_cache->ctx = NULL;
     p->gcm = gcm_cache;
   }
 #ifdef GS_X86
@@ -689,6 +708,8 @@ gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
     for (i = 0; i < m; i++) {
       GsSrtpPacket *q = &pkts[base + i];
       const GsSrtpKeys *k = q->is_rtcp ? &q->ctx->rtcp_keys : &q->ctx->rtp_keys;
+      if (p.gcm)
+        p.gcm->ctx = q->ctx;
       q->result = gsrtp_prepare_protect (q->ctx, q->data, q->len, q->cap, (int) q->is_rtcp, &d[i]);
       if (q->result != GSRTP_OK)
         continue;
@@ -765,6 +786,8 @@ gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
       uint8_t tag[20];
       if (!parsed[i])
         continue;
+      if (p.gcm)
+        p.gcm->ctx = q->ctx;
       if (!k->tag_len) {
         auth_ok[i] = 1;
         continue;
@@ -833,6 +856,8 @@ gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
       const GsSrtpKeys *k = q->is_rtcp ? &q->ctx->rtcp_keys : &q->ctx->rtp_keys;
       if (!dec[i])
         continue;
+      if (p.gcm)
+        p.gcm->ctx = q->ctx;
       if (impl == GSRTP_IMPL_SCALAR)
         gs_srtp_hd_decrypt (gsrtp_aes_tables (), k, q->data, &u[i].d);
       else

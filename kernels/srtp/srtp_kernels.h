@@ -74,6 +74,7 @@ const char *gsrtp_result_name (GsSrtpResult r);
 #define GSRTP_MAX_WINDOW 32768    /* srtpdec's replay-window-size maximum */
 #define GSRTP_MAX_TRAILER 20      /* most bytes protect adds (GCM SRTCP), MKI aside */
 #define GSRTP_MAX_MKI GS_SRTP_MAX_MKI
+#define GSRTP_GCM_ACCEL_BYTES 832     /* >= sizeof (GsGcmAccelKey), asserted */
 
 /* Anti-replay window over 48-bit (SRTP) or 31-bit (SRTCP) indices: a ring,
  * bit (i mod GSRTP_MAX_WINDOW) says index i (top - size < i <= top) was
@@ -95,6 +96,15 @@ typedef struct {
   uint32_t srtcp_index;       /* sender: last SRTCP index sent */
   GsSrtpReplay rtp_replay;    /* receiver windows */
   GsSrtpReplay rtcp_replay;
+  /* The batch path's AES-GCM expanded keys of rtp_keys and rtcp_keys (an
+   * srtp_gcm_accel.h GsGcmAccelKey each: round keys and 16 powers of H),
+   * built on first use and rebuilt whenever the round keys differ from
+   * gcm_accel_of, so a batch of one packet does not pay for them every
+   * time and no key change leaves a stale one. Host only; wiped with the
+   * context. */
+  uint8_t gcm_accel[2][GSRTP_GCM_ACCEL_BYTES] __attribute__ ((aligned (32)));
+  uint32_t gcm_accel_of[2][8];
+  uint32_t gcm_accel_valid[2];
 } GsSrtpCtx;
 
 /* Master key / salt lengths (bytes) a cipher expects: 16/32 key, 14 salt

@@ -1070,6 +1070,43 @@ test_roc (void)
  * too old; the ring keeps this across a ROC step. (RFC 3711's index estimate
  * reads a sequence number more than 32768 behind as the next ROC, so that
  * is as far back as a receiver can be asked to look.) */
+/* The batch path keeps a context's expanded GCM keys in the context: a key
+ * that changes under it (another master key, an MKI switch) must be noticed.
+ * Context a protects a packet (its key expanded and kept), then takes b's
+ * session keys; its next packet must be what b's own state gives. */
+static void
+test_gcm_key_cache (void)
+{
+  static GsSrtpCtx a, b;
+  GsSrtpPolicy pol = { GSRTP_CIPHER_AES_128_GCM, GSRTP_AUTH_NULL };
+  uint8_t ka[28], kb[28], pa[1600], pb[1600];
+  size_t lb = 0;
+  int bad = 0;
+  rnd_fill (ka, sizeof ka);
+  rnd_fill (kb, sizeof kb);
+  {
+    gsrtp_ctx_init (&a, pol, pol, ka, sizeof ka, 0);
+    gsrtp_ctx_init (&b, pol, pol, kb, sizeof kb, 0);
+    for (uint16_t seq = 0; seq < 3; seq++) {
+      GsSrtpPacket pk = { &a, pa, 12 + 700, sizeof pa, 0, GSRTP_OK };
+      memset (pa, 0, 12);
+      pa[0] = 0x80; pa[1] = 96; pa[2] = (uint8_t) (seq >> 8); pa[3] = (uint8_t) seq;
+      gs_st32 (pa + 8, 0xabcd);
+      rnd_fill (pa + 12, 700);
+      memcpy (pb, pa, 12 + 700);
+      if (seq == 1)
+        a.rtp_keys = b.rtp_keys;
+      gsrtp_protect_batch (&pk, 1, GSRTP_IMPL_AUTO);
+      gsrtp_rtp_protect (&b, pb, 12 + 700, sizeof pb, &lb);
+      if (seq >= 1 && (pk.result != GSRTP_OK || pk.len != lb || memcmp (pa, pb, lb)))
+        bad++;
+    }
+  }
+  check (bad == 0, "GCM batch after the context's key changed == the new key's packets (%d differ)", bad);
+  gsrtp_ctx_clear (&a);
+  gsrtp_ctx_clear (&b);
+}
+
 static void
 test_big_window (void)
 {
@@ -1202,6 +1239,7 @@ main (void)
     test_negative (&profiles[i]);
   test_roc ();
   test_mki ();
+  test_gcm_key_cache ();
   test_big_window ();
   printf ("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
