@@ -127,29 +127,42 @@ load8 (__m256i w[8], const uint8_t *const ptr[8], int off)
   }
 }
 
-#define F0(b, c, d) _mm256_xor_si256 (d, _mm256_and_si256 (b, _mm256_xor_si256 (c, d)))
-#define F1(b, c, d) _mm256_xor_si256 (_mm256_xor_si256 (b, c), d)
-#define F2(b, c, d) _mm256_or_si256 (_mm256_and_si256 (b, c), _mm256_and_si256 (d, _mm256_or_si256 (b, c)))
-
-/* Round t: the message word (expanded in place from round 16 on), then
- * e += rol(a, 5) + f(b, c, d) + K + W[t], b = rol(b, 30); callers rotate the
- * names instead of moving registers. */
+/* The 80 rounds, written once for both widths over the vector operations
+ * V_T (the type), V_ADD, V_ROL (x, n), V_XOR4 (a, b, c, d) and the boolean
+ * functions F0 (Ch), F1 (parity), F2 (Maj), which each width defines before
+ * its block function. Round t: the message word (expanded in place from
+ * round 16 on), then e += rol(a, 5) + f(b, c, d) + K + W[t], b = rol(b, 30);
+ * callers rotate the names instead of moving registers. */
 #define RND(a, b, c, d, e, F, K, t) do { \
-    __m256i wt = w[(t) & 15]; \
+    V_T wt = w[(t) & 15]; \
     if ((t) >= 16) { \
-      wt = rotl (_mm256_xor_si256 (_mm256_xor_si256 (w[((t) - 3) & 15], w[((t) - 8) & 15]), \
-              _mm256_xor_si256 (w[((t) - 14) & 15], wt)), 1); \
+      wt = V_ROL (V_XOR4 (w[((t) - 3) & 15], w[((t) - 8) & 15], w[((t) - 14) & 15], wt), 1); \
       w[(t) & 15] = wt; \
     } \
-    e = _mm256_add_epi32 (rotl (a, 5), \
-        _mm256_add_epi32 (_mm256_add_epi32 (e, F (b, c, d)), _mm256_add_epi32 (K, wt))); \
-    b = rotl (b, 30); \
+    e = V_ADD (V_ROL (a, 5), V_ADD (V_ADD (e, F (b, c, d)), V_ADD (K, wt))); \
+    b = V_ROL (b, 30); \
   } while (0)
 #define RND5(F, K, t) do { \
     RND (a, b, c, d, e, F, K, (t)); RND (e, a, b, c, d, F, K, (t) + 1); \
     RND (d, e, a, b, c, F, K, (t) + 2); RND (c, d, e, a, b, F, K, (t) + 3); \
     RND (b, c, d, e, a, F, K, (t) + 4); \
   } while (0)
+/* a..e from the state words s0..s4 (kept for the final additions), w[16]
+ * loaded, k0..k3 the constants */
+#define ROUNDS80() do { \
+    RND5 (F0, k0, 0); RND5 (F0, k0, 5); RND5 (F0, k0, 10); RND5 (F0, k0, 15); \
+    RND5 (F1, k1, 20); RND5 (F1, k1, 25); RND5 (F1, k1, 30); RND5 (F1, k1, 35); \
+    RND5 (F2, k2, 40); RND5 (F2, k2, 45); RND5 (F2, k2, 50); RND5 (F2, k2, 55); \
+    RND5 (F1, k3, 60); RND5 (F1, k3, 65); RND5 (F1, k3, 70); RND5 (F1, k3, 75); \
+  } while (0)
+
+#define V_T __m256i
+#define V_ADD _mm256_add_epi32
+#define V_ROL rotl
+#define V_XOR4(p, q, r, s) _mm256_xor_si256 (_mm256_xor_si256 (p, q), _mm256_xor_si256 (r, s))
+#define F0(b, c, d) _mm256_xor_si256 (d, _mm256_and_si256 (b, _mm256_xor_si256 (c, d)))
+#define F1(b, c, d) _mm256_xor_si256 (_mm256_xor_si256 (b, c), d)
+#define F2(b, c, d) _mm256_or_si256 (_mm256_and_si256 (b, c), _mm256_and_si256 (d, _mm256_or_si256 (b, c)))
 
 /* One block of each of 8 lanes; S[i][lane] is state word i (lanes 0..7 of
  * the scheduler's 16). */
@@ -158,52 +171,40 @@ block8 (uint32_t S[5][16], const uint8_t *const ptr[16])
 {
   const __m256i k0 = _mm256_set1_epi32 (0x5a827999), k1 = _mm256_set1_epi32 (0x6ed9eba1);
   const __m256i k2 = _mm256_set1_epi32 ((int) 0x8f1bbcdcu), k3 = _mm256_set1_epi32 ((int) 0xca62c1d6u);
-  __m256i a0 = _mm256_load_si256 ((const __m256i *) S[0]), b0 = _mm256_load_si256 ((const __m256i *) S[1]);
-  __m256i c0 = _mm256_load_si256 ((const __m256i *) S[2]), d0 = _mm256_load_si256 ((const __m256i *) S[3]);
-  __m256i e0 = _mm256_load_si256 ((const __m256i *) S[4]);
-  __m256i a = a0, b = b0, c = c0, d = d0, e = e0, w[16];
+  __m256i s0[5], a, b, c, d, e, w[16];
+  int i;
+  for (i = 0; i < 5; i++)
+    s0[i] = _mm256_load_si256 ((const __m256i *) S[i]);
+  a = s0[0]; b = s0[1]; c = s0[2]; d = s0[3]; e = s0[4];
   load8 (w, ptr, 0);
   load8 (w + 8, ptr, 32);
-  RND5 (F0, k0, 0); RND5 (F0, k0, 5); RND5 (F0, k0, 10); RND5 (F0, k0, 15);
-  RND5 (F1, k1, 20); RND5 (F1, k1, 25); RND5 (F1, k1, 30); RND5 (F1, k1, 35);
-  RND5 (F2, k2, 40); RND5 (F2, k2, 45); RND5 (F2, k2, 50); RND5 (F2, k2, 55);
-  RND5 (F1, k3, 60); RND5 (F1, k3, 65); RND5 (F1, k3, 70); RND5 (F1, k3, 75);
-  _mm256_store_si256 ((__m256i *) S[0], _mm256_add_epi32 (a, a0));
-  _mm256_store_si256 ((__m256i *) S[1], _mm256_add_epi32 (b, b0));
-  _mm256_store_si256 ((__m256i *) S[2], _mm256_add_epi32 (c, c0));
-  _mm256_store_si256 ((__m256i *) S[3], _mm256_add_epi32 (d, d0));
-  _mm256_store_si256 ((__m256i *) S[4], _mm256_add_epi32 (e, e0));
+  ROUNDS80 ();
+  _mm256_store_si256 ((__m256i *) S[0], _mm256_add_epi32 (a, s0[0]));
+  _mm256_store_si256 ((__m256i *) S[1], _mm256_add_epi32 (b, s0[1]));
+  _mm256_store_si256 ((__m256i *) S[2], _mm256_add_epi32 (c, s0[2]));
+  _mm256_store_si256 ((__m256i *) S[3], _mm256_add_epi32 (d, s0[3]));
+  _mm256_store_si256 ((__m256i *) S[4], _mm256_add_epi32 (e, s0[4]));
 }
-#undef RND5
-#undef RND
+#undef V_T
+#undef V_ADD
+#undef V_ROL
+#undef V_XOR4
 #undef F0
 #undef F1
 #undef F2
 
 #define GS_AVX512 __attribute__ ((target ("avx512f")))
 
-/* The same rounds on 16 lanes. The boolean functions are one ternary-logic
- * instruction each (truth tables of b, c, d: Ch 0xca, parity 0x96, Maj
- * 0xe8) and the rotations are native. */
+/* 16 lanes: the boolean functions are one ternary-logic instruction each
+ * (truth tables of b, c, d: Ch 0xca, parity 0x96, Maj 0xe8) and the
+ * rotations are native. */
+#define V_T __m512i
+#define V_ADD _mm512_add_epi32
+#define V_ROL _mm512_rol_epi32
+#define V_XOR4(p, q, r, s) _mm512_ternarylogic_epi32 (p, q, _mm512_xor_si512 (r, s), 0x96)
 #define F0(b, c, d) _mm512_ternarylogic_epi32 (b, c, d, 0xca)
 #define F1(b, c, d) _mm512_ternarylogic_epi32 (b, c, d, 0x96)
 #define F2(b, c, d) _mm512_ternarylogic_epi32 (b, c, d, 0xe8)
-#define RND(a, b, c, d, e, F, K, t) do { \
-    __m512i wt = w[(t) & 15]; \
-    if ((t) >= 16) { \
-      wt = _mm512_rol_epi32 (_mm512_ternarylogic_epi32 (w[((t) - 3) & 15], w[((t) - 8) & 15], \
-              _mm512_xor_si512 (w[((t) - 14) & 15], wt), 0x96), 1); \
-      w[(t) & 15] = wt; \
-    } \
-    e = _mm512_add_epi32 (_mm512_rol_epi32 (a, 5), \
-        _mm512_add_epi32 (_mm512_add_epi32 (e, F (b, c, d)), _mm512_add_epi32 (K, wt))); \
-    b = _mm512_rol_epi32 (b, 30); \
-  } while (0)
-#define RND5(F, K, t) do { \
-    RND (a, b, c, d, e, F, K, (t)); RND (e, a, b, c, d, F, K, (t) + 1); \
-    RND (d, e, a, b, c, F, K, (t) + 2); RND (c, d, e, a, b, F, K, (t) + 3); \
-    RND (b, c, d, e, a, F, K, (t) + 4); \
-  } while (0)
 
 /* One block of each of 16 lanes: the AVX2 transpose of lanes 0..7 and of
  * 8..15, each word's two halves joined into one register. */
@@ -212,33 +213,35 @@ block16 (uint32_t S[5][16], const uint8_t *const ptr[16])
 {
   const __m512i k0 = _mm512_set1_epi32 (0x5a827999), k1 = _mm512_set1_epi32 (0x6ed9eba1);
   const __m512i k2 = _mm512_set1_epi32 ((int) 0x8f1bbcdcu), k3 = _mm512_set1_epi32 ((int) 0xca62c1d6u);
-  __m512i a0 = _mm512_load_si512 (S[0]), b0 = _mm512_load_si512 (S[1]);
-  __m512i c0 = _mm512_load_si512 (S[2]), d0 = _mm512_load_si512 (S[3]);
-  __m512i e0 = _mm512_load_si512 (S[4]);
-  __m512i a = a0, b = b0, c = c0, d = d0, e = e0, w[16];
+  __m512i s0[5], a, b, c, d, e, w[16];
   __m256i lo[16], hi[16];
   int i;
+  for (i = 0; i < 5; i++)
+    s0[i] = _mm512_load_si512 (S[i]);
+  a = s0[0]; b = s0[1]; c = s0[2]; d = s0[3]; e = s0[4];
   load8 (lo, ptr, 0);
   load8 (lo + 8, ptr, 32);
   load8 (hi, ptr + 8, 0);
   load8 (hi + 8, ptr + 8, 32);
   for (i = 0; i < 16; i++)
     w[i] = _mm512_inserti64x4 (_mm512_castsi256_si512 (lo[i]), hi[i], 1);
-  RND5 (F0, k0, 0); RND5 (F0, k0, 5); RND5 (F0, k0, 10); RND5 (F0, k0, 15);
-  RND5 (F1, k1, 20); RND5 (F1, k1, 25); RND5 (F1, k1, 30); RND5 (F1, k1, 35);
-  RND5 (F2, k2, 40); RND5 (F2, k2, 45); RND5 (F2, k2, 50); RND5 (F2, k2, 55);
-  RND5 (F1, k3, 60); RND5 (F1, k3, 65); RND5 (F1, k3, 70); RND5 (F1, k3, 75);
-  _mm512_store_si512 (S[0], _mm512_add_epi32 (a, a0));
-  _mm512_store_si512 (S[1], _mm512_add_epi32 (b, b0));
-  _mm512_store_si512 (S[2], _mm512_add_epi32 (c, c0));
-  _mm512_store_si512 (S[3], _mm512_add_epi32 (d, d0));
-  _mm512_store_si512 (S[4], _mm512_add_epi32 (e, e0));
+  ROUNDS80 ();
+  _mm512_store_si512 (S[0], _mm512_add_epi32 (a, s0[0]));
+  _mm512_store_si512 (S[1], _mm512_add_epi32 (b, s0[1]));
+  _mm512_store_si512 (S[2], _mm512_add_epi32 (c, s0[2]));
+  _mm512_store_si512 (S[3], _mm512_add_epi32 (d, s0[3]));
+  _mm512_store_si512 (S[4], _mm512_add_epi32 (e, s0[4]));
 }
-#undef RND5
-#undef RND
+#undef V_T
+#undef V_ADD
+#undef V_ROL
+#undef V_XOR4
 #undef F0
 #undef F1
 #undef F2
+#undef ROUNDS80
+#undef RND5
+#undef RND
 
 /* The lane scheduler, for lanes = 8 (block8) or 16 (block16): the state
  * lives in memory between blocks, so filling or emptying a lane is five
