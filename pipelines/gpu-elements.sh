@@ -4,9 +4,11 @@
 #   run: command "bash pipelines/gpu-elements.sh", carry [".gpurt"]
 # Runs the element and library tests with the GStreamer runtime carried in
 # .gpurt/: with a device there, backend=auto takes the GPU, and the tests
-# that compare backend=gpu with backend=cpu run instead of skipping. Logs
-# to $OUT: elements.log, and each test's own log in element-logs.tar.gz
-# (the device tool brings back 8 files at most).
+# that compare backend=gpu with backend=cpu run instead of skipping; then
+# times dxtenc / gpusrtpenc pipelines and runs the scheduler benchmark on the
+# GPU (bench_rtgpu --impl gpu). Logs to $OUT: elements.log, and each test's
+# own log and rtgpu-gpu.jsonl in element-logs.tar.gz (the device tool brings
+# back 8 files at most).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rt="$here/.gpurt"
@@ -79,5 +81,10 @@ launch_fps () {
   done
   echo "gpusrtpenc backend=gpu, thread kernel forced: $(GS_SRTP_GPU_KERNEL=thread launch_fps $n $src ! gpusrtpenc backend=gpu key=$key ! fakesink)"
   echo "(frames/s; packets/s of the element = packets per frame x frames/s, less the payloader's share)"
+} 2>&1 | tee -a "$out/elements.log"
+{
+  echo "## the real-time scheduler on the GPU (issue 5: SRTP >= 40 Gbit/s, 10 ms deadline, no misses among admitted streams)"
+  timeout 200 "$rt/bin/bench_rtgpu" --impl gpu --quick --json "$logs/rtgpu-gpu.jsonl"
+  echo "bench_rtgpu rc=$?"
 } 2>&1 | tee -a "$out/elements.log"
 tar -C "$logs" -czf "$out/element-logs.tar.gz" .

@@ -32,6 +32,7 @@ done
 for t in gpssrtp gpustream scheduler; do
   cp "$build/tests/check/libs/$t" "$rt/bin/libs-$t"
 done
+cp "$build/plugins/rtgpu/bench_rtgpu" "$rt/bin/"
 for p in $gst_plugins; do cp "$sysgst/libgst$p.so" "$rt/gst/"; done
 cp /usr/bin/gst-launch-1.0 /usr/bin/gst-inspect-1.0 "$rt/bin/"
 cp /usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner "$rt/bin/"

@@ -179,6 +179,31 @@ gst_gpustream_gpu_available (void)
   return gpu_unavailable_reason == NULL;
 }
 
+GstObject *
+gst_gpustream_cuda_context_new (gint device_id, GError ** error)
+{
+#if GS_HAVE_CUDA
+  GstCudaContext *ctx;
+#endif
+
+  if (!gst_gpustream_gpu_available ()) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+        "no GPU: %s", gst_gpustream_gpu_unavailable_reason ());
+    return NULL;
+  }
+#if GS_HAVE_CUDA
+  ctx = gst_cuda_context_new (MAX (device_id, 0));
+  if (!ctx) {
+    g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+        "no CUDA context for device %d", MAX (device_id, 0));
+    return NULL;
+  }
+  return GST_OBJECT (ctx);
+#else
+  return NULL;                  /* not reached: no GPU without CUDA */
+#endif
+}
+
 const gchar *
 gst_gpustream_gpu_unavailable_reason (void)
 {

@@ -51,6 +51,11 @@ gboolean gst_gpustream_gpu_available (void);
 /* Why gst_gpustream_gpu_available() is FALSE ("built without CUDA", "no CUDA
  * driver", "no CUDA device", ...), for error messages; NULL when it is TRUE. */
 const gchar *gst_gpustream_gpu_unavailable_reason (void);
+/* A GstCudaContext (as GstObject) for CUDA device device_id (-1: the
+ * first), for programs that drive the library without an element (the
+ * benchmarks); elements share theirs through gst_gpustream_gpu_start. NULL
+ * with error set when no device is usable. Unref when done. */
+GstObject *gst_gpustream_cuda_context_new (gint device_id, GError ** error);
 
 /* ---- the GPU part of an element --------------------------------------- *
  * Embed one GstGpuStreamGpu in the instance of every GPU-capable element,
