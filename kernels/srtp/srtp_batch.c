@@ -327,7 +327,8 @@ gcm_key_get (GcmKeyCache *c, const GsSrtpKeys *k)
   unsigned i;
   if (ctx && (k == &ctx->rtp_keys || k == &ctx->rtcp_keys)) {
     const int s = k == &ctx->rtcp_keys;
-    GsGcmAccelKey *key = (GsGcmAccelKey *) (void *) ctx->gcm_accel[s];
+    GsGcmAccelKey *key = (GsGcmAccelKey *) (void *)
+        (((uintptr_t) ctx->gcm_accel[s] + 31) & ~(uintptr_t) 31);
     if (!ctx->gcm_accel_valid[s] || memcmp (ctx->gcm_accel_of[s], k->rk, sizeof ctx->gcm_accel_of[s])) {
       gs_gcm_accel_key_init (key, k);
       memcpy (ctx->gcm_accel_of[s], k->rk, sizeof ctx->gcm_accel_of[s]);

@@ -101,8 +101,9 @@ typedef struct {
    * built on first use and rebuilt whenever the round keys differ from
    * gcm_accel_of, so a batch of one packet does not pay for them every
    * time and no key change leaves a stale one. Host only; wiped with the
-   * context. */
-  uint8_t gcm_accel[2][GSRTP_GCM_ACCEL_BYTES] __attribute__ ((aligned (32)));
+   * context. Each starts at its first 32-byte boundary: a context comes
+   * from malloc, which promises only 16. */
+  uint8_t gcm_accel[2][GSRTP_GCM_ACCEL_BYTES + 32];
   uint32_t gcm_accel_of[2][8];
   uint32_t gcm_accel_valid[2];
 } GsSrtpCtx;
