@@ -30,7 +30,20 @@
  * Timing: the worker sleeps until P_k = P_0 + k I with clock_nanosleep
  * (TIMER_ABSTIME, CLOCK_MONOTONIC): the launch times do not drift with the
  * processing time. A launch a whole cycle late or more is counted and the
- * schedule re-aligned to the grid of P_0. */
+ * schedule re-aligned to the grid of P_0.
+ *
+ * One worker per device
+ * ---------------------
+ * The worker belongs to the device, not to the scheduler: every scheduler
+ * started on the same device (the same GstCudaContext, or the CPU) with the
+ * same cycle I joins one DeviceWorker, whose thread runs, at each P_k, the
+ * cycle of each of them in turn (swap, process, hand off), so one thread
+ * launches everything the device does per cycle, as in the paper, and
+ * admission counts the rate of all of them against the capacity (at start,
+ * and for streams added while running). A scheduler asking for another I on
+ * the same device gets a worker of its own (a pipeline mixing elements with
+ * different cycles still runs; it is logged, since the two workers' batches
+ * then contend for the device outside Theorem 1). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -91,6 +104,25 @@ typedef struct
   gint writers;                 /* atomic: collectors inside */
 } Batch;
 
+/* The worker of a device and cycle (see the top of the file). */
+typedef struct
+{
+  GstObject *cuda_context;      /* NULL: the CPU (a ref otherwise) */
+  GstClockTime cycle;
+  gint rt_priority;             /* of the scheduler that made it */
+  GThread *thread;
+  GMutex lock;                  /* scheds, busy, stop */
+  GCond cond;
+  GPtrArray *scheds;            /* attached, in attach order */
+  GstGpuStreamScheduler *busy;  /* whose cycle the thread runs now */
+  gboolean stop;
+} DeviceWorker;
+
+/* every DeviceWorker; lock order: workers_lock, then a scheduler's lock,
+ * then a worker's lock */
+static GMutex workers_lock;
+static GList *workers;
+
 struct _Pipeline
 {
   GstGpuStreamScheduler *sched;
@@ -139,7 +171,7 @@ struct _GstGpuStreamScheduler
   GstObject *cuda_context;
   Pipeline *pipelines;
   guint n_pipelines;
-  GThread *worker;
+  DeviceWorker *device;         /* the worker running its cycles */
 };
 
 static void
@@ -365,6 +397,8 @@ bound_3i_mu (const GstGpuStreamSchedulerParams * p)
   return 3 * p->cycle + p->mu;
 }
 
+static guint64 device_beta_others_locked (GstGpuStreamScheduler * sched);
+
 static GstClockTime
 sched_theta_locked (GstGpuStreamScheduler * sched)
 {
@@ -387,12 +421,14 @@ sched_check_locked (GstGpuStreamScheduler * sched, GstClockTime d, guint64 v,
   GstClockTime theta = MIN (sched_theta_locked (sched), d);
   GstClockTime bound = bound_3i_mu (p);
 
-  if (p->capacity > 0 && sched->beta + v > p->capacity) {
+  /* running, the device's worker may carry other schedulers' streams */
+  guint64 beta = sched->beta + device_beta_others_locked (sched);
+
+  if (p->capacity > 0 && beta + v > p->capacity) {
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
         "stream refused: total rate %.3g + %.3g B/s exceeds capacity "
-        "%.3g B/s", (gdouble) sched->beta, (gdouble) v,
-        (gdouble) p->capacity);
+        "%.3g B/s", (gdouble) beta, (gdouble) v, (gdouble) p->capacity);
     return FALSE;
   }
   if (GST_CLOCK_TIME_IS_VALID (theta) && theta <= bound) {
@@ -470,7 +506,7 @@ gst_gpustream_scheduler_add_stream (GstGpuStreamScheduler * sched, guint32 w,
   s->v = v;
   s->data = stream_data;
   s->destroy = destroy;
-  sched->beta += v;
+  __atomic_store_n (&sched->beta, sched->beta + v, __ATOMIC_RELAXED);
   sched->admitted++;
   sched->streams = g_list_append (sched->streams, s);
   if (sched->pipelines)
@@ -491,7 +527,7 @@ gst_gpustream_scheduler_remove_stream (GstGpuStreamScheduler * sched,
   g_mutex_lock (&sched->lock);
   g_atomic_int_set (&s->removed, 1);
   sched->streams = g_list_remove (sched->streams, s);
-  sched->beta -= s->v;
+  __atomic_store_n (&sched->beta, sched->beta - s->v, __ATOMIC_RELAXED);
   if (s->pl)
     s->pl->rate -= s->v;
   gst_gpustream_sched_stream_get_stats (s, &st);
@@ -667,68 +703,224 @@ run_processor (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * items,
     sched->processor.process_cpu (sched->proc_data, items, n);
 }
 
-static gpointer
-worker_main (gpointer user_data)
+/* One cycle of sched, P_k, on its device's worker thread. */
+static void
+sched_cycle (GstGpuStreamScheduler * sched, guint64 k, gboolean late)
 {
-  GstGpuStreamScheduler *sched = user_data;
   const guint64 cycle = sched->cycle;
+  guint64 t0, ts;
+  guint i;
+
+  /* a batch still waiting for its forwarder goes first, if it can; its
+   * pipeline collects on meanwhile (no spare batch to swap in) */
+  for (i = 0; i < sched->n_pipelines; i++)
+    if (sched->pipelines[i].pending)
+      pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time ());
+  for (i = 0; i < sched->n_pipelines; i++)
+    if (!sched->pipelines[i].pending)
+      pipeline_swap (&sched->pipelines[i]);
+  t0 = gst_gpustream_sched_now ();
+  for (i = 0; i < sched->n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+    if (!pl->pending)
+      run_processor (sched, pl->bufs[pl->work_idx].items, pl->work_n);
+  }
+  ts = gst_gpustream_sched_now () - t0;
+  /* a late forwarder is waited for, as in the paper: a machine that
+   * stalls it for tens of ms delays every pipeline alike, and going on
+   * without it measured worse (its pipeline then falls a cycle behind at
+   * each hand-off). Only one still busy after FORWARDER_PATIENCE is taken
+   * for blocked downstream (a sink prerolling) and left pending. */
+  for (i = 0; i < sched->n_pipelines; i++)
+    if (!sched->pipelines[i].pending)
+      pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time () +
+          (gint64) MAX (cycle, FORWARDER_PATIENCE) / 1000);
+
+  g_mutex_lock (&sched->lock);
+  sched->cycles = k;
+  sched->launches++;
+  sched->late += late;
+  sched->last_batch = ts;
+  sched->worst_batch = MAX (sched->worst_batch, ts);
+  g_mutex_unlock (&sched->lock);
+  if (ts >= cycle)
+    GST_LOG ("batch took %" G_GUINT64_FORMAT " ns >= cycle %"
+        G_GUINT64_FORMAT " ns (T_S < I violated)", ts, cycle);
+}
+
+static gpointer
+device_worker_main (gpointer user_data)
+{
+  DeviceWorker *w = user_data;
+  const guint64 cycle = w->cycle;
   const guint64 p0 = gst_gpustream_sched_now ();
+  GPtrArray *run = g_ptr_array_new ();
   guint64 k = 1;
 
-  thread_set_realtime (sched->rt_priority, "worker");
-  while (!g_atomic_int_get (&sched->stopping)) {
-    guint64 target = p0 + k * cycle, now, t0, ts;
+  thread_set_realtime (w->rt_priority, "worker");
+  for (;;) {
+    guint64 target = p0 + k * cycle, now;
     gboolean late = FALSE;
     guint i;
 
     sleep_until (target);
-    if (g_atomic_int_get (&sched->stopping))
-      break;
     now = gst_gpustream_sched_now ();
     if (now >= target + cycle) {
       /* a whole cycle behind: launch now, on the grid, and say so */
       k = (now - p0) / cycle;
       late = TRUE;
     }
-
-    /* a batch still waiting for its forwarder goes first, if it can; its
-     * pipeline collects on meanwhile (no spare batch to swap in) */
-    for (i = 0; i < sched->n_pipelines; i++)
-      if (sched->pipelines[i].pending)
-        pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time ());
-    for (i = 0; i < sched->n_pipelines; i++)
-      if (!sched->pipelines[i].pending)
-        pipeline_swap (&sched->pipelines[i]);
-    t0 = gst_gpustream_sched_now ();
-    for (i = 0; i < sched->n_pipelines; i++) {
-      Pipeline *pl = &sched->pipelines[i];
-      if (!pl->pending)
-        run_processor (sched, pl->bufs[pl->work_idx].items, pl->work_n);
+    g_mutex_lock (&w->lock);
+    if (w->stop) {
+      g_mutex_unlock (&w->lock);
+      break;
     }
-    ts = gst_gpustream_sched_now () - t0;
-    /* a late forwarder is waited for, as in the paper: a machine that
-     * stalls it for tens of ms delays every pipeline alike, and going on
-     * without it measured worse (its pipeline then falls a cycle behind at
-     * each hand-off). Only one still busy after FORWARDER_PATIENCE is taken
-     * for blocked downstream (a sink prerolling) and left pending. */
-    for (i = 0; i < sched->n_pipelines; i++)
-      if (!sched->pipelines[i].pending)
-        pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time () +
-            (gint64) MAX (cycle, FORWARDER_PATIENCE) / 1000);
+    g_ptr_array_set_size (run, 0);
+    for (i = 0; i < w->scheds->len; i++)
+      g_ptr_array_add (run, g_ptr_array_index (w->scheds, i));
+    g_mutex_unlock (&w->lock);
 
-    g_mutex_lock (&sched->lock);
-    sched->cycles = k;
-    sched->launches++;
-    sched->late += late;
-    sched->last_batch = ts;
-    sched->worst_batch = MAX (sched->worst_batch, ts);
-    g_mutex_unlock (&sched->lock);
-    if (ts >= cycle)
-      GST_LOG ("batch took %" G_GUINT64_FORMAT " ns >= cycle %"
-          G_GUINT64_FORMAT " ns (T_S < I violated)", ts, cycle);
+    /* every attached scheduler's cycle, one after the other; one that
+     * detached meanwhile is skipped (its stop waits while it is busy) */
+    for (i = 0; i < run->len; i++) {
+      GstGpuStreamScheduler *sched = g_ptr_array_index (run, i);
+      gboolean attached;
+
+      g_mutex_lock (&w->lock);
+      attached = g_ptr_array_find (w->scheds, sched, NULL);
+      w->busy = attached ? sched : NULL;
+      g_mutex_unlock (&w->lock);
+      if (!attached)
+        continue;
+      sched_cycle (sched, k, late);
+      g_mutex_lock (&w->lock);
+      w->busy = NULL;
+      g_cond_broadcast (&w->cond);
+      g_mutex_unlock (&w->lock);
+    }
     k++;
   }
+  g_ptr_array_free (run, TRUE);
   return NULL;
+}
+
+/* The summed admitted rate of the other schedulers sharing sched's worker.
+ * The caller holds sched->lock (lock order: scheduler, then worker). */
+static guint64
+device_beta_others_locked (GstGpuStreamScheduler * sched)
+{
+  DeviceWorker *w = sched->device;
+  guint64 beta = 0;
+  guint i;
+
+  if (!w)
+    return 0;
+  g_mutex_lock (&w->lock);
+  for (i = 0; i < w->scheds->len; i++) {
+    GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
+    if (o != sched)
+      beta += __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
+  }
+  g_mutex_unlock (&w->lock);
+  return beta;
+}
+
+/* Joins the worker of sched's device and cycle, or starts one. With
+ * admission on, the rate of every scheduler on that worker must fit the
+ * capacity (the smallest of theirs that is set). */
+static gboolean
+device_attach (GstGpuStreamScheduler * sched, GError ** error)
+{
+  GstObject *key = sched->use_gpu ? sched->cuda_context : NULL;
+  DeviceWorker *w = NULL;
+  gboolean other_cycle = FALSE;
+  GList *l;
+
+  g_mutex_lock (&workers_lock);
+  for (l = workers; l; l = l->next) {
+    DeviceWorker *c = l->data;
+    if (c->cuda_context != key)
+      continue;
+    if (c->cycle == sched->cycle)
+      w = c;
+    else
+      other_cycle = TRUE;
+  }
+  if (w) {
+    guint64 beta = __atomic_load_n (&sched->beta, __ATOMIC_RELAXED);
+    guint64 cap = sched->params.capacity;
+    guint i;
+
+    g_mutex_lock (&w->lock);
+    for (i = 0; i < w->scheds->len; i++) {
+      GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
+      beta += __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
+      if (o->params.capacity > 0)
+        cap = cap > 0 ? MIN (cap, o->params.capacity) : o->params.capacity;
+    }
+    if (sched->params.admission && cap > 0 && beta > cap) {
+      g_mutex_unlock (&w->lock);
+      g_mutex_unlock (&workers_lock);
+      g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+          GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
+          "the %s's worker at cycle %.6g ms carries %u other scheduler(s): "
+          "total rate %.3g B/s exceeds capacity %.3g B/s",
+          key ? "GPU" : "CPU", sched->cycle / 1e6, w->scheds->len,
+          (gdouble) beta, (gdouble) cap);
+      return FALSE;
+    }
+    g_ptr_array_add (w->scheds, sched);
+    g_mutex_unlock (&w->lock);
+  } else {
+    w = g_new0 (DeviceWorker, 1);
+    w->cuda_context = key ? gst_object_ref (key) : NULL;
+    w->cycle = sched->cycle;
+    w->rt_priority = sched->rt_priority;
+    g_mutex_init (&w->lock);
+    g_cond_init (&w->cond);
+    w->scheds = g_ptr_array_new ();
+    g_ptr_array_add (w->scheds, sched);
+    workers = g_list_prepend (workers, w);
+    w->thread = g_thread_new ("gps-worker", device_worker_main, w);
+    if (other_cycle)
+      GST_WARNING ("a second worker on the %s, cycle %.3f ms: schedulers "
+          "with different cycles do not share one", key ? "GPU" : "CPU",
+          sched->cycle / 1e6);
+  }
+  sched->device = w;
+  g_mutex_unlock (&workers_lock);
+  return TRUE;
+}
+
+/* Leaves the worker once it is not running sched's cycle; the last one to
+ * leave stops it. */
+static void
+device_detach (GstGpuStreamScheduler * sched)
+{
+  DeviceWorker *w = sched->device;
+  gboolean last;
+
+  g_mutex_lock (&workers_lock);
+  g_mutex_lock (&w->lock);
+  g_ptr_array_remove (w->scheds, sched);
+  while (w->busy == sched)
+    g_cond_wait (&w->cond, &w->lock);
+  last = w->scheds->len == 0;
+  if (last) {
+    w->stop = TRUE;
+    workers = g_list_remove (workers, w);
+  }
+  g_mutex_unlock (&w->lock);
+  g_mutex_unlock (&workers_lock);
+  sched->device = NULL;
+  if (!last)
+    return;
+  g_thread_join (w->thread);
+  g_ptr_array_free (w->scheds, TRUE);
+  g_mutex_clear (&w->lock);
+  g_cond_clear (&w->cond);
+  gst_clear_object (&w->cuda_context);
+  g_free (w);
 }
 
 /* ---- the scheduler ------------------------------------------------------ */
@@ -855,10 +1047,14 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
         &sched->pipelines[i]);
     g_free (name);
   }
-  sched->worker = g_thread_new ("gps-worker", worker_main, sched);
-  GST_INFO ("started: %u pipelines, cycle %.3f ms, processor %s on %s",
-      n_pipelines, sched->cycle / 1e6, sched->processor.name,
-      sched->use_gpu ? "GPU" : "CPU");
+  if (!device_attach (sched, error)) {
+    gst_gpustream_scheduler_stop (sched);
+    return FALSE;
+  }
+  GST_INFO ("started: %u pipelines, cycle %.3f ms, processor %s on %s, "
+      "worker shared by %u scheduler(s)", n_pipelines, sched->cycle / 1e6,
+      sched->processor.name, sched->use_gpu ? "GPU" : "CPU",
+      sched->device->scheds->len);
   return TRUE;
 }
 
@@ -871,8 +1067,8 @@ gst_gpustream_scheduler_stop (GstGpuStreamScheduler * sched)
   if (!g_atomic_int_get (&sched->running))
     return;
   g_atomic_int_set (&sched->stopping, 1);
-  g_thread_join (sched->worker);
-  sched->worker = NULL;
+  if (sched->device)
+    device_detach (sched);
   for (i = 0; i < sched->n_pipelines; i++) {
     Pipeline *pl = &sched->pipelines[i];
     g_mutex_lock (&pl->lock);

@@ -17,9 +17,12 @@
  * rotate collector -> worker -> forwarder -> collector (Table 2): packets are
  * never copied between stages.
  *
- * A scheduler is one worker: the owner creates one per device (or one for
- * the CPU backend). The CPU backend runs the processor's CPU stage in the
- * worker, so the whole model runs, and is tested, without a GPU. */
+ * The worker belongs to the device: schedulers started on the same device
+ * (CUDA context, or the CPU) with the same cycle share one worker thread,
+ * which runs each one's cycle in turn at every P_k, and admission counts all
+ * their streams against the capacity (gpsscheduler.c says more). The CPU
+ * backend runs the processor's CPU stage in the worker, so the whole model
+ * runs, and is tested, without a GPU. */
 #ifndef GPS_SCHEDULER_H
 #define GPS_SCHEDULER_H
 
@@ -100,10 +103,12 @@ void gst_gpustream_scheduler_set_params (GstGpuStreamScheduler * sched,
 void gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
     GstGpuStreamSchedulerParams * params);
 
-/* Starts the worker and n_pipelines forwarders. backend CPU runs
- * process_cpu; GPU (or HYBRID) runs process_gpu with cuda_context when the
- * processor has one. Fails (error set) when admission is on and the admitted
- * set is no longer schedulable with the current parameters. */
+/* Starts n_pipelines forwarders and joins the device's worker for this
+ * cycle (starting it if this is the first). backend CPU runs process_cpu;
+ * GPU (or HYBRID) runs process_gpu with cuda_context when the processor has
+ * one. Fails (error set) when admission is on and the admitted set is no
+ * longer schedulable with the current parameters, or, with the streams of
+ * the other schedulers on that worker, exceeds the capacity. */
 gboolean gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
     guint n_pipelines, GstGpuStreamBackend backend, GstObject * cuda_context,
     GError ** error);

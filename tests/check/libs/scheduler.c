@@ -397,6 +397,124 @@ GST_START_TEST (test_blocked_forwarder)
 
 GST_END_TEST;
 
+/* ---- one worker per device ------------------------------------------- */
+
+/* records the thread each scheduler's batches run on */
+static void
+thread_cpu (gpointer data, GstGpuStreamSchedItem * items, guint n)
+{
+  g_atomic_pointer_set ((gpointer *) data, g_thread_self ());
+}
+
+static const GstGpuStreamProcessor thread_proc = { "thread", thread_cpu,
+  NULL
+};
+
+static GstGpuStreamScheduler *
+device_sched (GThread ** seen, GstClockTime cycle, guint64 capacity,
+    guint64 v, guint sink, GstGpuStreamSchedStream ** stream)
+{
+  GstGpuStreamScheduler *sched =
+      gst_gpustream_scheduler_new (&thread_proc, seen, &check_cb);
+  GstGpuStreamSchedulerParams p;
+  GError *err = NULL;
+
+  set_params (sched, cycle, capacity, TRUE);
+  /* bursts of 50 packets of 100 bytes pass the policer */
+  gst_gpustream_scheduler_get_params (sched, &p);
+  p.police_burst = GST_SECOND;
+  gst_gpustream_scheduler_set_params (sched, &p);
+  *stream = gst_gpustream_scheduler_add_stream (sched, 1400,
+      100 * GST_MSECOND, v, &sinks[sink], NULL, &err);
+  fail_unless (*stream != NULL, "%s", err ? err->message : "");
+  return sched;
+}
+
+/* Packets pushed to s until it has forwarded n more (bounded wait). */
+static void
+push_through (GstGpuStreamSchedStream * s, Sink * sink, guint n)
+{
+  guint64 want = sink->next + n, seq = sink->next;
+  gint64 end = g_get_monotonic_time () + 5 * G_TIME_SPAN_SECOND;
+
+  while (seq < want)
+    fail_unless (gst_gpustream_sched_stream_push (s,
+            GSIZE_TO_POINTER (seq++), 100, GST_GPUSTREAM_SCHED_ITEM_PACKET));
+  while (sink->next < want && g_get_monotonic_time () < end)
+    g_usleep (1000);
+  fail_unless_equals_uint64 (sink->next, want);
+}
+
+GST_START_TEST (test_device_worker)
+{
+  GThread *seen_a = NULL, *seen_b = NULL, *seen_c = NULL;
+  GstGpuStreamScheduler *a, *b, *c, *d;
+  GstGpuStreamSchedStream *sa, *sb, *sc, *sd, *extra;
+  GError *err = NULL;
+  guint i;
+
+  for (i = 0; i < 4; i++)
+    memset (&sinks[i], 0, sizeof sinks[i]);
+  /* two schedulers on the CPU with the same I share one worker thread;
+   * a third with another I gets its own */
+  a = device_sched (&seen_a, 2 * GST_MSECOND, 1000000, 400000, 0, &sa);
+  b = device_sched (&seen_b, 2 * GST_MSECOND, 1000000, 400000, 1, &sb);
+  c = device_sched (&seen_c, 3 * GST_MSECOND, 1000000, 400000, 2, &sc);
+  fail_unless (gst_gpustream_scheduler_start (a, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  fail_unless (gst_gpustream_scheduler_start (b, 2,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  fail_unless (gst_gpustream_scheduler_start (c, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  push_through (sa, &sinks[0], 50);
+  push_through (sb, &sinks[1], 50);
+  push_through (sc, &sinks[2], 50);
+  fail_unless (seen_a != NULL && seen_a == seen_b);
+  fail_unless (seen_c != NULL && seen_c != seen_a);
+
+  /* admission counts the worker's whole rate: 800 kB/s admitted of 1 MB/s
+   * between a and b, so neither takes 300 kB/s more while running... */
+  extra = gst_gpustream_scheduler_add_stream (b, 1400, 100 * GST_MSECOND,
+      300000, &sinks[3], NULL, &err);
+  fail_unless (extra == NULL);
+  fail_unless (g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
+          GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY));
+  g_clear_error (&err);
+  /* ...and a fourth scheduler of 300 kB/s cannot join them */
+  d = device_sched (&seen_a, 2 * GST_MSECOND, 1000000, 300000, 3, &sd);
+  fail_if (gst_gpustream_scheduler_start (d, 1, GST_GPUSTREAM_BACKEND_CPU,
+          NULL, &err));
+  fail_unless (g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
+          GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY));
+  fail_unless (strstr (err->message, "exceeds capacity") != NULL,
+      "%s", err->message);
+  g_clear_error (&err);
+
+  /* a leaves: b runs on, and d now fits */
+  gst_gpustream_scheduler_stop (a);
+  push_through (sb, &sinks[1], 50);
+  fail_unless (gst_gpustream_scheduler_start (d, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  push_through (sd, &sinks[3], 50);
+  push_through (sb, &sinks[1], 50);
+  for (i = 0; i < 4; i++)
+    fail_unless_equals_int (sinks[i].bad, 0);
+
+  gst_gpustream_scheduler_stop (b);
+  gst_gpustream_scheduler_stop (c);
+  gst_gpustream_scheduler_stop (d);
+  gst_gpustream_scheduler_remove_stream (a, sa);
+  gst_gpustream_scheduler_remove_stream (b, sb);
+  gst_gpustream_scheduler_remove_stream (c, sc);
+  gst_gpustream_scheduler_remove_stream (d, sd);
+  gst_gpustream_scheduler_free (a);
+  gst_gpustream_scheduler_free (b);
+  gst_gpustream_scheduler_free (c);
+  gst_gpustream_scheduler_free (d);
+}
+
+GST_END_TEST;
+
 static Suite *
 scheduler_suite (void)
 {
@@ -406,6 +524,7 @@ scheduler_suite (void)
   tcase_set_timeout (tc, 60);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_admission);
+  tcase_add_test (tc, test_device_worker);
   tcase_add_test (tc, test_swap_stress);
   tcase_add_test (tc, test_policing);
   tcase_add_test (tc, test_calibration);
