@@ -1348,7 +1348,8 @@ rtgpu_start (GstRtGpuQueue * self)
           self->gpu.cuda_context, &err)) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
         ("the admitted streams are not schedulable with the current cycle, "
-            "capacity and mu"));
+            "capacity and mu, with the streams of the other elements that "
+            "share this device's worker"));
     g_clear_error (&err);
     stage_clear (&self->stage);
     return FALSE;

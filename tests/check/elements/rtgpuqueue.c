@@ -675,6 +675,63 @@ GST_START_TEST (test_pads_and_states)
 
 GST_END_TEST;
 
+/* Two rtgpuqueues with the same cycle on the CPU share the device's worker,
+ * so admission counts both: the second, whose stream would take the
+ * total over the capacity, fails to start with an error naming the limit,
+ * and starts once the first has stopped. With another cycle it gets a
+ * worker of its own and starts beside the first. */
+GST_START_TEST (test_device_shared_admission)
+{
+  GstElement *q1 = make_queue (TRUE), *q2 = make_queue (TRUE);
+  GstElement *pipe = gst_pipeline_new (NULL);
+  GstBus *bus = gst_pipeline_get_bus (GST_PIPELINE (pipe));
+  GstMessage *msg;
+  GError *err = NULL;
+  Stream *s1, *s2;
+
+  /* 3 of 5 MB/s each */
+  fail_unless ((s1 = stream_new (q1, CAPACITY * 3 / 5, DEADLINE)) != NULL);
+  fail_unless ((s2 = stream_new (q2, CAPACITY * 3 / 5, DEADLINE)) != NULL);
+  gst_bin_add (GST_BIN (pipe), gst_object_ref (q2));
+  fail_unless_equals_int (gst_element_set_state (q1, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
+
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "exceeds capacity") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+
+  /* the first leaves: the second fits */
+  gst_element_set_state (q1, GST_STATE_NULL);
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+
+  /* another cycle: a worker of its own, both run */
+  g_object_set (q2, "cycle", (guint64) (3 * GST_MSECOND), NULL);
+  fail_unless_equals_int (gst_element_set_state (q1, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_element_set_state (q1, GST_STATE_NULL);
+
+  stream_free (q1, s1);
+  stream_free (q2, s2);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  gst_object_unref (q1);
+  gst_object_unref (q2);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_calibrate_action)
 {
   GstElement *q = make_queue (TRUE);
@@ -1196,6 +1253,7 @@ rtgpuqueue_suite (void)
   tcase_add_test (tc, test_pads_and_states);
   tcase_add_test (tc, test_refusal_deadline);
   tcase_add_test (tc, test_calibrate_action);
+  tcase_add_test (tc, test_device_shared_admission);
   tcase_add_test (tc, test_theorem);
   tcase_add_test (tc, test_admission);
   tcase_add_test (tc, test_admission_off);
