@@ -1,6 +1,8 @@
 /* dxt.c: frame and slice encoding on the CPU, decoding, and the choice of
  * the SIMD path. The per-block math is in dxt_block.h. */
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 #include "dxt/dxt.h"
 #include "dxt/dxt_block.h"
 #include "dxt/dxt_simd.h"
@@ -215,6 +217,72 @@ dxt_encode_frame (const DxtImage *img, DxtCodec codec, DxtQuality q, uint8_t *ou
   if (!image_ok (img))
     return -1;
   return dxt_encode_slice (img, codec, q, 0, dxt_blocks_y (img->height), out);
+}
+
+unsigned
+dxt_cpu_count (void)
+{
+  long n = sysconf (_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (unsigned) n : 1u;
+}
+
+/* One frame's slices, taken one at a time by every thread working on it. */
+typedef struct {
+  const DxtImage *img;
+  DxtCodec codec;
+  DxtQuality q;
+  uint32_t slice_rows, by_n, next;   /* next: atomic, the next slice's first row */
+  uint8_t *out;
+  int failed;                        /* atomic */
+} SliceWork;
+
+static void *
+slice_worker (void *data)
+{
+  SliceWork *w = data;
+  const size_t rb = dxt_row_bytes (w->codec, w->img->width);
+  for (;;) {
+    uint32_t row0 = __atomic_fetch_add (&w->next, w->slice_rows, __ATOMIC_RELAXED);
+    if (row0 >= w->by_n)
+      break;
+    uint32_t n = w->by_n - row0 < w->slice_rows ? w->by_n - row0 : w->slice_rows;
+    if (dxt_encode_slice (w->img, w->codec, w->q, row0, n, w->out + row0 * rb) != 0)
+      __atomic_store_n (&w->failed, 1, __ATOMIC_RELAXED);
+  }
+  return NULL;
+}
+
+#define DXT_MAX_THREADS 256
+
+int
+dxt_encode_frame_threads (const DxtImage *img, DxtCodec codec, DxtQuality q,
+                          uint32_t slice_rows, unsigned threads, uint8_t *out)
+{
+  if (!image_ok (img) || !out || (unsigned) codec > DXT_YCOCG || (unsigned) q > DXT_HIGH)
+    return -1;
+  const uint32_t by_n = dxt_blocks_y (img->height);
+  if (threads == 0)
+    threads = dxt_cpu_count ();
+  if (threads > DXT_MAX_THREADS)
+    threads = DXT_MAX_THREADS;
+  if (slice_rows == 0)
+    slice_rows = (by_n + threads - 1) / threads;
+  const uint32_t n_slices = (by_n + slice_rows - 1) / slice_rows;
+  if (threads > n_slices)
+    threads = n_slices;
+  if (threads <= 1)
+    return dxt_encode_frame (img, codec, q, out);
+  /* resolve the SIMD path here, not racing in the threads */
+  dxt_get_cpu_path ();
+  SliceWork w = { img, codec, q, slice_rows, by_n, 0, out, 0 };
+  pthread_t tid[DXT_MAX_THREADS];
+  unsigned started = 0;
+  while (started < threads - 1 && pthread_create (&tid[started], NULL, slice_worker, &w) == 0)
+    started++;
+  slice_worker (&w);
+  for (unsigned i = 0; i < started; i++)
+    pthread_join (tid[i], NULL);
+  return w.failed ? -1 : 0;
 }
 
 int

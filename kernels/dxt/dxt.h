@@ -101,6 +101,18 @@ int dxt_encode_slice (const DxtImage *img, DxtCodec codec, DxtQuality q,
 int dxt_encode_frame (const DxtImage *img, DxtCodec codec, DxtQuality q,
                       uint8_t *out);
 
+/* The whole frame on up to `threads` threads (0: one per online CPU), the
+ * calling one included: slices of slice_rows block rows (0: the rows split
+ * evenly among the threads) handed out one at a time, each through
+ * dxt_encode_slice, so the bytes are dxt_encode_frame's. No more threads
+ * than slices; one slice or one thread runs in the caller alone. Returns 0,
+ * or -1 as dxt_encode_slice does (or when a thread cannot be started: the
+ * caller's thread then does its share). */
+int dxt_encode_frame_threads (const DxtImage *img, DxtCodec codec, DxtQuality q,
+                              uint32_t slice_rows, unsigned threads, uint8_t *out);
+/* Online CPUs, at least 1. */
+unsigned dxt_cpu_count (void);
+
 /* Decode a block stream of a width x height frame to RGBA8 (stride in
  * bytes). YCoCg is converted back to RGB. S3TC leaves the rounding open; we
  * round exactly as libavcodec's hap decoder (so HAP players and we agree to

@@ -751,6 +751,49 @@ test_quality (const uint8_t *photo, uint32_t w, uint32_t h)
   free (o);
 }
 
+/* dxt_encode_frame_threads == dxt_encode_frame: thread counts 1..5 and
+ * auto, slice sizes from one block row to more than the frame, odd sizes,
+ * every codec and quality, RGBA and UYVY. */
+static void
+test_threads (void)
+{
+  static const uint32_t sizes[][2] = { { 1, 1 }, { 37, 29 }, { 640, 360 }, { 1918, 1080 } };
+  static const uint32_t slice_rows[] = { 0, 1, 7, 100000 };
+  int bad = 0, runs = 0;
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    const uint32_t w = sizes[si][0], h = sizes[si][1];
+    uint8_t *px = malloc ((size_t) w * h * 4);
+    for (size_t i = 0; i < (size_t) w * h * 4; i++)
+      px[i] = (uint8_t) (rnd () & (i % 7 ? 0xff : 0x3f));
+    for (int fmt = 0; fmt < 2; fmt++) {
+      DxtImage im = { { px, 0, 0 }, { fmt ? 4 * ((w + 1) / 2) : 4 * w, 0, 0 }, w, h,
+                      fmt ? DXT_FMT_UYVY : DXT_FMT_RGBA };
+      for (int c = 0; c < 3; c++)
+        for (int q = 0; q < 2; q++) {
+          /* the high mode is slow: the large frames in fast mode only */
+          if (q == DXT_HIGH && w * h > 37 * 29)
+            continue;
+          size_t n = dxt_frame_bytes ((DxtCodec) c, w, h);
+          uint8_t *ref = malloc (n), *got = malloc (n);
+          dxt_encode_frame (&im, (DxtCodec) c, (DxtQuality) q, ref);
+          for (unsigned t = 0; t <= 5; t += t == 3 ? 2 : 1)
+            for (size_t r = 0; r < sizeof slice_rows / sizeof slice_rows[0]; r++) {
+              memset (got, 0xa5, n);
+              if (dxt_encode_frame_threads (&im, (DxtCodec) c, (DxtQuality) q, slice_rows[r], t,
+                      got) != 0 || memcmp (ref, got, n))
+                bad++;
+              runs++;
+            }
+          free (ref);
+          free (got);
+        }
+    }
+    free (px);
+  }
+  check (bad == 0, "dxt_encode_frame_threads == dxt_encode_frame: %d runs over thread counts, slice "
+         "sizes, sizes, codecs, qualities, RGBA and UYVY (%d differ)", runs, bad);
+}
+
 int
 main (void)
 {
@@ -766,6 +809,7 @@ main (void)
   test_formats (photo, pw, ph);
   test_simd (photo, pw, ph);
   test_quality (photo, pw, ph);
+  test_threads ();
   free (photo);
   printf ("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;

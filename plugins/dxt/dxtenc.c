@@ -62,6 +62,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_dxt_enc_debug);
  * in slices of 23040, and 4K goes from 544 to 2230 frames/s
  * (docs/benchmarks/dxt.md, bench_dxt_gpu's dxt_gpu_sliced rows). */
 #define DEFAULT_BATCH_BLOCKS 23040
+/* the CPU path's threads: one per online CPU */
+#define DEFAULT_THREADS 0
 
 enum
 {
@@ -71,6 +73,7 @@ enum
   PROP_HAP,
   PROP_SNAPPY,
   PROP_BATCH_BLOCKS,
+  PROP_THREADS,
   PROP_STATS,
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
@@ -154,6 +157,7 @@ typedef struct
   DxtQuality quality;
   gboolean hap, snappy;
   guint batch_blocks;
+  guint threads;
 
   DxtFormat in_format;
   GstVideoInfo info;
@@ -181,6 +185,7 @@ struct _GstDxtEnc
   gboolean hap;
   gboolean snappy;
   guint batch_blocks;
+  guint threads;
 
   /* stats, object lock */
   guint64 st_frames;
@@ -254,6 +259,7 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
   st->hap = self->hap;
   st->snappy = self->snappy;
   st->batch_blocks = self->batch_blocks;
+  st->threads = self->threads ? self->threads : dxt_cpu_count ();
   self->st_frames = self->st_bytes_in = self->st_bytes_out = 0;
   self->st_slices = self->st_gpu_frames = self->st_cpu_frames = 0;
   self->st_device_input_frames = 0;
@@ -269,8 +275,9 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
     GST_INFO_OBJECT (self, "encoding on the GPU: slices of %u blocks over %d "
         "CUDA streams", st->batch_blocks, DXT_ENC_GPU_STREAMS);
   } else {
-    GST_INFO_OBJECT (self, "encoding on the CPU (%s)",
-        dxt_cpu_path_name (dxt_get_cpu_path ()));
+    GST_INFO_OBJECT (self, "encoding on the CPU (%s), slices of %u blocks "
+        "over %u threads", dxt_cpu_path_name (dxt_get_cpu_path ()),
+        st->batch_blocks, st->threads);
   }
 
   g_clear_pointer (&self->state, enc_state_free);
@@ -405,7 +412,7 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   GstMapInfo omap;
   DxtImage img;
   guint8 *dst;
-  guint rows, bx, by, slice_rows, row, n_slices = 0, i;
+  guint bx, by, slice_rows, n_slices = 0, i;
   gsize out_size;
   GstFlowReturn ret;
   gboolean on_gpu = FALSE, device_input = FALSE;
@@ -471,21 +478,21 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
       g_clear_error (&err);
     }
   }
-  for (row = on_gpu ? by : 0; row < by; row += rows) {
-    rows = MIN (slice_rows, by - row);
-    if (dxt_encode_slice (&img, st->codec, st->quality, row, rows,
-            dst + (gsize) row * dxt_row_bytes (st->codec, img.width)) != 0)
-      break;
-    n_slices++;
+  /* the CPU: the slices shared among the threads, the same bytes */
+  if (!on_gpu) {
+    if (dxt_encode_frame_threads (&img, st->codec, st->quality, slice_rows,
+            st->threads, dst) != 0) {
+      gst_video_frame_unmap (&vframe);
+      gst_buffer_unmap (frame->output_buffer, &omap);
+      GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
+          ("DXT encoding of a %ux%u %s frame failed", img.width, img.height,
+              GST_VIDEO_INFO_NAME (&st->info)));
+      gst_video_codec_frame_unref (frame);
+      return GST_FLOW_ERROR;
+    }
+    n_slices = (by + slice_rows - 1) / slice_rows;
   }
   gst_video_frame_unmap (&vframe);
-  if (row < by) {
-    gst_buffer_unmap (frame->output_buffer, &omap);
-    GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
-        ("dxt_encode_slice failed at block row %u", row));
-    gst_video_codec_frame_unref (frame);
-    return GST_FLOW_ERROR;
-  }
 
 coded:
   if (st->hap) {
@@ -594,6 +601,9 @@ gst_dxt_enc_set_property (GObject * object, guint prop_id,
     case PROP_BATCH_BLOCKS:
       self->batch_blocks = g_value_get_uint (value);
       break;
+    case PROP_THREADS:
+      self->threads = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -632,6 +642,9 @@ gst_dxt_enc_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BATCH_BLOCKS:
       g_value_set_uint (value, self->batch_blocks);
+      break;
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -684,6 +697,12 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
           "4x4 blocks per slice, rounded down to whole block rows (at least "
           "one); 0 = the whole frame in one slice", 0, G_MAXUINT32,
           DEFAULT_BATCH_BLOCKS, flags));
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads",
+          "CPU path: threads the slices are shared among, the streaming "
+          "thread included (0 = one per online CPU, 1 = the streaming "
+          "thread alone); the same bytes for any count", 0, 256,
+          DEFAULT_THREADS, flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters: frames, bytes-in, bytes-out, slices, gpu-frames, "
@@ -728,4 +747,5 @@ gst_dxt_enc_init (GstDxtEnc * self)
   self->hap = DEFAULT_HAP;
   self->snappy = DEFAULT_SNAPPY;
   self->batch_blocks = DEFAULT_BATCH_BLOCKS;
+  self->threads = DEFAULT_THREADS;
 }
