@@ -173,11 +173,17 @@ row_rgba_scalar (const DxtImage *img, uint32_t y, uint32_t x, uint32_t n, uint8_
 /* Blocks converted at a time: 4 KiB of RGBA, stays in L1. */
 #define RUN_BLOCKS 64
 
+static int
+encode_args_ok (const DxtImage *img, DxtCodec codec, DxtQuality q, const uint8_t *out)
+{
+  return image_ok (img) && out && (unsigned) codec <= DXT_YCOCG && (unsigned) q <= DXT_HIGH;
+}
+
 int
 dxt_encode_slice (const DxtImage *img, DxtCodec codec, DxtQuality q,
                   uint32_t row0, uint32_t nrows, uint8_t *out)
 {
-  if (!image_ok (img) || !out || (unsigned) codec > DXT_YCOCG || (unsigned) q > DXT_HIGH)
+  if (!encode_args_ok (img, codec, q, out))
     return -1;
   uint32_t by_n = dxt_blocks_y (img->height), bx_n = dxt_blocks_x (img->width);
   if (row0 > by_n || nrows > by_n - row0)
@@ -258,7 +264,7 @@ int
 dxt_encode_frame_threads (const DxtImage *img, DxtCodec codec, DxtQuality q,
                           uint32_t slice_rows, unsigned threads, uint8_t *out)
 {
-  if (!image_ok (img) || !out || (unsigned) codec > DXT_YCOCG || (unsigned) q > DXT_HIGH)
+  if (!encode_args_ok (img, codec, q, out))
     return -1;
   const uint32_t by_n = dxt_blocks_y (img->height);
   if (threads == 0)
