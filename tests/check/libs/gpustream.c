@@ -172,6 +172,29 @@ GST_START_TEST (test_gpu_detection)
 
 GST_END_TEST;
 
+/* A context for programs without an element: one with a device, else
+ * NULL and an error that says why. */
+GST_START_TEST (test_cuda_context_new)
+{
+  GError *err = NULL;
+  GstObject *ctx = gst_gpustream_cuda_context_new (-1, &err);
+
+  if (gst_gpustream_gpu_available ()) {
+    fail_unless (ctx != NULL, "%s", err ? err->message : "");
+    fail_unless (err == NULL);
+    gst_object_unref (ctx);
+  } else {
+    fail_unless (ctx == NULL);
+    fail_unless (err != NULL);
+    fail_unless (g_str_has_prefix (err->message, "no GPU: "));
+    fail_unless (strstr (err->message,
+            gst_gpustream_gpu_unavailable_reason ()) != NULL);
+    g_clear_error (&err);
+  }
+}
+
+GST_END_TEST;
+
 /* ---- GstGpuStreamGpu -------------------------------------------------- */
 
 GST_START_TEST (test_gpu_properties)
@@ -656,6 +679,7 @@ gpustream_suite (void)
   }
   tcase_add_test (tc, test_backend_enum);
   tcase_add_test (tc, test_gpu_detection);
+  tcase_add_test (tc, test_cuda_context_new);
   tcase_add_test (tc, test_gpu_properties);
   tcase_add_test (tc, test_gpu_backend_cpu);
   tcase_add_test (tc, test_gpu_backend_auto);
