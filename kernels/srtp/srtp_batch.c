@@ -304,27 +304,22 @@ sha1x2_ref (uint32_t sa[5], const uint8_t *da, uint32_t sb[5], const uint8_t *db
 /* Expanded AES-GCM keys (round keys in AES-NI order, H^1..H^16). A context's
  * own key sets keep theirs in the context (GsSrtpCtx.gcm_accel), checked
  * against the round keys on every use: the batch loops name the packet's
- * context in ctx before the crypto. Any other key set (none today) gets a
- * slot for the call: on the batch call's stack, wiped before it returns;
- * keys do not change during a call, so the GsSrtpKeys address identifies
- * them there. */
-#define GCM_KEY_SLOTS 4
-
+ * context in ctx before the crypto. A key set that is not the named
+ * context's (no caller passes one today) is expanded into the call's one
+ * spare slot, on its stack and wiped before the call returns. */
 _Static_assert (sizeof (GsGcmAccelKey) <= GSRTP_GCM_ACCEL_BYTES,
     "GsSrtpCtx.gcm_accel is too small for a GsGcmAccelKey");
 
 typedef struct {
   GsSrtpCtx *ctx;            /* the packet's context, or NULL */
-  const GsSrtpKeys *src[GCM_KEY_SLOTS];
-  GsGcmAccelKey key[GCM_KEY_SLOTS];
-  unsigned used, next;
+  const GsSrtpKeys *spare_of;
+  GsGcmAccelKey spare;
 } GcmKeyCache;
 
 static const GsGcmAccelKey *
 gcm_key_get (GcmKeyCache *c, const GsSrtpKeys *k)
 {
   GsSrtpCtx *ctx = c->ctx;
-  unsigned i;
   if (ctx && (k == &ctx->rtp_keys || k == &ctx->rtcp_keys)) {
     const int s = k == &ctx->rtcp_keys;
     GsGcmAccelKey *key = (GsGcmAccelKey *) (void *)
@@ -336,22 +331,18 @@ gcm_key_get (GcmKeyCache *c, const GsSrtpKeys *k)
     }
     return key;
   }
-  for (i = 0; i < c->used; i++)
-    if (c->src[i] == k)
-      return &c->key[i];
-  i = c->next;
-  c->next = (c->next + 1) % GCM_KEY_SLOTS;
-  if (c->used < GCM_KEY_SLOTS)
-    c->used++;
-  c->src[i] = k;
-  gs_gcm_accel_key_init (&c->key[i], k);
-  return &c->key[i];
+  if (c->spare_of != k) {
+    gs_gcm_accel_key_init (&c->spare, k);
+    c->spare_of = k;
+  }
+  return &c->spare;
 }
 
 static void
 gcm_key_cache_wipe (GcmKeyCache *c)
 {
-  gsrtp_wipe (c->key, c->used * sizeof c->key[0]);
+  if (c->spare_of)
+    gsrtp_wipe (&c->spare, sizeof c->spare);
 }
 
 typedef struct {
@@ -380,8 +371,8 @@ prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
   p->sha1_mb = impl != GSRTP_IMPL_SCALAR && (gs_sha1_level () == GS_SHA1_AVX2 ||
       gs_sha1_level () == GS_SHA1_AVX512);
   if (impl != GSRTP_IMPL_SCALAR && gs_gcm_accel_level () > 0) {
-    gcm_cache->used = gcm_cache->next = 0;
     gcm_cache->ctx = NULL;
+    gcm_cache->spare_of = NULL;
     p->gcm = gcm_cache;
   }
 #ifdef GS_X86

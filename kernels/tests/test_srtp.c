@@ -1080,9 +1080,8 @@ test_gcm_key_cache (void)
   /* a at 16 bytes past a 64-byte boundary: all malloc promises (the cached
    * keys must not need more) */
   static uint8_t raw[sizeof (GsSrtpCtx) + 64] __attribute__ ((aligned (64)));
-  GsSrtpCtx *ap = (GsSrtpCtx *) (void *) (raw + 16);
+  GsSrtpCtx *a = (GsSrtpCtx *) (void *) (raw + 16);
   static GsSrtpCtx b;
-#define a (*ap)
   GsSrtpPolicy pol = { GSRTP_CIPHER_AES_128_GCM, GSRTP_AUTH_NULL };
   uint8_t ka[28], kb[28], pa[1600], pb[1600];
   size_t lb = 0;
@@ -1090,17 +1089,17 @@ test_gcm_key_cache (void)
   rnd_fill (ka, sizeof ka);
   rnd_fill (kb, sizeof kb);
   {
-    gsrtp_ctx_init (&a, pol, pol, ka, sizeof ka, 0);
+    gsrtp_ctx_init (a, pol, pol, ka, sizeof ka, 0);
     gsrtp_ctx_init (&b, pol, pol, kb, sizeof kb, 0);
     for (uint16_t seq = 0; seq < 3; seq++) {
-      GsSrtpPacket pk = { &a, pa, 12 + 700, sizeof pa, 0, GSRTP_OK };
+      GsSrtpPacket pk = { a, pa, 12 + 700, sizeof pa, 0, GSRTP_OK };
       memset (pa, 0, 12);
       pa[0] = 0x80; pa[1] = 96; pa[2] = (uint8_t) (seq >> 8); pa[3] = (uint8_t) seq;
       gs_st32 (pa + 8, 0xabcd);
       rnd_fill (pa + 12, 700);
       memcpy (pb, pa, 12 + 700);
       if (seq == 1)
-        a.rtp_keys = b.rtp_keys;
+        a->rtp_keys = b.rtp_keys;
       gsrtp_protect_batch (&pk, 1, GSRTP_IMPL_AUTO);
       gsrtp_rtp_protect (&b, pb, 12 + 700, sizeof pb, &lb);
       if (seq >= 1 && (pk.result != GSRTP_OK || pk.len != lb || memcmp (pa, pb, lb)))
@@ -1109,9 +1108,8 @@ test_gcm_key_cache (void)
   }
   check (bad == 0, "GCM batch after the context's key changed == the new key's packets, context "
       "16 bytes off a 32-byte boundary (%d differ)", bad);
-  gsrtp_ctx_clear (&a);
+  gsrtp_ctx_clear (a);
   gsrtp_ctx_clear (&b);
-#undef a
 }
 
 static void
