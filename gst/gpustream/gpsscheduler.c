@@ -37,8 +37,12 @@
  * The worker belongs to the device, not to the scheduler: every scheduler
  * started on the same device (the same GstCudaContext, or the CPU) with the
  * same cycle I joins one DeviceWorker, whose thread runs, at each P_k, the
- * cycle of each of them in turn (swap, process, hand off), so one thread
- * launches everything the device does per cycle, as in the paper, and
+ * cycle of all of them in three phases: swap every pipeline's batch out;
+ * start every batch (a processor with submit / finish only queues its work,
+ * each batch on its own lane: a CUDA stream, so the copies and kernels of
+ * the pipelines overlap; others run the batch there and then); finish every
+ * started batch and hand each to its forwarder. So one thread launches
+ * everything the device does per cycle, as in the paper, and
  * admission counts the rate of all of them against the capacity (at start,
  * and for streams added while running). A scheduler asking for another I on
  * the same device gets a worker of its own (a pipeline mixing elements with
@@ -111,10 +115,10 @@ typedef struct
   GstClockTime cycle;
   gint rt_priority;             /* of the scheduler that made it */
   GThread *thread;
-  GMutex lock;                  /* scheds, busy, stop */
+  GMutex lock;                  /* scheds, in_cycle, stop */
   GCond cond;
   GPtrArray *scheds;            /* attached, in attach order */
-  GstGpuStreamScheduler *busy;  /* whose cycle the thread runs now */
+  gboolean in_cycle;            /* the thread runs a cycle of them now */
   gboolean stop;
 } DeviceWorker;
 
@@ -135,6 +139,7 @@ struct _Pipeline
   guint work_reserved;
   gboolean pending;             /* worker only: work_idx processed, waiting
                                  * for the forwarder to take it */
+  gpointer submitted;           /* worker only: what submit returned */
   guint64 rate;                 /* sum of v of its streams, under sched lock */
 
   /* forwarder hand-off */
@@ -172,6 +177,7 @@ struct _GstGpuStreamScheduler
   Pipeline *pipelines;
   guint n_pipelines;
   DeviceWorker *device;         /* the worker running its cycles */
+  guint64 t_launch;             /* worker only: this cycle's launch */
 };
 
 static void
@@ -690,42 +696,66 @@ pipeline_handoff (Pipeline * pl, gint64 deadline)
   return TRUE;
 }
 
+/* Phase 1 of sched's cycle: a batch still waiting for its forwarder goes
+ * first, if it can (its pipeline collects on meanwhile: no spare batch to
+ * swap in); every other pipeline's batch is swapped out. */
 static void
-run_processor (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * items,
-    guint n)
+cycle_swap (GstGpuStreamScheduler * sched)
 {
-  if (n == 0)
-    return;
-  if (sched->use_gpu)
-    sched->processor.process_gpu (sched->proc_data, sched->cuda_context,
-        items, n);
-  else
-    sched->processor.process_cpu (sched->proc_data, items, n);
-}
-
-/* One cycle of sched, P_k, on its device's worker thread. */
-static void
-sched_cycle (GstGpuStreamScheduler * sched, guint64 k, gboolean late)
-{
-  const guint64 cycle = sched->cycle;
-  guint64 t0, ts;
   guint i;
 
-  /* a batch still waiting for its forwarder goes first, if it can; its
-   * pipeline collects on meanwhile (no spare batch to swap in) */
   for (i = 0; i < sched->n_pipelines; i++)
     if (sched->pipelines[i].pending)
       pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time ());
   for (i = 0; i < sched->n_pipelines; i++)
     if (!sched->pipelines[i].pending)
       pipeline_swap (&sched->pipelines[i]);
-  t0 = gst_gpustream_sched_now ();
+}
+
+/* Phase 2: each swapped batch is started (a split processor, on the next
+ * lane) or run whole. */
+static void
+cycle_launch (GstGpuStreamScheduler * sched, guint * lane)
+{
+  GstObject *ctx = sched->use_gpu ? sched->cuda_context : NULL;
+  guint i;
+
+  sched->t_launch = gst_gpustream_sched_now ();
   for (i = 0; i < sched->n_pipelines; i++) {
     Pipeline *pl = &sched->pipelines[i];
-    if (!pl->pending)
-      run_processor (sched, pl->bufs[pl->work_idx].items, pl->work_n);
+    GstGpuStreamSchedItem *items = pl->bufs[pl->work_idx].items;
+
+    pl->submitted = NULL;
+    if (pl->pending || pl->work_n == 0)
+      continue;
+    if (sched->processor.submit)
+      pl->submitted = sched->processor.submit (sched->proc_data, ctx,
+          (*lane)++, items, pl->work_n);
+    else if (sched->use_gpu)
+      sched->processor.process_gpu (sched->proc_data, ctx, items, pl->work_n);
+    else
+      sched->processor.process_cpu (sched->proc_data, items, pl->work_n);
   }
-  ts = gst_gpustream_sched_now () - t0;
+}
+
+/* Phase 3: the started batches are finished, in launch order; T_S of sched
+ * is from its launch to its last batch done. Then each batch goes to its
+ * forwarder. */
+static void
+cycle_finish (GstGpuStreamScheduler * sched, guint64 k, gboolean late)
+{
+  const guint64 cycle = sched->cycle;
+  guint64 ts;
+  guint i;
+
+  for (i = 0; i < sched->n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+
+    if (!pl->pending && pl->work_n > 0 && sched->processor.finish)
+      sched->processor.finish (sched->proc_data, pl->submitted);
+    pl->submitted = NULL;
+  }
+  ts = gst_gpustream_sched_now () - sched->t_launch;
   /* a late forwarder is waited for, as in the paper: a machine that
    * stalls it for tens of ms delays every pipeline alike, and going on
    * without it measured worse (its pipeline then falls a cycle behind at
@@ -748,6 +778,10 @@ sched_cycle (GstGpuStreamScheduler * sched, guint64 k, gboolean late)
         G_GUINT64_FORMAT " ns (T_S < I violated)", ts, cycle);
 }
 
+/* At each P_k, the cycle of every attached scheduler, in three phases over
+ * all of them, so that every batch of the device is started (submit) before
+ * the worker waits for any (finish). A scheduler that detaches waits for
+ * the end of the cycle it is in (device_detach). */
 static gpointer
 device_worker_main (gpointer user_data)
 {
@@ -761,7 +795,7 @@ device_worker_main (gpointer user_data)
   for (;;) {
     guint64 target = p0 + k * cycle, now;
     gboolean late = FALSE;
-    guint i;
+    guint i, lane = 0;
 
     sleep_until (target);
     now = gst_gpustream_sched_now ();
@@ -778,26 +812,20 @@ device_worker_main (gpointer user_data)
     g_ptr_array_set_size (run, 0);
     for (i = 0; i < w->scheds->len; i++)
       g_ptr_array_add (run, g_ptr_array_index (w->scheds, i));
+    w->in_cycle = TRUE;
     g_mutex_unlock (&w->lock);
 
-    /* every attached scheduler's cycle, one after the other; one that
-     * detached meanwhile is skipped (its stop waits while it is busy) */
-    for (i = 0; i < run->len; i++) {
-      GstGpuStreamScheduler *sched = g_ptr_array_index (run, i);
-      gboolean attached;
+    for (i = 0; i < run->len; i++)
+      cycle_swap (g_ptr_array_index (run, i));
+    for (i = 0; i < run->len; i++)
+      cycle_launch (g_ptr_array_index (run, i), &lane);
+    for (i = 0; i < run->len; i++)
+      cycle_finish (g_ptr_array_index (run, i), k, late);
 
-      g_mutex_lock (&w->lock);
-      attached = g_ptr_array_find (w->scheds, sched, NULL);
-      w->busy = attached ? sched : NULL;
-      g_mutex_unlock (&w->lock);
-      if (!attached)
-        continue;
-      sched_cycle (sched, k, late);
-      g_mutex_lock (&w->lock);
-      w->busy = NULL;
-      g_cond_broadcast (&w->cond);
-      g_mutex_unlock (&w->lock);
-    }
+    g_mutex_lock (&w->lock);
+    w->in_cycle = FALSE;
+    g_cond_broadcast (&w->cond);
+    g_mutex_unlock (&w->lock);
     k++;
   }
   g_ptr_array_free (run, TRUE);
@@ -903,7 +931,8 @@ device_detach (GstGpuStreamScheduler * sched)
   g_mutex_lock (&workers_lock);
   g_mutex_lock (&w->lock);
   g_ptr_array_remove (w->scheds, sched);
-  while (w->busy == sched)
+  /* the cycle may have taken sched already: let it end */
+  while (w->in_cycle)
     g_cond_wait (&w->cond, &w->lock);
   last = w->scheds->len == 0;
   if (last) {
@@ -925,13 +954,23 @@ device_detach (GstGpuStreamScheduler * sched)
 
 /* ---- the scheduler ------------------------------------------------------ */
 
+/* Whether the processor runs anything on the GPU (process_gpu, or the split
+ * halves, which take the CUDA context). */
+static gboolean
+proc_has_gpu (const GstGpuStreamProcessor * proc)
+{
+  return proc->process_gpu != NULL || proc->submit != NULL;
+}
+
 GstGpuStreamScheduler *
 gst_gpustream_scheduler_new (const GstGpuStreamProcessor * processor,
     gpointer proc_data, const GstGpuStreamSchedCallbacks * callbacks)
 {
   GstGpuStreamScheduler *sched;
 
-  g_return_val_if_fail (processor && processor->process_cpu, NULL);
+  g_return_val_if_fail (processor && (processor->process_cpu ||
+          processor->submit), NULL);
+  g_return_val_if_fail (!processor->submit == !processor->finish, NULL);
   g_return_val_if_fail (callbacks && callbacks->forward, NULL);
   sched_debug_init ();
 
@@ -1013,7 +1052,7 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
   sched->rt_priority = sched->params.rt_priority;
   sched->cycles = sched->launches = sched->late = 0;
   sched->use_gpu = backend != GST_GPUSTREAM_BACKEND_CPU &&
-      sched->processor.process_gpu != NULL && cuda_context != NULL;
+      cuda_context != NULL && proc_has_gpu (&sched->processor);
   sched->cuda_context = cuda_context ? gst_object_ref (cuda_context) : NULL;
   sched->n_pipelines = n_pipelines;
   sched->pipelines = g_new0 (Pipeline, n_pipelines);
@@ -1155,7 +1194,10 @@ cal_worst (const GstGpuStreamProcessor * proc, gpointer proc_data,
       items[i].flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
     }
     t0 = gst_gpustream_sched_now ();
-    if (gpu)
+    if (proc->submit)
+      proc->finish (proc_data, proc->submit (proc_data, gpu ? ctx : NULL, 0,
+              items, n));
+    else if (gpu)
       proc->process_gpu (proc_data, ctx, items, n);
     else
       proc->process_cpu (proc_data, items, n);
@@ -1174,8 +1216,8 @@ gst_gpustream_scheduler_calibrate (const GstGpuStreamProcessor * proc,
     GstClockTime cycle, guint32 w, gdouble margin,
     GstGpuStreamCalibration * out, GError ** error)
 {
-  gboolean gpu = backend != GST_GPUSTREAM_BACKEND_CPU && proc->process_gpu &&
-      ctx;
+  gboolean gpu = backend != GST_GPUSTREAM_BACKEND_CPU && ctx &&
+      proc_has_gpu (proc);
   guint64 limit = (guint64) (cycle * (1.0 - margin));
   guint lo = 0, hi = 0, n;
   guint64 t, t_lo = 0;

@@ -11,7 +11,8 @@
  * thread per stream) batch packets into their pipeline's collector buffer
  * without taking a lock. One worker thread wakes at P_k = P_0 + k I
  * (absolute times on the monotonic clock: no drift), swaps each pipeline's
- * collector buffer for an empty one, runs the processor on every batch and
+ * collector buffer for an empty one, runs the processor on every batch (or
+ * starts every batch, on lanes of their own, before it waits for any) and
  * hands each processed buffer to the pipeline's forwarder thread, which calls
  * the forward callback item by item, in order. Three buffers per pipeline
  * rotate collector -> worker -> forwarder -> collector (Table 2): packets are
@@ -59,6 +60,21 @@ typedef struct {
   /* NULL when the stage has no GPU path: the worker then runs process_cpu. */
   void (*process_gpu) (gpointer proc_data, GstObject * cuda_context,
       GstGpuStreamSchedItem * items, guint n_items);
+  /* Optional (both or neither): the batch in two halves, so that the worker
+   * starts the batch of every pipeline on the device before it waits for
+   * any (paper 001, section 5: N CUDA streams, the copies and kernel of one
+   * pipeline overlapping those of the others). When set, they replace
+   * process_cpu / process_gpu on both backends (cuda_context is NULL on the
+   * CPU backend, and NULL when the scheduler runs on the CPU): every cycle
+   * the worker calls submit for each non-empty batch, then finish for each,
+   * in the same order. submit starts the work and returns what finish needs;
+   * finish waits for it and leaves items as process_* would. lane is
+   * distinct among the batches in flight together (0, 1, ... in submission
+   * order, per cycle of the device's worker): a processor may keep one CUDA
+   * stream and staging area per lane. */
+  gpointer (*submit) (gpointer proc_data, GstObject * cuda_context,
+      guint lane, GstGpuStreamSchedItem * items, guint n_items);
+  void (*finish) (gpointer proc_data, gpointer submitted);
 } GstGpuStreamProcessor;
 
 typedef struct {

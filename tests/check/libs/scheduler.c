@@ -515,6 +515,172 @@ GST_START_TEST (test_device_worker)
 
 GST_END_TEST;
 
+/* ---- split processors: every batch started before any is waited for -- */
+
+/* A batch "runs" on a thread of its own for SPLIT_SLEEP_US (like a copy and
+ * kernel queued on a CUDA stream) and marks each packet; finish joins it. */
+#define SPLIT_SLEEP_US 3000
+#define SPLIT_MARK (G_GUINT64_CONSTANT (1) << 40)
+
+typedef struct
+{
+  GMutex lock;
+  guint lanes_busy;             /* bit per lane in flight */
+  guint in_flight, max_in_flight;
+  guint lane_clash;             /* a lane given while still in flight */
+  guint64 batches;
+} SplitLog;
+
+typedef struct
+{
+  SplitLog *log;
+  guint lane;
+  GstGpuStreamSchedItem *items;
+  guint n;
+  GThread *thread;
+} SplitJob;
+
+static gpointer
+split_run (gpointer data)
+{
+  SplitJob *job = data;
+  guint i;
+
+  g_usleep (SPLIT_SLEEP_US);
+  for (i = 0; i < job->n; i++)
+    job->items[i].data = GSIZE_TO_POINTER (GPOINTER_TO_SIZE
+        (job->items[i].data) + SPLIT_MARK);
+  return NULL;
+}
+
+static gpointer
+split_submit (gpointer proc_data, GstObject * ctx, guint lane,
+    GstGpuStreamSchedItem * items, guint n)
+{
+  SplitJob *job = g_new0 (SplitJob, 1);
+  SplitLog *log = proc_data;
+
+  job->log = log;
+  job->lane = lane;
+  job->items = items;
+  job->n = n;
+  g_mutex_lock (&log->lock);
+  if (lane >= 32 || (log->lanes_busy & (1u << lane)))
+    log->lane_clash++;
+  else
+    log->lanes_busy |= 1u << lane;
+  log->in_flight++;
+  log->max_in_flight = MAX (log->max_in_flight, log->in_flight);
+  g_mutex_unlock (&log->lock);
+  job->thread = g_thread_new ("split", split_run, job);
+  return job;
+}
+
+static void
+split_finish (gpointer proc_data, gpointer submitted)
+{
+  SplitJob *job = submitted;
+  SplitLog *log = proc_data;
+
+  g_thread_join (job->thread);
+  g_mutex_lock (&log->lock);
+  if (job->lane < 32)
+    log->lanes_busy &= ~(1u << job->lane);
+  log->in_flight--;
+  log->batches++;
+  g_mutex_unlock (&log->lock);
+  g_free (job);
+}
+
+static const GstGpuStreamProcessor split_proc = { "split", NULL, NULL,
+  split_submit, split_finish
+};
+
+static void
+fwd_split (gpointer stream_data, gpointer data, guint16 flags)
+{
+  guint64 v = GPOINTER_TO_SIZE (data);
+
+  /* processed exactly once, and in order */
+  if (v < SPLIT_MARK || v >= 2 * SPLIT_MARK)
+    g_atomic_int_inc (&((Sink *) stream_data)->bad);
+  fwd_check (stream_data, GSIZE_TO_POINTER (v - SPLIT_MARK), flags);
+}
+
+static const GstGpuStreamSchedCallbacks split_cb = { fwd_split, drop_nothing };
+
+GST_START_TEST (test_split_overlap)
+{
+  SplitLog log = { 0 };
+  GstGpuStreamScheduler *sched[2];
+  GstGpuStreamSchedStream *st[4];
+  GstGpuStreamSchedulerStats stats;
+  GError *err = NULL;
+  guint64 seq[4] = { 0 };
+  gint64 end;
+  guint i, j;
+
+  g_mutex_init (&log.lock);
+  for (i = 0; i < 4; i++)
+    memset (&sinks[i], 0, sizeof sinks[i]);
+  /* two schedulers of two pipelines on the CPU's worker: four batches a
+   * cycle, each taking 3 ms on its own thread; run one after the other
+   * they would need 12 ms of the 10 ms cycle */
+  for (i = 0; i < 2; i++) {
+    sched[i] = gst_gpustream_scheduler_new (&split_proc, &log, &split_cb);
+    set_params (sched[i], 10 * GST_MSECOND, 0, FALSE);
+    for (j = 0; j < 2; j++) {
+      st[2 * i + j] = gst_gpustream_scheduler_add_stream (sched[i], 1400,
+          100 * GST_MSECOND, 1000000, &sinks[2 * i + j], NULL, &err);
+      fail_unless (st[2 * i + j] != NULL);
+    }
+    fail_unless (gst_gpustream_scheduler_start (sched[i], 2,
+            GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  }
+  end = g_get_monotonic_time () + 400 * G_TIME_SPAN_MILLISECOND;
+  while (g_get_monotonic_time () < end) {
+    for (i = 0; i < 4; i++)
+      for (j = 0; j < 4; j++)
+        if (gst_gpustream_sched_stream_push (st[i], GSIZE_TO_POINTER (seq[i]),
+                100, GST_GPUSTREAM_SCHED_ITEM_PACKET))
+          seq[i]++;
+    g_usleep (1000);
+  }
+  end = g_get_monotonic_time () + 5 * G_TIME_SPAN_SECOND;
+  for (i = 0; i < 4; i++)
+    while (sinks[i].next < seq[i] && g_get_monotonic_time () < end)
+      g_usleep (1000);
+
+  for (i = 0; i < 4; i++) {
+    fail_unless (seq[i] > 100);
+    fail_unless_equals_uint64 (sinks[i].next, seq[i]);
+    fail_unless_equals_int (sinks[i].bad, 0);
+  }
+  g_mutex_lock (&log.lock);
+  /* all four batches of a cycle were in flight together, each on a lane of
+   * its own, and every one was finished */
+  fail_unless_equals_int (log.max_in_flight, 4);
+  fail_unless_equals_int (log.lane_clash, 0);
+  fail_unless_equals_int (log.in_flight, 0);
+  fail_unless (log.batches >= 4 * 20);
+  g_mutex_unlock (&log.lock);
+  for (i = 0; i < 2; i++) {
+    gst_gpustream_scheduler_get_stats (sched[i], &stats);
+    GST_INFO ("scheduler %u: worst T_S %.2f ms of a 10 ms cycle", i,
+        stats.worst_batch / 1e6);
+  }
+
+  for (i = 0; i < 2; i++) {
+    gst_gpustream_scheduler_stop (sched[i]);
+    for (j = 0; j < 2; j++)
+      gst_gpustream_scheduler_remove_stream (sched[i], st[2 * i + j]);
+    gst_gpustream_scheduler_free (sched[i]);
+  }
+  g_mutex_clear (&log.lock);
+}
+
+GST_END_TEST;
+
 static Suite *
 scheduler_suite (void)
 {
@@ -525,6 +691,7 @@ scheduler_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_admission);
   tcase_add_test (tc, test_device_worker);
+  tcase_add_test (tc, test_split_overlap);
   tcase_add_test (tc, test_swap_stress);
   tcase_add_test (tc, test_policing);
   tcase_add_test (tc, test_calibration);
