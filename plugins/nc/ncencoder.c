@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include <gst/gpustream/gstgpustream.h>
+#include <gst/gpustream/gpsscheduler.h>
 #include <rlnc/rlnc.h>
 
 #include "ncencoder.h"
@@ -52,6 +53,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_nc_encoder_debug);
 #define DEFAULT_SYSTEMATIC TRUE
 #define DEFAULT_COEFFICIENTS GST_NC_COEFFICIENTS_SEED
 #define DEFAULT_MAX_LATENCY 0
+#define DEFAULT_CYCLE 0
+/* scheduled mode: the cycle must leave room for the worker's own work */
+#define MIN_CYCLE (100 * GST_USECOND)
+/* scheduled mode: bytes of generations between the streaming thread and the
+ * forwarder before the streaming thread waits (a blocked downstream) */
+#define SCHED_MAX_BYTES (64 * 1024 * 1024)
 /* generations coded concurrently by one instance; 1 when latency matters */
 #define MAX_IN_FLIGHT 4
 
@@ -65,6 +72,7 @@ enum
   PROP_SYSTEMATIC,
   PROP_COEFFICIENTS,
   PROP_MAX_LATENCY,
+  PROP_CYCLE,
   PROP_STATS,
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
@@ -107,6 +115,8 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 typedef struct
 {
   guint32 id;
+  guint m, k;
+  gboolean vector;              /* coefficient vectors in the packets */
   guint8 *data;                 /* m * k source bytes, zero-padded */
   guint32 data_length;
   GstClockTime pts;
@@ -121,6 +131,18 @@ typedef struct
   GstGpuStreamCoderJob *job;
 } EncGen;
 
+/* Scheduled mode: what goes through the scheduler, in order: a generation
+ * (coded by the worker's batch, pushed by the forwarder), a relay packet or
+ * a serialized event (pushed by the forwarder). */
+typedef struct
+{
+  GstNcEncoder *self;           /* no ref: items never outlive the scheduler */
+  EncGen *gen;
+  GstBuffer *buf;
+  GstEvent *event;
+  gsize bytes;                  /* counted in sched_bytes */
+} EncOut;
+
 /* Stream state: exists between READY->PAUSED and PAUSED->READY, touched by
  * the streaming thread only. */
 typedef struct
@@ -133,6 +155,7 @@ typedef struct
 
   gboolean relay;
   gboolean caps_sent;
+  GstCaps *src_caps;            /* the last caps sent (or queued) */
   GstSegment segment;
   guint32 session;
 
@@ -174,6 +197,18 @@ struct _GstNcEncoder
   gboolean systematic;
   GstNcCoefficients coefficients;
   GstClockTime max_latency;
+  GstClockTime cycle;
+
+  /* scheduled mode (cycle > 0), fixed from READY to PAUSED until PAUSED to
+   * READY */
+  GstGpuStreamScheduler *sched;
+  GstGpuStreamSchedStream *sched_stream;
+  gboolean scheduled;
+  GstClockTime sched_cycle;
+  GstGpuStreamBackend sched_where;
+  gint sched_ret;               /* atomic: the forwarder's last flow return */
+  gint sched_flushing;          /* atomic */
+  guint64 sched_bytes;          /* atomic: bytes between submit and forward */
 
   /* stats, object lock */
   guint64 st_generations;
@@ -196,6 +231,9 @@ GST_ELEMENT_REGISTER_DEFINE (ncencoder, "ncencoder", GST_RANK_NONE,
     GST_TYPE_NC_ENCODER);
 
 /* ---- the data path ------------------------------------------------------- */
+
+static gboolean enc_push_event (GstNcEncoder * self, GstEvent * event);
+static GstFlowReturn enc_push_buffer (GstNcEncoder * self, GstBuffer * buf);
 
 static guint32
 mix32 (guint32 x)
@@ -252,7 +290,8 @@ ensure_caps (GstNcEncoder * self, EncState * st)
 {
   if (!st->caps_sent) {
     GstCaps *caps = make_src_caps (st, NULL);
-    gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+    gst_caps_replace (&st->src_caps, caps);
+    enc_push_event (self, gst_event_new_caps (caps));
     gst_caps_unref (caps);
     st->caps_sent = TRUE;
   }
@@ -282,10 +321,28 @@ enc_gen_free (EncGen * g)
   g_free (g);
 }
 
-/* Builds the packets of one full (or flushed) generation and submits the
- * coded part to the pool. Takes ownership of data. */
+/* Submits the coded part of g to the pool. */
+static void
+enc_gen_start (EncGen * g, GstGpuStreamBackend where, GstObject * ctx)
+{
+  GstGpuStreamGfProduct p;
+
+  if (g->n_coded == 0)
+    return;
+  p.k = g->k;
+  p.m = g->m;
+  p.n = g->n_coded;
+  p.coefs = g->coefs;
+  p.src = g->src;
+  p.out = (guint8 * const *) g->out;
+  g->job = gst_gpustream_coder_submit (&p, where, ctx);
+}
+
+/* Builds the packets of one full (or flushed) generation: the source
+ * packets whole, the coded ones up to their payload, which the pool codes
+ * (enc_gen_start). Takes ownership of data. */
 static EncGen *
-enc_gen_submit (GstNcEncoder * self, EncState * st, guint8 * data,
+enc_gen_build (GstNcEncoder * self, EncState * st, guint8 * data,
     guint32 data_length)
 {
   EncGen *g = g_new0 (EncGen, 1);
@@ -294,6 +351,9 @@ enc_gen_submit (GstNcEncoder * self, EncState * st, guint8 * data,
   NcHeader h = { NC_PACKET_VERSION, 0, m, 0, k, data_length, 0 };
 
   g->id = st->next_gen++;
+  g->m = m;
+  g->k = k;
+  g->vector = vector;
   g->data = data;
   g->data_length = data_length;
   g->pts = st->gen_pts;
@@ -316,10 +376,6 @@ enc_gen_submit (GstNcEncoder * self, EncState * st, guint8 * data,
   }
 
   if (g->n_coded > 0) {
-    GstGpuStreamGfProduct p;
-    GstGpuStreamBackend where;
-    GstObject *ctx;
-
     g->coefs = g_malloc ((gsize) g->n_coded * m);
     g->seeds = g_new (guint32, g->n_coded);
     g->src = g_new (const guint8 *, m);
@@ -341,19 +397,6 @@ enc_gen_submit (GstNcEncoder * self, EncState * st, guint8 * data,
       /* the pool codes straight into the packet's payload: no copy */
       g->out[i] = g->maps[i].data + NC_HEADER_SIZE + (vector ? m : 0);
     }
-
-    p.k = k;
-    p.m = m;
-    p.n = g->n_coded;
-    p.coefs = g->coefs;
-    p.src = g->src;
-    p.out = (guint8 * const *) g->out;
-
-    GST_OBJECT_LOCK (self);
-    where = self->gpu.resolved;
-    ctx = self->gpu.cuda_context;
-    GST_OBJECT_UNLOCK (self);
-    g->job = gst_gpustream_coder_submit (&p, where, ctx);
   }
 
   GST_OBJECT_LOCK (self);
@@ -366,10 +409,10 @@ enc_gen_submit (GstNcEncoder * self, EncState * st, guint8 * data,
 
 /* Waits for the coded part, writes the headers and pushes every packet. */
 static GstFlowReturn
-enc_gen_push (GstNcEncoder * self, EncState * st, EncGen * g)
+enc_gen_push (GstNcEncoder * self, EncGen * g)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean vector = st->coef_mode == GST_NC_COEFFICIENTS_VECTOR;
+  gboolean vector = g->vector;
   guint n_src = g->n_packets - g->n_coded, i;
   guint64 bytes = 0;
 
@@ -380,11 +423,11 @@ enc_gen_push (GstNcEncoder * self, EncState * st, EncGen * g)
   }
 
   for (i = 0; i < g->n_coded; i++) {
-    NcHeader h = { NC_PACKET_VERSION, vector ? 0 : NC_FLAG_SEED, st->m, g->id,
-      st->k, g->data_length, vector ? 0 : g->seeds[i]
+    NcHeader h = { NC_PACKET_VERSION, vector ? 0 : NC_FLAG_SEED, g->m, g->id,
+      g->k, g->data_length, vector ? 0 : g->seeds[i]
     };
     nc_packet_write (g->maps[i].data, &h,
-        vector ? g->coefs + (gsize) i * st->m : NULL, g->out[i]);
+        vector ? g->coefs + (gsize) i * g->m : NULL, g->out[i]);
     gst_buffer_unmap (g->bufs[n_src + i], &g->maps[i]);
     g->maps[i].memory = NULL;
   }
@@ -410,6 +453,172 @@ enc_gen_push (GstNcEncoder * self, EncState * st, EncGen * g)
   return ret;
 }
 
+/* ---- scheduled mode: cycle > 0 ----
+ * Everything the element sends goes through one GstGpuStreamScheduler
+ * stream (gpsscheduler.h), in order. The streaming thread builds each
+ * generation (source packets whole, coded packets up to their payload) and
+ * collects it without a lock; every cycle the device's worker submits the
+ * coding of every generation collected to the coder pool before it waits
+ * for any (on the GPU the pool runs them as one launch, together with those
+ * of the other scheduled elements on the device); the forwarder thread
+ * writes the headers and pushes. Relay packets and serialized events take
+ * the same path, so that nothing overtakes anything. */
+
+static void
+enc_out_free (gpointer data)
+{
+  EncOut *o = data;
+
+  if (o->bytes)
+    __atomic_sub_fetch (&o->self->sched_bytes, o->bytes, __ATOMIC_RELAXED);
+  if (o->gen)
+    enc_gen_free (o->gen);
+  gst_clear_buffer (&o->buf);
+  gst_clear_event (&o->event);
+  g_free (o);
+}
+
+typedef struct
+{
+  GstGpuStreamSchedItem *items;
+  guint n;
+} EncBatch;
+
+/* The worker, at P_k: the coding of the batch's generations goes to the
+ * pool (the GPU when the scheduler runs on one). */
+static gpointer
+enc_sched_submit_batch (gpointer proc_data, GstObject * cuda_context,
+    guint lane, GstGpuStreamSchedItem * items, guint n)
+{
+  GstNcEncoder *self = proc_data;
+  GstGpuStreamBackend where = cuda_context ? self->sched_where :
+      GST_GPUSTREAM_BACKEND_CPU;
+  EncBatch *b = g_new (EncBatch, 1);
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    EncOut *o = items[i].data;
+    if (o->gen)
+      enc_gen_start (o->gen, where, cuda_context);
+  }
+  b->items = items;
+  b->n = n;
+  return b;
+}
+
+/* The worker, once every batch of the cycle is submitted. */
+static void
+enc_sched_finish_batch (gpointer proc_data, gpointer submitted)
+{
+  GstNcEncoder *self = proc_data;
+  EncBatch *b = submitted;
+  guint i;
+
+  for (i = 0; i < b->n; i++) {
+    EncOut *o = b->items[i].data;
+
+    if (!o->gen || !o->gen->job)
+      continue;
+    if (!gst_gpustream_coder_job_wait (o->gen->job))
+      GST_WARNING_OBJECT (self, "coder job of generation %u failed",
+          o->gen->id);
+    o->gen->job = NULL;
+  }
+  g_free (b);
+}
+
+static const GstGpuStreamProcessor enc_sched_processor = {
+  "nc-encode", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
+};
+
+/* The forwarder thread, in collection order. */
+static void
+enc_sched_forward (gpointer stream_data, gpointer data, guint16 flags)
+{
+  GstNcEncoder *self = stream_data;
+  EncOut *o = data;
+  GstFlowReturn ret;
+
+  if (o->event) {
+    gst_pad_push_event (self->srcpad, g_steal_pointer (&o->event));
+  } else {
+    ret = o->gen ? enc_gen_push (self, g_steal_pointer (&o->gen)) :
+        gst_pad_push (self->srcpad, g_steal_pointer (&o->buf));
+    g_atomic_int_set (&self->sched_ret, ret);
+  }
+  enc_out_free (o);
+}
+
+static const GstGpuStreamSchedCallbacks enc_sched_callbacks = {
+  enc_sched_forward, enc_out_free
+};
+
+/* Hands o to the scheduler; takes it. A full batch, or more than
+ * SCHED_MAX_BYTES in flight (downstream blocked), waits for the worker and
+ * the forwarder. FALSE (o dropped) when flushing or stopped. */
+static gboolean
+enc_sched_put (GstNcEncoder * self, EncOut * o, gsize bytes)
+{
+  gboolean packet = o->event == NULL;
+
+  o->self = self;
+  for (;;) {
+    if (g_atomic_int_get (&self->sched_flushing) ||
+        !gst_gpustream_scheduler_is_running (self->sched)) {
+      enc_out_free (o);
+      return FALSE;
+    }
+    guint64 queued = __atomic_load_n (&self->sched_bytes, __ATOMIC_RELAXED);
+
+    if (bytes == 0 || queued == 0 || queued + bytes <= SCHED_MAX_BYTES) {
+      __atomic_add_fetch (&self->sched_bytes, bytes, __ATOMIC_RELAXED);
+      o->bytes = bytes;
+      if (gst_gpustream_sched_stream_push (self->sched_stream, o,
+              (guint32) MIN (bytes, G_MAXUINT32),
+              packet ? GST_GPUSTREAM_SCHED_ITEM_PACKET : 0))
+        return TRUE;
+      __atomic_sub_fetch (&self->sched_bytes, bytes, __ATOMIC_RELAXED);
+      o->bytes = 0;
+    }
+    g_usleep (MAX (self->sched_cycle / GST_USECOND / 4, 50));
+  }
+}
+
+/* Scheduled: what the streaming thread returns, the forwarder's last. */
+static GstFlowReturn
+enc_sched_ret (GstNcEncoder * self)
+{
+  if (g_atomic_int_get (&self->sched_flushing))
+    return GST_FLOW_FLUSHING;
+  return (GstFlowReturn) g_atomic_int_get (&self->sched_ret);
+}
+
+static gboolean
+enc_push_event (GstNcEncoder * self, GstEvent * event)
+{
+  /* not started (or stopped): nothing is queued to keep order with */
+  if (self->scheduled && gst_gpustream_scheduler_is_running (self->sched)) {
+    EncOut *o = g_new0 (EncOut, 1);
+
+    o->event = event;
+    return enc_sched_put (self, o, 0);
+  }
+  return gst_pad_push_event (self->srcpad, event);
+}
+
+static GstFlowReturn
+enc_push_buffer (GstNcEncoder * self, GstBuffer * buf)
+{
+  if (self->scheduled) {
+    EncOut *o = g_new0 (EncOut, 1);
+
+    o->buf = buf;
+    enc_sched_put (self, o, gst_buffer_get_size (buf));
+    return enc_sched_ret (self);
+  }
+  return gst_pad_push (self->srcpad, buf);
+}
+
 /* Pushes finished generations from the head; blocks while more than `keep`
  * are in flight. */
 static GstFlowReturn
@@ -423,7 +632,7 @@ enc_drain (GstNcEncoder * self, EncState * st, guint keep)
         g->job && !gst_gpustream_coder_job_is_done (g->job))
       break;
     g_queue_pop_head (&st->inflight);
-    ret = enc_gen_push (self, st, g);
+    ret = enc_gen_push (self, g);
     if (ret != GST_FLOW_OK)
       break;
   }
@@ -434,6 +643,8 @@ static GstFlowReturn
 enc_flush_generation (GstNcEncoder * self, EncState * st)
 {
   gsize gsize_bytes = (gsize) st->m * st->k;
+  GstGpuStreamBackend where;
+  GstObject *ctx;
   guint8 *data;
   EncGen *g;
 
@@ -444,11 +655,24 @@ enc_flush_generation (GstNcEncoder * self, EncState * st)
   if (st->fill < gsize_bytes)
     memset (st->fill_buf + st->fill, 0, gsize_bytes - st->fill);
   data = st->fill_buf;
-  g = enc_gen_submit (self, st, data, (guint32) st->fill);
+  g = enc_gen_build (self, st, data, (guint32) st->fill);
   st->fill_buf = g_malloc (gsize_bytes);
   st->fill = 0;
-  g_queue_push_tail (&st->inflight, g);
 
+  if (self->scheduled) {
+    EncOut *o = g_new0 (EncOut, 1);
+
+    o->gen = g;
+    enc_sched_put (self, o, gsize_bytes + (gsize) g->n_coded * st->k);
+    return enc_sched_ret (self);
+  }
+
+  GST_OBJECT_LOCK (self);
+  where = self->gpu.resolved;
+  ctx = self->gpu.cuda_context;
+  GST_OBJECT_UNLOCK (self);
+  enc_gen_start (g, where, ctx);
+  g_queue_push_tail (&st->inflight, g);
   return enc_drain (self, st, st->max_latency > 0 ? 0 : MAX_IN_FLIGHT);
 }
 
@@ -548,7 +772,7 @@ relay_emit (GstNcEncoder * self, EncState * st, guint count)
     self->st_packets_out++;
     self->st_bytes_out += map.size;
     GST_OBJECT_UNLOCK (self);
-    ret = gst_pad_push (self->srcpad, buf);
+    ret = enc_push_buffer (self, buf);
   }
   return ret;
 }
@@ -726,7 +950,8 @@ enc_set_sink_caps (GstNcEncoder * self, EncState * st, GstCaps * caps)
   }
 
   srccaps = make_src_caps (st, caps);
-  ret = gst_pad_push_event (self->srcpad, gst_event_new_caps (srccaps));
+  gst_caps_replace (&st->src_caps, srccaps);
+  ret = enc_push_event (self, gst_event_new_caps (srccaps));
   gst_caps_unref (srccaps);
   st->caps_sent = TRUE;
   return ret;
@@ -739,10 +964,31 @@ enc_finish (GstNcEncoder * self, EncState * st)
 
   if (st->relay)
     return relay_end_generation (self, st);
+  /* scheduled: the generation goes in ahead of the EOS that follows it */
   ret = enc_flush_generation (self, st);
   if (ret == GST_FLOW_OK)
     ret = enc_drain (self, st, 0);
   return ret;
+}
+
+/* Scheduled: the flush dropped whatever was queued, stream-start and caps
+ * included; the source pad needs them again before the next packet. */
+static void
+enc_resend_sticky (GstNcEncoder * self, EncState * st)
+{
+  GstEvent *want = gst_pad_get_sticky_event (self->sinkpad,
+      GST_EVENT_STREAM_START, 0);
+  GstEvent *have = gst_pad_get_sticky_event (self->srcpad,
+      GST_EVENT_STREAM_START, 0);
+  GstCaps *caps = gst_pad_get_current_caps (self->srcpad);
+
+  if (want && want != have)
+    enc_push_event (self, gst_event_ref (want));
+  if (st->src_caps && (!caps || !gst_caps_is_equal (caps, st->src_caps)))
+    enc_push_event (self, gst_event_new_caps (st->src_caps));
+  gst_clear_event (&want);
+  gst_clear_event (&have);
+  gst_clear_caps (&caps);
 }
 
 static gboolean
@@ -776,7 +1022,7 @@ gst_nc_encoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
           time_ev = gst_event_new_segment (&seg);
           gst_event_set_seqnum (time_ev, gst_event_get_seqnum (event));
           gst_event_unref (event);
-          return gst_pad_push_event (self->srcpad, time_ev);
+          return enc_push_event (self, time_ev);
         }
       }
       break;
@@ -785,15 +1031,33 @@ gst_nc_encoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       if (st)
         enc_finish (self, st);
       break;
-    case GST_EVENT_FLUSH_STOP:
+    case GST_EVENT_FLUSH_START:
+      /* a streaming thread waiting in enc_sched_put gives up */
+      g_atomic_int_set (&self->sched_flushing, 1);
+      break;
+    case GST_EVENT_FLUSH_STOP:{
+      gboolean ret;
+
+      if (self->scheduled && self->sched_stream)
+        gst_gpustream_sched_stream_flush (self->sched_stream);
+      g_atomic_int_set (&self->sched_ret, GST_FLOW_OK);
+      g_atomic_int_set (&self->sched_flushing, 0);
       if (st) {
         enc_discard (st);
         gst_segment_init (&st->segment, GST_FORMAT_UNDEFINED);
       }
-      break;
+      ret = gst_pad_event_default (pad, parent, event);
+      if (self->scheduled && st)
+        enc_resend_sticky (self, st);
+      return ret;
+    }
     default:
       break;
   }
+  /* scheduled: serialized events queue behind the packets before them */
+  if (self->scheduled && GST_EVENT_IS_SERIALIZED (event) &&
+      GST_EVENT_TYPE (event) != GST_EVENT_FLUSH_STOP)
+    return enc_push_event (self, event);
   return gst_pad_event_default (pad, parent, event);
 }
 
@@ -806,7 +1070,101 @@ gst_nc_encoder_query (GstPad * pad, GstObject * parent, GstQuery * query)
       gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self), &self->gpu,
           query))
     return TRUE;
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && pad == self->srcpad &&
+      self->scheduled) {
+    GstClockTime min, max, add = 3 * self->sched_cycle;
+    gboolean live;
+
+    /* Theorem 1: a generation leaves within 3 cycles of being complete */
+    if (!gst_pad_query_default (pad, parent, query))
+      return FALSE;
+    gst_query_parse_latency (query, &live, &min, &max);
+    gst_query_set_latency (query, live, min + add,
+        GST_CLOCK_TIME_IS_VALID (max) ? max + add : max);
+    return TRUE;
+  }
   return gst_pad_query_default (pad, parent, query);
+}
+
+/* READY to PAUSED: with cycle > 0, one stream of a scheduler of the device
+ * (admission off: the element declares no rate, so it is never policed). */
+#define SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
+
+static gboolean
+enc_sched_start (GstNcEncoder * self)
+{
+  GstGpuStreamSchedulerParams params;
+  GstGpuStreamScheduler *sched;
+  GstGpuStreamSchedStream *stream;
+  GError *err = NULL;
+
+  GST_OBJECT_LOCK (self);
+  self->sched_cycle = self->cycle;
+  self->sched_where = self->gpu.resolved;
+  GST_OBJECT_UNLOCK (self);
+  self->scheduled = FALSE;
+  if (self->sched_cycle == 0)
+    return TRUE;
+  if (self->sched_cycle < MIN_CYCLE) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
+        ("cycle %" GST_TIME_FORMAT " is below the %" GST_TIME_FORMAT
+            " the scheduler needs (0 codes each generation as it completes)",
+            GST_TIME_ARGS (self->sched_cycle), GST_TIME_ARGS (MIN_CYCLE)));
+    return FALSE;
+  }
+
+  sched = gst_gpustream_scheduler_new (&enc_sched_processor, self,
+      &enc_sched_callbacks);
+  gst_gpustream_scheduler_get_params (sched, &params);
+  params.cycle = self->sched_cycle;
+  params.capacity = 0;
+  params.mu = 0;
+  params.admission = FALSE;
+  params.police_burst = 0;
+  gst_gpustream_scheduler_set_params (sched, &params);
+  stream = gst_gpustream_scheduler_add_stream (sched, G_MAXUINT32,
+      3 * self->sched_cycle, SCHED_UNLIMITED_RATE, self, NULL, &err);
+  if (!stream || !gst_gpustream_scheduler_start (sched, 1, self->sched_where,
+          self->gpu.cuda_context, &err)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("could not start the batching scheduler: %s", err->message));
+    g_clear_error (&err);
+    if (stream)
+      gst_gpustream_scheduler_remove_stream (sched, stream);
+    gst_gpustream_scheduler_free (sched);
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  self->sched = sched;
+  self->sched_stream = stream;
+  GST_OBJECT_UNLOCK (self);
+  g_atomic_int_set (&self->sched_ret, GST_FLOW_OK);
+  g_atomic_int_set (&self->sched_flushing, 0);
+  self->scheduled = TRUE;
+  GST_INFO_OBJECT (self, "coding every %" GST_TIME_FORMAT " on %s",
+      GST_TIME_ARGS (self->sched_cycle),
+      gst_gpustream_backend_nick (self->sched_where));
+  return TRUE;
+}
+
+/* PAUSED to READY, the pads inactive: what is in flight is dropped. */
+static void
+enc_sched_stop (GstNcEncoder * self)
+{
+  GstGpuStreamScheduler *sched;
+  GstGpuStreamSchedStream *stream;
+
+  GST_OBJECT_LOCK (self);
+  sched = g_steal_pointer (&self->sched);
+  stream = g_steal_pointer (&self->sched_stream);
+  GST_OBJECT_UNLOCK (self);
+  self->scheduled = FALSE;
+  if (!sched)
+    return;
+  /* joins the forwarder: nothing of ours runs after this */
+  gst_gpustream_scheduler_stop (sched);
+  gst_gpustream_scheduler_remove_stream (sched, stream);
+  gst_gpustream_scheduler_free (sched);
 }
 
 static EncState *
@@ -849,6 +1207,7 @@ enc_state_free (EncState * st)
   g_free (st->kept_payloads);
   g_free (st->tmp_coefs);
   g_free (st->fill_buf);
+  gst_clear_caps (&st->src_caps);
   g_rand_free (st->rand);
   g_free (st);
 }
@@ -856,9 +1215,16 @@ enc_state_free (EncState * st)
 static GstStructure *
 gst_nc_encoder_get_stats (GstNcEncoder * self)
 {
+  GstGpuStreamSchedStreamStats ss = { 0 };
+  GstGpuStreamSchedulerStats sched = { 0 };
   GstStructure *s;
 
   GST_OBJECT_LOCK (self);
+  /* set and cleared under the object lock (enc_sched_start / _stop) */
+  if (self->sched) {
+    gst_gpustream_scheduler_get_stats (self->sched, &sched);
+    gst_gpustream_sched_stream_get_stats (self->sched_stream, &ss);
+  }
   s = gst_structure_new ("application/x-ncencoder-stats",
       "generations", G_TYPE_UINT64, self->st_generations,
       "packets-in", G_TYPE_UINT64, self->st_packets_in,
@@ -870,7 +1236,10 @@ gst_nc_encoder_get_stats (GstNcEncoder * self)
       "packets-dependent", G_TYPE_UINT64, self->st_dependent,
       "packets-late", G_TYPE_UINT64, self->st_late,
       "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
-      NULL);
+      "scheduled-batches", G_TYPE_UINT64, sched.launches,
+      "latency-p99-us", G_TYPE_UINT64, ss.latency_p99 / GST_USECOND,
+      "latency-max-us", G_TYPE_UINT64, ss.latency_max / GST_USECOND,
+      "latency-misses", G_TYPE_UINT64, ss.misses, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -898,6 +1267,8 @@ gst_nc_encoder_change_state (GstElement * element, GstStateChange transition)
         return GST_STATE_CHANGE_FAILURE;
       break;
     case GST_STATE_CHANGE_READY_TO_PAUSED:
+      if (!enc_sched_start (self))
+        return GST_STATE_CHANGE_FAILURE;
       self->state = enc_state_new (self);
       break;
     default:
@@ -905,10 +1276,14 @@ gst_nc_encoder_change_state (GstElement * element, GstStateChange transition)
   }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (ret == GST_STATE_CHANGE_FAILURE &&
+      transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    transition = GST_STATE_CHANGE_PAUSED_TO_READY;      /* undo it */
 
   switch (transition) {
     case GST_STATE_CHANGE_PAUSED_TO_READY:
       /* the pads are deactivated: no streaming thread touches the state */
+      enc_sched_stop (self);
       g_clear_pointer (&self->state, enc_state_free);
       break;
     case GST_STATE_CHANGE_READY_TO_NULL:
@@ -952,6 +1327,9 @@ gst_nc_encoder_set_property (GObject * object, guint prop_id,
       break;
     case PROP_MAX_LATENCY:
       self->max_latency = g_value_get_uint64 (value);
+      break;
+    case PROP_CYCLE:
+      self->cycle = g_value_get_uint64 (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -997,6 +1375,9 @@ gst_nc_encoder_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MAX_LATENCY:
       g_value_set_uint64 (value, self->max_latency);
+      break;
+    case PROP_CYCLE:
+      g_value_set_uint64 (value, self->cycle);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1056,11 +1437,21 @@ gst_nc_encoder_class_init (GstNcEncoderClass * klass)
           "Flush a partial generation, zero-padded, once its first byte is "
           "this old in running time (0 = only full generations and EOS)",
           0, G_MAXUINT64, DEFAULT_MAX_LATENCY, flags));
+  g_object_class_install_property (gobject_class, PROP_CYCLE,
+      g_param_spec_uint64 ("cycle", "Cycle",
+          "Code through the device's real-time scheduler: every cycle ns, "
+          "the generations completed in the last cycle are coded as one "
+          "batch (one GPU launch) and leave within 3 cycles (0 = each "
+          "generation goes to the coder pool as it completes; else >= "
+          "100000)", 0, G_MAXUINT64, DEFAULT_CYCLE, flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters: generations, packets-in, bytes-in, packets-out, "
           "bytes-out, packets-bad, packets-innovative, packets-dependent, "
-          "packets-late", GST_TYPE_STRUCTURE,
+          "packets-late; with cycle > 0 scheduled-batches and the wait of a "
+          "generation or packet in the scheduler: latency-p99-us, "
+          "latency-max-us, latency-misses (over 3 cycles)",
+          GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
       PROP_CUDA_DEVICE_ID);
@@ -1107,4 +1498,5 @@ gst_nc_encoder_init (GstNcEncoder * self)
   self->systematic = DEFAULT_SYSTEMATIC;
   self->coefficients = DEFAULT_COEFFICIENTS;
   self->max_latency = DEFAULT_MAX_LATENCY;
+  self->cycle = DEFAULT_CYCLE;
 }
