@@ -19,14 +19,21 @@
 #include "srtp/srtp_hd.h"
 
 /* Per context: one stream and one staging area (GpsStaging "srtp"), reused
- * by every batch. Layout, identical in the pinned host buffer and on the
- * device: [keys][descs][out][packets, each at a 16-byte aligned offset] */
+ * by every batch; and one per lane of the scheduler ("srtp-lane-N"), so
+ * that the batches of a cycle are in flight together. Layout, identical in
+ * the pinned host buffer and on the device: [keys][descs][out][packets,
+ * each at a 16-byte aligned offset] */
 typedef GpsStaging SrtpStaging;
 
 static SrtpStaging *
-staging_get (GstCudaContext * ctx)
+staging_get (GstCudaContext * ctx, guint lane)
 {
-  return gps_cuda_staging_get (ctx, "srtp");
+  gchar name[32];
+
+  if (lane == GST_GPUSTREAM_SRTP_LANE_NONE)
+    return gps_cuda_staging_get (ctx, "srtp");
+  g_snprintf (name, sizeof name, "srtp-lane-%u", lane);
+  return gps_cuda_staging_get (ctx, name);
 }
 
 #define ALIGN16(x) (((x) + 15) & ~(gsize) 15)
@@ -125,12 +132,13 @@ protect_kernel (const SrtpBatch * b)
 }
 
 /* Lays the batch out (room per packet: cap for protect, len for unprotect),
- * copies it in, launches `which` and copies [out][packets] back, all on
- * st's stream; on return the results are in st->host. The caller holds
- * st->lock and reads the results before dropping it. NULL on success, else
- * the step that failed (*res: its CUDA error, or CUDA_SUCCESS). */
+ * and queues on st's stream the copy in, the launch of `which` and the copy
+ * of [out][packets] back; batch_wait waits for them, after which the
+ * results are in st->host. The caller holds st->lock from here until it
+ * has read the results. NULL on success, else the step that failed (*res:
+ * its CUDA error, or CUDA_SUCCESS); batch_wait must follow either way. */
 static const gchar *
-batch_run (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
+batch_launch (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
     GsSrtpPacket * pkts, gsize n, GpsKernel which, gboolean room_is_cap,
     CUresult * res)
 {
@@ -187,12 +195,41 @@ batch_run (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
   CHECK (gps_cuda_copy_linear (NULL, st->host + b->out_off,
           st->dev + b->out_off, 0, b->total - b->out_off, st->stream[0]),
       "copying the batch back");
-  CHECK (CuStreamSynchronize (st->stream[0]), "cuStreamSynchronize");
 #undef CHECK
 
 out:
   gst_cuda_context_pop (NULL);
   return step;
+}
+
+/* Waits for what batch_launch queued. After a failed launch it only drains
+ * the stream (the staging buffers may still be read) and keeps that step. */
+static const gchar *
+batch_wait (GstCudaContext * ctx, SrtpStaging * st, const gchar * step,
+    CUresult * res)
+{
+  CUresult r;
+
+  if (!st->stream[0])
+    return step;                /* nothing was ever queued */
+  if (!gst_cuda_context_push (ctx))
+    return step ? step : "pushing the CUDA context";
+  r = CuStreamSynchronize (st->stream[0]);
+  gst_cuda_context_pop (NULL);
+  if (!step && r != CUDA_SUCCESS) {
+    *res = r;
+    step = "cuStreamSynchronize";
+  }
+  return step;
+}
+
+static const gchar *
+batch_run (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
+    GsSrtpPacket * pkts, gsize n, GpsKernel which, gboolean room_is_cap,
+    CUresult * res)
+{
+  return batch_wait (ctx, st, batch_launch (ctx, st, b, pkts, n, which,
+          room_is_cap, res), res);
 }
 
 static void
@@ -205,60 +242,92 @@ warn_cpu (GstCudaContext * ctx, const gchar * kernel, gsize nd,
       res != CUDA_SUCCESS ? gps_cuda_strerror (res) : "");
 }
 
-/* Host half of every packet, then batch_run. If a CUDA step fails, the
- * prepared packets are finished on the CPU by the same per-thread code (no
- * packet protected twice, no index advanced twice), so the caller has
- * nothing left to do either way. */
-static void
-protect_gpu (GstCudaContext * ctx, GsSrtpPacket * pkts, gsize n,
-    gboolean * used_gpu)
+#endif /* GS_HAVE_CUDA */
+
+/* A protect batch between its two halves (gst_gpustream_srtp_protect_submit
+ * and _finish). ctx NULL: protected on the CPU already. */
+struct _GstGpuStreamSrtpBatch
 {
-  SrtpStaging *st = staging_get (ctx);
+  GsSrtpPacket *pkts;
+  gsize n;
+#if GS_HAVE_CUDA
+  GstCudaContext *ctx;
+  SrtpStaging *st;              /* locked from submit to finish */
   SrtpBatch b;
-  const gchar *step = NULL;
-  CUresult res = CUDA_SUCCESS;
+  const gchar *step;
+  CUresult res;
+#endif
+};
+
+#if GS_HAVE_CUDA
+/* The host half of every packet, in array order (this is where ROC and
+ * SRTCP index move), then the copies and the launch are queued on the
+ * lane's stream. */
+static void
+protect_gpu_submit (GstGpuStreamSrtpBatch * pb, guint lane)
+{
+  GsSrtpPacket *pkts = pb->pkts;
+  SrtpBatch *b = &pb->b;
   gsize i;
 
-  batch_init (&b, n);
-  /* the host half, in array order: this is where ROC and SRTCP index move */
-  for (i = 0; i < n; i++) {
+  batch_init (b, pb->n);
+  for (i = 0; i < pb->n; i++) {
     pkts[i].result = gsrtp_prepare_protect (pkts[i].ctx, pkts[i].data,
-        pkts[i].len, pkts[i].cap, pkts[i].is_rtcp, &b.descs[b.nd]);
+        pkts[i].len, pkts[i].cap, pkts[i].is_rtcp, &b->descs[b->nd]);
     if (pkts[i].result == GSRTP_OK)
-      batch_add (&b, &pkts[i], i);
+      batch_add (b, &pkts[i], i);
   }
+  if (b->nd == 0)
+    return;
+  pb->st = staging_get (pb->ctx, lane);
+  g_mutex_lock (&pb->st->lock);
+  pb->step = batch_launch (pb->ctx, pb->st, b, pkts, pb->n,
+      protect_kernel (b), TRUE, &pb->res);
+}
 
-  g_mutex_lock (&st->lock);
-  if (b.nd > 0)
-    step = batch_run (ctx, st, &b, pkts, n, protect_kernel (&b), TRUE,
-        &res);
-  if (b.nd > 0 && !step) {
-    const guint32 *out_len = (const guint32 *) (st->host + b.out_off);
+/* Waits for the lane, gives each packet its bytes. If a CUDA step failed,
+ * the prepared packets are finished on the CPU by the same per-thread code
+ * (no packet protected twice, no index advanced twice), so the caller has
+ * nothing left to do either way. */
+static void
+protect_gpu_finish (GstGpuStreamSrtpBatch * pb, gboolean * used_gpu)
+{
+  GsSrtpPacket *pkts = pb->pkts;
+  SrtpBatch *b = &pb->b;
+  gsize i;
 
-    for (i = 0; i < n; i++) {
-      if (b.slot[i] == G_MAXSIZE)
-        continue;
-      pkts[i].len = out_len[b.slot[i]];
-      memcpy (pkts[i].data, batch_packet (st, &b, i), pkts[i].len);
+  if (pb->st) {
+    SrtpStaging *st = pb->st;
+
+    pb->step = batch_wait (pb->ctx, st, pb->step, &pb->res);
+    if (!pb->step) {
+      const guint32 *out_len = (const guint32 *) (st->host + b->out_off);
+
+      for (i = 0; i < pb->n; i++) {
+        if (b->slot[i] == G_MAXSIZE)
+          continue;
+        pkts[i].len = out_len[b->slot[i]];
+        memcpy (pkts[i].data, batch_packet (st, b, i), pkts[i].len);
+      }
+      if (used_gpu)
+        *used_gpu = TRUE;
     }
-    if (used_gpu)
-      *used_gpu = TRUE;
+    g_mutex_unlock (&st->lock);
   }
-  g_mutex_unlock (&st->lock);
 
-  if (step) {
+  if (pb->step) {
     /* prepared already: finish with the same per-thread code on the CPU */
     const GsAesTables *t = gsrtp_aes_tables ();
-    const GsSrtpKeys *k = (const GsSrtpKeys *) b.keys->data;
+    const GsSrtpKeys *k = (const GsSrtpKeys *) b->keys->data;
 
-    warn_cpu (ctx, SRTP_GPU_KERNEL_NAME, b.nd, step, res);
-    for (i = 0; i < n; i++)
-      if (b.slot[i] != G_MAXSIZE) {
-        GsSrtpDesc *d = &b.descs[b.slot[i]];
+    warn_cpu (pb->ctx, SRTP_GPU_KERNEL_NAME, b->nd, pb->step, pb->res);
+    for (i = 0; i < pb->n; i++)
+      if (b->slot[i] != G_MAXSIZE) {
+        GsSrtpDesc *d = &b->descs[b->slot[i]];
         pkts[i].len = gs_srtp_hd_protect (t, &k[d->keys], pkts[i].data, d);
       }
   }
-  batch_clear (&b);
+  batch_clear (b);
 }
 
 /* (A) prepare every packet against the committed state, committing
@@ -272,7 +341,7 @@ protect_gpu (GstCudaContext * ctx, GsSrtpPacket * pkts, gsize n,
 static gboolean
 unprotect_gpu (GstCudaContext * ctx, GsSrtpPacket * pkts, gsize n)
 {
-  SrtpStaging *st = staging_get (ctx);
+  SrtpStaging *st = staging_get (ctx, GST_GPUSTREAM_SRTP_LANE_NONE);
   SrtpBatch b;
   const gchar *step = NULL;
   CUresult res = CUDA_SUCCESS;
@@ -357,27 +426,55 @@ count_ok (const GsSrtpPacket * pkts, gsize n)
 }
 #endif
 
+GstGpuStreamSrtpBatch *
+gst_gpustream_srtp_protect_submit (GsSrtpPacket * pkts, gsize n,
+    GstGpuStreamBackend backend, GstObject * cuda_context, guint lane)
+{
+  GstGpuStreamSrtpBatch *pb = g_new0 (GstGpuStreamSrtpBatch, 1);
+
+  gps_debug_init ();
+  pb->pkts = pkts;
+  pb->n = n;
+  if (n == 0)
+    return pb;
+#if GS_HAVE_CUDA
+  pb->ctx = gpu_context (backend, cuda_context);
+  if (pb->ctx) {
+    protect_gpu_submit (pb, lane);
+    return pb;
+  }
+#endif
+  gsrtp_protect_batch (pkts, n, GSRTP_IMPL_AUTO);
+  return pb;
+}
+
+
+gsize
+gst_gpustream_srtp_protect_finish (GstGpuStreamSrtpBatch * pb,
+    gboolean * used_gpu)
+{
+  gsize i, ok = 0;
+
+  if (used_gpu)
+    *used_gpu = FALSE;
+#if GS_HAVE_CUDA
+  if (pb->ctx && pb->n > 0)
+    protect_gpu_finish (pb, used_gpu);
+#endif
+  for (i = 0; i < pb->n; i++)
+    ok += pb->pkts[i].result == GSRTP_OK;
+  g_free (pb);
+  return ok;
+}
+
 gsize
 gst_gpustream_srtp_protect_batch (GsSrtpPacket * pkts, gsize n,
     GstGpuStreamBackend backend, GstObject * cuda_context,
     gboolean * used_gpu)
 {
-  gps_debug_init ();
-  if (used_gpu)
-    *used_gpu = FALSE;
-  if (n == 0)
-    return 0;
-#if GS_HAVE_CUDA
-  {
-    GstCudaContext *ctx = gpu_context (backend, cuda_context);
-
-    if (ctx) {
-      protect_gpu (ctx, pkts, n, used_gpu);
-      return count_ok (pkts, n);
-    }
-  }
-#endif
-  return gsrtp_protect_batch (pkts, n, GSRTP_IMPL_AUTO);
+  return gst_gpustream_srtp_protect_finish (gst_gpustream_srtp_protect_submit
+      (pkts, n, backend, cuda_context, GST_GPUSTREAM_SRTP_LANE_NONE),
+      used_gpu);
 }
 
 gsize

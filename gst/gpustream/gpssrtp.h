@@ -31,6 +31,28 @@ gsize gst_gpustream_srtp_protect_batch (GsSrtpPacket * pkts, gsize n,
     GstGpuStreamBackend backend, GstObject * cuda_context,
     gboolean * used_gpu);
 
+/* The two halves of gst_gpustream_srtp_protect_batch, for the scheduler's
+ * split processors (gpsscheduler.h): _submit prepares every packet (the
+ * per-context state moves here, in array order) and queues the copies and
+ * the launch on the CUDA stream and staging area of `lane`, one per lane and
+ * context; _finish waits for them and gives every packet its bytes and
+ * result, as gst_gpustream_srtp_protect_batch would. pkts stays the
+ * caller's until _finish returns; one thread calls both (the lane's staging
+ * lock is held in between). The caller serialises _submit calls that share
+ * a GsSrtpCtx; _finish touches no context. Without a GPU, _submit protects
+ * on the CPU and _finish only counts. Returns the number with GSRTP_OK.
+ * GST_GPUSTREAM_SRTP_LANE_NONE: the context's own stream and staging area,
+ * shared by every caller outside the scheduler (what
+ * gst_gpustream_srtp_protect_batch uses). */
+typedef struct _GstGpuStreamSrtpBatch GstGpuStreamSrtpBatch;
+#define GST_GPUSTREAM_SRTP_LANE_NONE G_MAXUINT
+
+GstGpuStreamSrtpBatch *gst_gpustream_srtp_protect_submit (GsSrtpPacket *
+    pkts, gsize n, GstGpuStreamBackend backend, GstObject * cuda_context,
+    guint lane);
+gsize gst_gpustream_srtp_protect_finish (GstGpuStreamSrtpBatch * batch,
+    gboolean * used_gpu);
+
 /* Unprotects pkts in place, exactly as gsrtp_unprotect_batch (pkts, n,
  * GSRTP_IMPL_AUTO) does: the same results in pkts[i].result, the same
  * unprotected bytes and length (pkts[i].len) for the packets accepted, the

@@ -311,75 +311,88 @@ nc_prepare (GstBuffer * in, guint8 ** blocks, guint8 coefs[NC_BLOCKS],
   return out;
 }
 
-static void
-nc_encode_items (GstGpuStreamSchedItem * items, guint n,
+/* nc-encode: a batch between its two halves. */
+typedef struct
+{
+  GstGpuStreamSchedItem *items;
+  guint n;
+  GstGpuStreamCoderJob **jobs;
+  guint8 **blocks;
+  guint8 *coefs;
+  guint8 **outp;
+  GstGpuStreamGfProduct *prod;
+  GstMapInfo *maps;
+  GstBuffer **outs;
+} NcItems;
+
+/* GPU: every packet of the batch is submitted to the coder pool (which
+ * runs what is queued for the context as one launch), waited for in
+ * nc_encode_finish; CPU: encoded here, in the worker. */
+static NcItems *
+nc_encode_submit (GstGpuStreamSchedItem * items, guint n,
     GstGpuStreamBackend where, GstObject * ctx)
 {
-  /* GPU: every packet of the batch submitted to the coder pool at once,
-   * then waited for; CPU: encoded in place by the worker */
-  GstGpuStreamCoderJob **jobs = g_new0 (GstGpuStreamCoderJob *, n);
-  guint8 **blocks = g_new0 (guint8 *, (gsize) n * NC_BLOCKS);
-  guint8 *coefs = g_new0 (guint8, (gsize) n * NC_BLOCKS);
-  guint8 **outp = g_new0 (guint8 *, n);
-  GstGpuStreamGfProduct *prod = g_new0 (GstGpuStreamGfProduct, n);
-  GstMapInfo *maps = g_new0 (GstMapInfo, n);
-  GstBuffer **outs = g_new0 (GstBuffer *, n);
-  guint i, j;
+  NcItems *ni = g_new0 (NcItems, 1);
+  guint i;
 
+  ni->items = items;
+  ni->n = n;
+  ni->jobs = g_new0 (GstGpuStreamCoderJob *, n);
+  ni->blocks = g_new0 (guint8 *, (gsize) n * NC_BLOCKS);
+  ni->coefs = g_new0 (guint8, (gsize) n * NC_BLOCKS);
+  ni->outp = g_new0 (guint8 *, n);
+  ni->prod = g_new0 (GstGpuStreamGfProduct, n);
+  ni->maps = g_new0 (GstMapInfo, n);
+  ni->outs = g_new0 (GstBuffer *, n);
   for (i = 0; i < n; i++) {
+    guint8 **blocks = &ni->blocks[i * NC_BLOCKS];
+    guint8 *coefs = &ni->coefs[i * NC_BLOCKS];
     gsize k;
 
     if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET))
       continue;
-    nc_prepare (items[i].data, &blocks[i * NC_BLOCKS], &coefs[i * NC_BLOCKS],
-        &k, &outs[i], &maps[i]);
-    outp[i] = maps[i].data + gst_buffer_get_size (items[i].data) + 4;
+    nc_prepare (items[i].data, blocks, coefs, &k, &ni->outs[i], &ni->maps[i]);
+    ni->outp[i] = ni->maps[i].data + gst_buffer_get_size (items[i].data) + 4;
     if (where == GST_GPUSTREAM_BACKEND_CPU) {
-      rlnc_encode (k, NC_BLOCKS, 1, &coefs[i * NC_BLOCKS],
-          (const uint8_t * const *) &blocks[i * NC_BLOCKS], &outp[i]);
+      rlnc_encode (k, NC_BLOCKS, 1, coefs, (const uint8_t * const *) blocks,
+          &ni->outp[i]);
     } else {
-      prod[i].k = k;
-      prod[i].m = NC_BLOCKS;
-      prod[i].n = 1;
-      prod[i].coefs = &coefs[i * NC_BLOCKS];
-      prod[i].src = (const guint8 * const *) &blocks[i * NC_BLOCKS];
-      prod[i].out = &outp[i];
-      jobs[i] = gst_gpustream_coder_submit (&prod[i], where, ctx);
+      ni->prod[i].k = k;
+      ni->prod[i].m = NC_BLOCKS;
+      ni->prod[i].n = 1;
+      ni->prod[i].coefs = coefs;
+      ni->prod[i].src = (const guint8 * const *) blocks;
+      ni->prod[i].out = &ni->outp[i];
+      ni->jobs[i] = gst_gpustream_coder_submit (&ni->prod[i], where, ctx);
     }
   }
-  for (i = 0; i < n; i++) {
-    if (!outs[i])
-      continue;
-    if (jobs[i])
-      gst_gpustream_coder_job_wait (jobs[i]);
-    gst_buffer_unmap (outs[i], &maps[i]);
-    for (j = 0; j < NC_BLOCKS; j++)
-      g_free (blocks[i * NC_BLOCKS + j]);
-    gst_buffer_unref (items[i].data);
-    items[i].data = outs[i];
-  }
-  g_free (jobs);
-  g_free (blocks);
-  g_free (coefs);
-  g_free (outp);
-  g_free (prod);
-  g_free (maps);
-  g_free (outs);
+  return ni;
 }
 
-/* srtp-protect: one batch of protects, the same bytes on either side: one
- * launch on the GPU (backend gpu and a CUDA context), else the CPU batch API
- * (gsrtp_protect_batch with GSRTP_IMPL_AUTO). */
 static void
-rtgpu_srtp_protect_batch (RtGpuStage * st, GsSrtpPacket * pkts, gsize n,
-    GstGpuStreamBackend backend, GstObject * cuda_context)
+nc_encode_finish (NcItems * ni)
 {
-  gboolean used_gpu = FALSE;
+  guint i, j;
 
-  gst_gpustream_srtp_protect_batch (pkts, n, backend, cuda_context,
-      &used_gpu);
-  if (used_gpu)
-    __atomic_fetch_add (&st->srtp_gpu_batches, 1, __ATOMIC_RELAXED);
+  for (i = 0; i < ni->n; i++) {
+    if (!ni->outs[i])
+      continue;
+    if (ni->jobs[i])
+      gst_gpustream_coder_job_wait (ni->jobs[i]);
+    gst_buffer_unmap (ni->outs[i], &ni->maps[i]);
+    for (j = 0; j < NC_BLOCKS; j++)
+      g_free (ni->blocks[i * NC_BLOCKS + j]);
+    gst_buffer_unref (ni->items[i].data);
+    ni->items[i].data = ni->outs[i];
+  }
+  g_free (ni->jobs);
+  g_free (ni->blocks);
+  g_free (ni->coefs);
+  g_free (ni->outp);
+  g_free (ni->prod);
+  g_free (ni->maps);
+  g_free (ni->outs);
+  g_free (ni);
 }
 
 static void
@@ -474,20 +487,37 @@ stage_srtp_drop (RtGpuStage * st, GstGpuStreamSchedItem * it, const gchar * why)
   }
 }
 
-/* Each packet is copied once, into a buffer with room for the tag (and the
- * SRTCP trailer), and the whole batch is protected in one call. */
-static void
-srtp_protect_items (RtGpuStage * st, GstGpuStreamSchedItem * items, guint n,
-    GstGpuStreamBackend backend, GstObject * cuda_context)
+/* srtp-protect: a batch between its two halves. */
+typedef struct
 {
-  GsSrtpPacket *pkts = g_new (GsSrtpPacket, n);
-  GstMapInfo *maps = g_new (GstMapInfo, n);
-  GstBuffer **outs = g_new (GstBuffer *, n);
-  guint *idx = g_new (guint, n);
+  GstGpuStreamSchedItem *items;
+  GsSrtpPacket *pkts;
+  GstMapInfo *maps;
+  GstBuffer **outs;
+  guint *idx;                   /* pkts[i] is items[idx[i]] */
+  guint k;
+  GstGpuStreamSrtpBatch *batch;
+} SrtpItems;
+
+/* Each packet is copied once, into a buffer with room for the tag (and the
+ * SRTCP trailer), and the whole batch is started as one protect batch: one
+ * launch on the lane's CUDA stream (backend gpu and a CUDA context), else
+ * protected now by the CPU batch API (gsrtp_protect_batch with
+ * GSRTP_IMPL_AUTO): the same bytes either way. */
+static SrtpItems *
+srtp_protect_submit (RtGpuStage * st, GstGpuStreamSchedItem * items, guint n,
+    GstGpuStreamBackend backend, GstObject * cuda_context, guint lane)
+{
+  SrtpItems *si = g_new0 (SrtpItems, 1);
   gsize rtp_oh = gsrtp_rtp_overhead (st->srtp_policy);
   gsize rtcp_oh = gsrtp_rtcp_overhead (st->srtp_policy);
   guint i, k = 0;
 
+  si->items = items;
+  si->pkts = g_new (GsSrtpPacket, n);
+  si->maps = g_new (GstMapInfo, n);
+  si->outs = g_new (GstBuffer *, n);
+  si->idx = g_new (guint, n);
   for (i = 0; i < n; i++) {
     GstBuffer *in = items[i].data;
     guint8 hdr[12];
@@ -511,45 +541,74 @@ srtp_protect_items (RtGpuStage * st, GstGpuStreamSchedItem * items, guint n,
       continue;
     }
     oh = is_rtcp ? rtcp_oh : rtp_oh;
-    outs[k] = gst_buffer_new_allocate (NULL, len + oh, NULL);
-    gst_buffer_copy_into (outs[k], in, GST_BUFFER_COPY_METADATA, 0, -1);
-    gst_buffer_map (outs[k], &maps[k], GST_MAP_READWRITE);
-    gst_buffer_extract (in, 0, maps[k].data, len);
-    pkts[k].ctx = ctx;
-    pkts[k].data = maps[k].data;
-    pkts[k].len = (uint32_t) len;
-    pkts[k].cap = (uint32_t) (len + oh);
-    pkts[k].is_rtcp = is_rtcp;
-    pkts[k].result = GSRTP_OK;
-    idx[k++] = i;
+    si->outs[k] = gst_buffer_new_allocate (NULL, len + oh, NULL);
+    gst_buffer_copy_into (si->outs[k], in, GST_BUFFER_COPY_METADATA, 0, -1);
+    gst_buffer_map (si->outs[k], &si->maps[k], GST_MAP_READWRITE);
+    gst_buffer_extract (in, 0, si->maps[k].data, len);
+    si->pkts[k].ctx = ctx;
+    si->pkts[k].data = si->maps[k].data;
+    si->pkts[k].len = (uint32_t) len;
+    si->pkts[k].cap = (uint32_t) (len + oh);
+    si->pkts[k].is_rtcp = is_rtcp;
+    si->pkts[k].result = GSRTP_OK;
+    si->idx[k++] = i;
   }
-
-  if (k > 0)
-    rtgpu_srtp_protect_batch (st, pkts, k, backend, cuda_context);
-
-  for (i = 0; i < k; i++) {
-    GstGpuStreamSchedItem *it = &items[idx[i]];
-
-    gst_buffer_unmap (outs[i], &maps[i]);
-    if (pkts[i].result != GSRTP_OK) {
-      gst_buffer_unref (outs[i]);
-      stage_srtp_drop (st, it, gsrtp_result_name (pkts[i].result));
-      continue;
-    }
-    gst_buffer_set_size (outs[i], pkts[i].len);
-    gst_buffer_unref (it->data);
-    it->data = outs[i];
-  }
-  g_free (pkts);
-  g_free (maps);
-  g_free (outs);
-  g_free (idx);
+  si->k = k;
+  si->batch = gst_gpustream_srtp_protect_submit (si->pkts, k, backend,
+      cuda_context, lane);
+  return si;
 }
 
+/* The protected packets replace the originals; failed ones are dropped. */
 static void
-rtgpu_process_cpu (gpointer user_data, GstGpuStreamSchedItem * items, guint n)
+srtp_protect_finish (RtGpuStage * st, SrtpItems * si)
+{
+  gboolean used_gpu = FALSE;
+  guint i;
+
+  gst_gpustream_srtp_protect_finish (si->batch, &used_gpu);
+  if (used_gpu)
+    __atomic_fetch_add (&st->srtp_gpu_batches, 1, __ATOMIC_RELAXED);
+  for (i = 0; i < si->k; i++) {
+    GstGpuStreamSchedItem *it = &si->items[si->idx[i]];
+
+    gst_buffer_unmap (si->outs[i], &si->maps[i]);
+    if (si->pkts[i].result != GSRTP_OK) {
+      gst_buffer_unref (si->outs[i]);
+      stage_srtp_drop (st, it, gsrtp_result_name (si->pkts[i].result));
+      continue;
+    }
+    gst_buffer_set_size (si->outs[i], si->pkts[i].len);
+    gst_buffer_unref (it->data);
+    it->data = si->outs[i];
+  }
+  g_free (si->pkts);
+  g_free (si->maps);
+  g_free (si->outs);
+  g_free (si->idx);
+  g_free (si);
+}
+
+/* A batch of any stage between its two halves. */
+typedef struct
+{
+  NcItems *nc;
+  SrtpItems *srtp;
+} RtGpuBatch;
+
+/* The worker starts each pipeline's batch (ctx: the scheduler runs on the
+ * GPU): srtp-protect and nc-encode queue their GPU work, so that the
+ * batches of all pipelines are in flight together (one CUDA stream per
+ * lane for srtp-protect, the coder pool's batch for nc-encode); on the CPU,
+ * and for copy and busy, the work is done here. */
+static gpointer
+rtgpu_submit (gpointer user_data, GstObject * ctx, guint lane,
+    GstGpuStreamSchedItem * items, guint n)
 {
   RtGpuStage *st = user_data;
+  GstGpuStreamBackend where = ctx ? GST_GPUSTREAM_BACKEND_GPU :
+      GST_GPUSTREAM_BACKEND_CPU;
+  RtGpuBatch *b = g_new0 (RtGpuBatch, 1);
   guint64 bytes = 0;
   guint i;
 
@@ -563,36 +622,29 @@ rtgpu_process_cpu (gpointer user_data, GstGpuStreamSchedItem * items, guint n)
       busy_wait (bytes * g_atomic_int_get (st->busy_ns_per_kb) / 1024);
       break;
     case GST_RT_GPU_PROCESSOR_NC_ENCODE:
-      nc_encode_items (items, n, GST_GPUSTREAM_BACKEND_CPU, NULL);
+      b->nc = nc_encode_submit (items, n, where, ctx);
       break;
     case GST_RT_GPU_PROCESSOR_SRTP_PROTECT:
-      srtp_protect_items (st, items, n, GST_GPUSTREAM_BACKEND_CPU, NULL);
+      b->srtp = srtp_protect_submit (st, items, n, where, ctx, lane);
       break;
   }
+  return b;
 }
 
 static void
-rtgpu_process_gpu (gpointer user_data, GstObject * ctx,
-    GstGpuStreamSchedItem * items, guint n)
+rtgpu_finish (gpointer user_data, gpointer submitted)
 {
-  RtGpuStage *st = user_data;
+  RtGpuBatch *b = submitted;
 
-  switch (st->processor) {
-    case GST_RT_GPU_PROCESSOR_NC_ENCODE:
-      nc_encode_items (items, n, GST_GPUSTREAM_BACKEND_GPU, ctx);
-      break;
-    case GST_RT_GPU_PROCESSOR_SRTP_PROTECT:
-      /* one launch for the pipeline's batch */
-      srtp_protect_items (st, items, n, GST_GPUSTREAM_BACKEND_GPU, ctx);
-      break;
-    default:
-      rtgpu_process_cpu (user_data, items, n);
-      break;
-  }
+  if (b->nc)
+    nc_encode_finish (b->nc);
+  if (b->srtp)
+    srtp_protect_finish (user_data, b->srtp);
+  g_free (b);
 }
 
 static const GstGpuStreamProcessor rtgpu_processor = {
-  "rtgpuqueue", rtgpu_process_cpu, rtgpu_process_gpu
+  "rtgpuqueue", NULL, NULL, rtgpu_submit, rtgpu_finish
 };
 
 /* ---- the data path ------------------------------------------------------- */

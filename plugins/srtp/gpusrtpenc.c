@@ -619,18 +619,16 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
 
 #define ENC_STACK 64
 
-/* Protects n prepared packets as one batch (GPU or CPU, gpssrtp.h), gives
- * each its bytes and counts the results; a failed packet keeps its result
- * for the caller to drop. TRUE when a context ran out of packet indexes (the
- * hard limit). */
-static gboolean
-enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
-    GstGpuStreamBackend backend, GstObject * cuda_context)
+/* Starts n prepared packets as one batch (gpssrtp.h): on the GPU, queued on
+ * the CUDA stream of lane (GST_GPUSTREAM_SRTP_LANE_NONE outside the
+ * scheduler); on the CPU, protected now. pkts: room for n. */
+static GstGpuStreamSrtpBatch *
+enc_protect_submit (GstGpuSrtpEnc * self, EncItem ** items, guint n,
+    GsSrtpPacket * pkts, GstGpuStreamBackend backend,
+    GstObject * cuda_context, guint lane)
 {
-  GsSrtpPacket stack_pkts[ENC_STACK];
-  GsSrtpPacket *pkts = n <= ENC_STACK ? stack_pkts : g_new (GsSrtpPacket, n);
-  gboolean hard_limit = FALSE, on_gpu = FALSE;
-  guint i, n_soft = 0;
+  GstGpuStreamSrtpBatch *batch;
+  guint i;
 
   for (i = 0; i < n; i++) {
     pkts[i].ctx = &items[i]->stream->ctx;
@@ -641,11 +639,25 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
     pkts[i].result = GSRTP_OK;
   }
   /* contexts are shared by pads (RTP and RTCP of one SSRC): one batch at a
-   * time touches them */
+   * time touches them, in its submit half only */
   g_mutex_lock (&self->protect_lock);
-  gst_gpustream_srtp_protect_batch (pkts, n, backend, cuda_context, &on_gpu);
+  batch = gst_gpustream_srtp_protect_submit (pkts, n, backend, cuda_context,
+      lane);
   g_mutex_unlock (&self->protect_lock);
+  return batch;
+}
 
+/* Waits for the batch, gives each packet its bytes and counts the results;
+ * a failed packet keeps its result for the caller to drop. TRUE when a
+ * context ran out of packet indexes (the hard limit). */
+static gboolean
+enc_protect_finish (GstGpuSrtpEnc * self, EncItem ** items, guint n,
+    GsSrtpPacket * pkts, GstGpuStreamSrtpBatch * batch)
+{
+  gboolean hard_limit = FALSE, on_gpu = FALSE;
+  guint i, n_soft = 0;
+
+  gst_gpustream_srtp_protect_finish (batch, &on_gpu);
   for (i = 0; i < n; i++) {
     items[i]->result = pkts[i].result;
     if (pkts[i].result == GSRTP_OK) {
@@ -684,6 +696,22 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
   if (hard_limit && !g_atomic_int_exchange (&self->hard_limit, TRUE))
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (NULL),
         ("Key usage limit has been reached (ROC exhausted): set a new key"));
+  return hard_limit;
+}
+
+/* Both halves at once: the direct mode, in the streaming thread. */
+static gboolean
+enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
+    GstGpuStreamBackend backend, GstObject * cuda_context)
+{
+  GsSrtpPacket stack_pkts[ENC_STACK];
+  GsSrtpPacket *pkts = n <= ENC_STACK ? stack_pkts : g_new (GsSrtpPacket, n);
+  GstGpuStreamSrtpBatch *batch;
+  gboolean hard_limit;
+
+  batch = enc_protect_submit (self, items, n, pkts, backend, cuda_context,
+      GST_GPUSTREAM_SRTP_LANE_NONE);
+  hard_limit = enc_protect_finish (self, items, n, pkts, batch);
   if (pkts != stack_pkts)
     g_free (pkts);
   return hard_limit;
@@ -692,41 +720,52 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
 /* ---- scheduled mode: max-latency > 0 ----
  * The packets of every pad go through one GstGpuStreamScheduler
  * (gpsscheduler.h): prepared in the streaming threads, collected without a
- * lock, protected as one batch per cycle by its worker (one launch on the
- * GPU) and pushed in order by its forwarders. Serialized events travel with
- * the packets. */
+ * lock, protected as one batch per pad and cycle by its worker (on the GPU
+ * every pad's batch is one launch on a CUDA stream of its own, all of them
+ * in flight together) and pushed in order by its forwarders. Serialized
+ * events travel with the packets. */
 
-static void
-enc_sched_run (GstGpuSrtpEnc * self, GstGpuStreamSchedItem * items, guint n,
-    GstGpuStreamBackend backend, GstObject * cuda_context)
+typedef struct
 {
-  EncItem **pkts = g_new (EncItem *, MAX (n, 1));
-  guint i, k = 0;
+  EncItem **items;
+  GsSrtpPacket *pkts;
+  guint k;
+  GstGpuStreamSrtpBatch *batch;
+} EncSchedBatch;
 
+static gpointer
+enc_sched_submit_batch (gpointer proc_data, GstObject * cuda_context,
+    guint lane, GstGpuStreamSchedItem * items, guint n)
+{
+  EncSchedBatch *b = g_new0 (EncSchedBatch, 1);
+  guint i;
+
+  b->items = g_new (EncItem *, MAX (n, 1));
   for (i = 0; i < n; i++)
     if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
-      pkts[k++] = items[i].data;
-  if (k > 0)
-    enc_protect (self, pkts, k, backend, cuda_context);
-  g_free (pkts);
+      b->items[b->k++] = items[i].data;
+  b->pkts = g_new (GsSrtpPacket, MAX (b->k, 1));
+  if (b->k > 0)
+    b->batch = enc_protect_submit (proc_data, b->items, b->k, b->pkts,
+        cuda_context ? GST_GPUSTREAM_BACKEND_GPU : GST_GPUSTREAM_BACKEND_CPU,
+        cuda_context, lane);
+  return b;
 }
 
 static void
-enc_sched_process_cpu (gpointer proc_data, GstGpuStreamSchedItem * items,
-    guint n)
+enc_sched_finish_batch (gpointer proc_data, gpointer submitted)
 {
-  enc_sched_run (proc_data, items, n, GST_GPUSTREAM_BACKEND_CPU, NULL);
-}
+  EncSchedBatch *b = submitted;
 
-static void
-enc_sched_process_gpu (gpointer proc_data, GstObject * cuda_context,
-    GstGpuStreamSchedItem * items, guint n)
-{
-  enc_sched_run (proc_data, items, n, GST_GPUSTREAM_BACKEND_GPU, cuda_context);
+  if (b->k > 0)
+    enc_protect_finish (proc_data, b->items, b->k, b->pkts, b->batch);
+  g_free (b->items);
+  g_free (b->pkts);
+  g_free (b);
 }
 
 static const GstGpuStreamProcessor enc_sched_processor = {
-  "srtp-protect", enc_sched_process_cpu, enc_sched_process_gpu
+  "srtp-protect", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
 };
 
 /* The forwarder thread of the pair's pipeline, in collection order. */

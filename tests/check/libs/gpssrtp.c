@@ -110,10 +110,12 @@ stream_free (Stream * s)
   g_free (s);
 }
 
-/* protect through the library, batch_size packets a call */
+/* protect through the library, batch_size packets a call; lanes > 0: as
+ * the scheduler's worker does, `lanes` batches submitted (each on its lane)
+ * before the first is finished */
 static void
-check_protect (Stream * s, GstGpuStreamBackend backend, GstObject * ctx,
-    gboolean want_gpu, gsize batch_size)
+check_protect_lanes (Stream * s, GstGpuStreamBackend backend,
+    GstObject * ctx, gboolean want_gpu, gsize batch_size, guint lanes)
 {
   static guint8 data[NPKT][STRIDE];
   GsSrtpCtx tx[NCTX];
@@ -129,12 +131,29 @@ check_protect (Stream * s, GstGpuStreamBackend backend, GstObject * ctx,
     pk[i].cap = STRIDE;
     pk[i].is_rtcp = s->prtcp[i];
   }
-  for (base = 0; base < NPKT; base += batch_size) {
+  for (base = 0; base < NPKT && lanes == 0; base += batch_size) {
     gboolean used_gpu = !want_gpu;
 
     ok += gst_gpustream_srtp_protect_batch (pk + base,
         MIN (batch_size, NPKT - base), backend, ctx, &used_gpu);
     fail_unless_equals_int (used_gpu, want_gpu);
+  }
+  for (base = 0; base < NPKT && lanes > 0; base += batch_size * lanes) {
+    GstGpuStreamSrtpBatch *inflight[8];
+    guint l, n = 0;
+
+    g_assert (lanes <= G_N_ELEMENTS (inflight));
+    for (l = 0; l < lanes && base + l * batch_size < NPKT; l++, n++) {
+      gsize b = base + l * batch_size;
+      inflight[l] = gst_gpustream_srtp_protect_submit (pk + b,
+          MIN (batch_size, NPKT - b), backend, ctx, l);
+    }
+    for (l = 0; l < n; l++) {
+      gboolean used_gpu = !want_gpu;
+
+      ok += gst_gpustream_srtp_protect_finish (inflight[l], &used_gpu);
+      fail_unless_equals_int (used_gpu, want_gpu);
+    }
   }
   fail_unless_equals_int (ok, NPKT);
   for (i = 0; i < NPKT; i++) {
@@ -144,6 +163,13 @@ check_protect (Stream * s, GstGpuStreamBackend backend, GstObject * ctx,
         "protected packet %" G_GSIZE_FORMAT " differs", i);
   }
   g_free (pk);
+}
+
+static void
+check_protect (Stream * s, GstGpuStreamBackend backend, GstObject * ctx,
+    gboolean want_gpu, gsize batch_size)
+{
+  check_protect_lanes (s, backend, ctx, want_gpu, batch_size, 0);
 }
 
 /* unprotect through the library against one by one */
@@ -246,6 +272,7 @@ GST_START_TEST (test_srtp_cpu)
 
   check_protect (s, GST_GPUSTREAM_BACKEND_CPU, NULL, FALSE, NPKT);
   check_protect (s, GST_GPUSTREAM_BACKEND_CPU, NULL, FALSE, 37);
+  check_protect_lanes (s, GST_GPUSTREAM_BACKEND_CPU, NULL, FALSE, 100, 4);
   check_unprotect (s, GST_GPUSTREAM_BACKEND_CPU, NULL, FALSE, NPKT + 200);
   check_unprotect (s, GST_GPUSTREAM_BACKEND_CPU, NULL, FALSE, 37);
   stream_free (s);
@@ -288,6 +315,12 @@ GST_START_TEST (test_srtp_gpu)
 
   s = stream_new (3);
   check_protect (s, GST_GPUSTREAM_BACKEND_GPU, gpu.cuda_context, TRUE, NPKT);
+  /* batches in flight together on 4, then 8 lanes (each its own stream and
+   * staging area): every packet as one by one */
+  check_protect_lanes (s, GST_GPUSTREAM_BACKEND_GPU, gpu.cuda_context, TRUE,
+      NPKT / 4 + 1, 4);
+  check_protect_lanes (s, GST_GPUSTREAM_BACKEND_GPU, gpu.cuda_context, TRUE,
+      50, 8);
   check_unprotect (s, GST_GPUSTREAM_BACKEND_GPU, gpu.cuda_context, TRUE,
       NPKT + 200);
   check_unprotect (s, GST_GPUSTREAM_BACKEND_HYBRID, gpu.cuda_context, TRUE,
