@@ -28,6 +28,12 @@
  * way the frame leaves as soon as it is coded and the reported latency is 0;
  * the bytes are the same for any slice size and backend.
  *
+ * With `cycle` > 0 the frames go through the device's real-time scheduler
+ * (gpsscheduler.h, paper 001) instead: collected as they come, coded as one
+ * batch per cycle by the device's worker thread (one launch per cycle for
+ * every scheduled dxtenc on that device) and finished in order by a
+ * forwarder thread; the same bytes, within 3 cycles (the reported latency).
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=60 ! video/x-raw,format=UYVY,width=1280,height=720 ! \
@@ -42,6 +48,7 @@
 
 #include <gst/gpustream/gstgpustream.h>
 #include <gst/gpustream/gpsdxt.h>
+#include <gst/gpustream/gpsscheduler.h>
 #include <dxt/dxt.h>
 
 #include "dxtenc.h"
@@ -64,6 +71,11 @@ GST_DEBUG_CATEGORY_STATIC (gst_dxt_enc_debug);
 #define DEFAULT_BATCH_BLOCKS 23040
 /* the CPU path's threads: one per online CPU */
 #define DEFAULT_THREADS 0
+/* 0: each frame coded in the streaming thread as it comes */
+#define DEFAULT_CYCLE 0
+/* scheduled mode: below this the worker's own work eats the cycle */
+#define MIN_CYCLE (100 * GST_USECOND)
+#define MAX_CYCLE GST_SECOND
 
 enum
 {
@@ -77,6 +89,7 @@ enum
   PROP_STATS,
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
+  PROP_CYCLE,
 };
 
 GType
@@ -186,6 +199,7 @@ struct _GstDxtEnc
   gboolean snappy;
   guint batch_blocks;
   guint threads;
+  GstClockTime cycle;
 
   /* stats, object lock */
   guint64 st_frames;
@@ -195,8 +209,34 @@ struct _GstDxtEnc
   guint64 st_gpu_frames;
   guint64 st_cpu_frames;
   guint64 st_device_input_frames;
+  /* scheduled mode: whether this run is, and the latency of the streams
+   * already removed (a format change replaces the stream) */
+  gboolean st_scheduled;
+  GstClockTime st_gone_p99, st_gone_max;
+  guint64 st_gone_misses;
 
   EncState *state;
+
+  /* scheduled mode (cycle > 0). sched lives as long as the element;
+   * scheduled and sched_cycle are fixed from start to stop. sched_stream is
+   * set and cleared by the streaming thread (or in stop), under the object
+   * lock for the stats reader. */
+  GstGpuStreamScheduler *sched;
+  gboolean scheduled;
+  GstClockTime sched_cycle;
+  GstGpuStreamSchedStream *sched_stream;
+  guint32 sched_w;
+  guint sched_max_in_flight;    /* streaming thread, set with the format */
+
+  /* the frames handed to the scheduler, sched_lock (taken after the stream
+   * lock, never the other way round) */
+  GMutex sched_lock;
+  GCond sched_cond;
+  guint sched_in_flight;        /* pushed, not yet finished nor dropped */
+  gboolean sched_forwarding;    /* the forwarder is inside finish_frame */
+  gint sched_epoch;             /* flushes so far; atomic reads */
+  GstFlowReturn sched_ret;      /* first failure of finish_frame not yet
+                                 * returned by handle_frame */
 };
 
 #define gst_dxt_enc_parent_class parent_class
@@ -239,12 +279,533 @@ dxt_format_from_video (GstVideoFormat f, DxtFormat * out)
   }
 }
 
+/* A frame in GstCudaMemory of our context through the kernel without
+ * leaving the device; FALSE (nothing written) for any other buffer or when
+ * the launch fails, and the caller maps it to the host instead. */
+static gboolean
+encode_device_frame (GstDxtEnc * self, EncState * st, GstObject * cuda_context,
+    GstBuffer * buf, guint8 * dst)
+{
+  const guint n_planes = GST_VIDEO_INFO_N_PLANES (&st->info);
+  gsize offset[GST_VIDEO_MAX_PLANES];
+  gint stride[GST_VIDEO_MAX_PLANES];
+  GstMapInfo map;
+  DxtImage img;
+  GError *err = NULL;
+  gboolean ok;
+  guint p;
+
+  /* an odd width of packed 4:2:2 ends in half a pixel pair whose chroma
+   * byte GstCudaMemory's copies leave out (they copy width * 2 bytes a
+   * row): read the frame through the host map, as the CPU would */
+  if (n_planes > 3 || ((st->in_format == DXT_FMT_UYVY ||
+              st->in_format == DXT_FMT_YUY2) &&
+          (GST_VIDEO_INFO_WIDTH (&st->info) & 1)))
+    return FALSE;
+  if (!gst_gpustream_cuda_buffer_map (cuda_context, buf, &map, n_planes,
+          offset, stride))
+    return FALSE;
+  memset (&img, 0, sizeof (img));
+  for (p = 0; p < n_planes; p++) {
+    img.plane[p] = map.data + offset[p];
+    img.stride[p] = stride[p];
+  }
+  img.width = GST_VIDEO_INFO_WIDTH (&st->info);
+  img.height = GST_VIDEO_INFO_HEIGHT (&st->info);
+  img.format = st->in_format;
+  ok = gst_gpustream_dxt_encode_device_frame (cuda_context, &img,
+      st->codec, st->quality, st->batch_blocks, DXT_ENC_GPU_STREAMS, dst,
+      &err);
+  gst_buffer_unmap (buf, &map);
+  if (!ok) {
+    if (gst_gpustream_warn_ok (&st->last_gpu_warning))
+      GST_WARNING_OBJECT (self, "GPU encode from CUDA memory failed, frame "
+          "coded from a host copy: %s", err ? err->message : "?");
+    g_clear_error (&err);
+  }
+  return ok;
+}
+
+/* The size of the output buffer a frame is coded into. */
+static gsize
+enc_output_max (EncState * st)
+{
+  return st->hap ? gs_hap_max_frame_size (st->tex_size) : st->tex_size;
+}
+
+/* Codes frame's input into its output buffer (enc_output_max bytes) and
+ * trims that to the coded size: on the GPU with cuda_context (the CPU for a
+ * frame whose CUDA step fails), else on the CPU. Both modes come here, the
+ * unscheduled one from the streaming thread and the scheduled one from the
+ * scheduler's worker, so their bytes are the same. FALSE after posting an
+ * error. */
+static gboolean
+encode_frame (GstDxtEnc * self, EncState * st, GstVideoCodecFrame * frame,
+    GstObject * cuda_context)
+{
+  GstVideoFrame vframe;
+  GstMapInfo omap;
+  DxtImage img;
+  guint8 *dst;
+  guint bx, by, slice_rows, n_slices = 0, i;
+  gsize out_size = st->tex_size;
+  gboolean on_gpu = FALSE, device_input = FALSE;
+
+  gst_buffer_map (frame->output_buffer, &omap, GST_MAP_WRITE);
+  dst = st->hap ? st->tex : omap.data;
+
+  /* slices of batch-blocks blocks, rounded to whole block rows */
+  bx = dxt_blocks_x (GST_VIDEO_INFO_WIDTH (&st->info));
+  by = dxt_blocks_y (GST_VIDEO_INFO_HEIGHT (&st->info));
+  slice_rows = st->batch_blocks ? MAX (1, st->batch_blocks / bx) : by;
+
+  /* CUDA memory of our context: coded where it lies */
+  if (cuda_context &&
+      encode_device_frame (self, st, cuda_context, frame->input_buffer, dst)) {
+    on_gpu = device_input = TRUE;
+    n_slices = (by + slice_rows - 1) / slice_rows;
+    goto coded;
+  }
+
+  if (!gst_video_frame_map (&vframe, &st->info, frame->input_buffer,
+          GST_MAP_READ)) {
+    gst_buffer_unmap (frame->output_buffer, &omap);
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
+        ("input buffer too small for %s", GST_VIDEO_INFO_NAME (&st->info)));
+    return FALSE;
+  }
+
+  memset (&img, 0, sizeof (img));
+  for (i = 0; i < GST_VIDEO_FRAME_N_PLANES (&vframe) && i < 3; i++) {
+    img.plane[i] = GST_VIDEO_FRAME_PLANE_DATA (&vframe, i);
+    img.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, i);
+  }
+  img.width = GST_VIDEO_FRAME_WIDTH (&vframe);
+  img.height = GST_VIDEO_FRAME_HEIGHT (&vframe);
+  img.format = st->in_format;
+
+  if (cuda_context) {
+    GError *err = NULL;
+
+    on_gpu = gst_gpustream_dxt_encode_frame (cuda_context, &img,
+        st->codec, st->quality, st->batch_blocks, DXT_ENC_GPU_STREAMS, dst,
+        &err);
+    if (on_gpu) {
+      n_slices = (by + slice_rows - 1) / slice_rows;
+    } else {
+      /* a failing device fails every frame: once a second is enough */
+      if (gst_gpustream_warn_ok (&st->last_gpu_warning))
+        GST_WARNING_OBJECT (self, "GPU encode failed, frame coded on the "
+            "CPU: %s", err ? err->message : "?");
+      g_clear_error (&err);
+    }
+  }
+  /* the CPU: the slices shared among the threads, the same bytes */
+  if (!on_gpu) {
+    if (dxt_encode_frame_threads (&img, st->codec, st->quality, slice_rows,
+            st->threads, dst) != 0) {
+      gst_video_frame_unmap (&vframe);
+      gst_buffer_unmap (frame->output_buffer, &omap);
+      GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
+          ("DXT encoding of a %ux%u %s frame failed", img.width, img.height,
+              GST_VIDEO_INFO_NAME (&st->info)));
+      return FALSE;
+    }
+    n_slices = (by + slice_rows - 1) / slice_rows;
+  }
+  gst_video_frame_unmap (&vframe);
+
+coded:
+  if (st->hap) {
+    out_size = gs_hap_write_frame (omap.data, omap.size,
+        hap_tex_formats[st->codec], st->snappy, st->tex, st->tex_size);
+    g_assert (out_size > 0);
+  }
+  gst_buffer_unmap (frame->output_buffer, &omap);
+  gst_buffer_set_size (frame->output_buffer, out_size);
+
+  GST_OBJECT_LOCK (self);
+  self->st_frames++;
+  self->st_bytes_in += gst_buffer_get_size (frame->input_buffer);
+  self->st_bytes_out += out_size;
+  self->st_slices += n_slices;
+  if (device_input)
+    self->st_device_input_frames++;
+  if (on_gpu)
+    self->st_gpu_frames++;
+  else
+    self->st_cpu_frames++;
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+/* ---- scheduled mode: cycle > 0 ----
+ * handle_frame pushes each frame (its output buffer allocated) into one
+ * stream of a GstGpuStreamScheduler without coding it; every cycle the
+ * device's worker thread codes the frames collected in the last cycle as
+ * one batch (encode_frame, on the GPU or the CPU), and the scheduler's
+ * forwarder thread hands them, in order, to gst_video_encoder_finish_frame.
+ *
+ * finish_frame takes the encoder's stream lock, which handle_frame, finish,
+ * flush and set_format run under: every wait of theirs for the forwarder
+ * (sched_wait, and a full batch) releases it. Frames in flight are bounded
+ * (sched_max_in_flight) so that a blocked downstream holds a few frames,
+ * not all of them. A frame the scheduler will not forward (flushed,
+ * or in flight at stop) comes back through sched_drop. */
+
+/* Frames in flight: at least 8, or what comes in 3 cycles (Theorem 1's
+ * bound on a frame's stay) at the caps' frame rate, so the bound never
+ * slows a stream down; at most 64, however long the cycle, so that a
+ * blocked downstream holds a bounded amount of memory. */
+#define DXT_ENC_SCHED_MIN_IN_FLIGHT 8
+#define DXT_ENC_SCHED_MAX_IN_FLIGHT 64
+/* The stream's declared rate: admission is off, so it only keeps the
+ * policer quiet (as gpusrtpenc's ENC_SCHED_UNLIMITED_RATE). */
+#define DXT_ENC_SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
+
+/* One frame in the scheduler. */
+typedef struct
+{
+  GstDxtEnc *self;
+  GstVideoCodecFrame *frame;    /* our reference (the base class has one) */
+  gint epoch;                   /* sched_epoch when pushed */
+  gboolean ok;                  /* coded (the worker) */
+} SchedFrame;
+
+/* A frame leaves the scheduler without being finished: our reference goes
+ * (the base class drops its own at flush or stop). */
+static void
+sched_frame_release (SchedFrame * sf)
+{
+  GstDxtEnc *self = sf->self;
+
+  if (sf->frame)
+    gst_video_codec_frame_unref (sf->frame);
+  g_free (sf);
+  g_mutex_lock (&self->sched_lock);
+  self->sched_in_flight--;
+  g_cond_broadcast (&self->sched_cond);
+  g_mutex_unlock (&self->sched_lock);
+}
+
+/* The worker thread, once a cycle, on the frames collected in it. */
+static void
+sched_encode_batch (GstDxtEnc * self, GstGpuStreamSchedItem * items,
+    guint n_items, GstObject * cuda_context)
+{
+  EncState *st = self->state;
+  guint i;
+
+  for (i = 0; i < n_items; i++) {
+    SchedFrame *sf = items[i].data;
+
+    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET))
+      continue;
+    /* flushed since it was pushed: it will be dropped, not finished */
+    if (sf->epoch != g_atomic_int_get (&self->sched_epoch))
+      continue;
+    sf->ok = encode_frame (self, st, sf->frame, cuda_context);
+  }
+}
+
+static void
+sched_process_cpu (gpointer proc_data, GstGpuStreamSchedItem * items,
+    guint n_items)
+{
+  sched_encode_batch (proc_data, items, n_items, NULL);
+}
+
+/* encode_frame falls back to the CPU frame by frame, as unscheduled */
+static void
+sched_process_gpu (gpointer proc_data, GstObject * cuda_context,
+    GstGpuStreamSchedItem * items, guint n_items)
+{
+  sched_encode_batch (proc_data, items, n_items, cuda_context);
+}
+
+static const GstGpuStreamProcessor sched_processor = {
+  "dxt-encode", sched_process_cpu, sched_process_gpu
+};
+
+/* The forwarder thread, in push order. */
+static void
+sched_forward (gpointer stream_data, gpointer data, guint16 flags)
+{
+  GstDxtEnc *self = stream_data;
+  SchedFrame *sf = data;
+  GstVideoCodecFrame *frame = sf->frame;
+  GstFlowReturn ret;
+
+  /* a flush between the scheduler's check and here: drop it, never push a
+   * frame from before the flush after it (flush waits while we are inside
+   * finish_frame, whose push fails while the pads are still flushing) */
+  g_mutex_lock (&self->sched_lock);
+  if (sf->epoch != self->sched_epoch) {
+    g_mutex_unlock (&self->sched_lock);
+    sched_frame_release (sf);
+    return;
+  }
+  self->sched_forwarding = TRUE;
+  g_mutex_unlock (&self->sched_lock);
+
+  /* not coded (the error is posted): finished without a buffer, a drop */
+  if (!sf->ok)
+    gst_clear_buffer (&frame->output_buffer);
+  sf->frame = NULL;
+  ret = gst_video_encoder_finish_frame (GST_VIDEO_ENCODER (self), frame);
+  if (!sf->ok)
+    ret = GST_FLOW_ERROR;
+
+  g_mutex_lock (&self->sched_lock);
+  self->sched_forwarding = FALSE;
+  /* FLUSHING from a push during a flush is not news to the next frame */
+  if (ret != GST_FLOW_OK && self->sched_ret == GST_FLOW_OK &&
+      sf->epoch == self->sched_epoch)
+    self->sched_ret = ret;
+  g_mutex_unlock (&self->sched_lock);
+  sched_frame_release (sf);
+}
+
+/* flushed, stream removed, or in flight at stop */
+static void
+sched_drop (gpointer data)
+{
+  sched_frame_release (data);
+}
+
+static const GstGpuStreamSchedCallbacks sched_callbacks = {
+  sched_forward, sched_drop
+};
+
+/* Waits until at most max frames are in flight and, with idle, the
+ * forwarder is not inside finish_frame. The stream lock (held once by every
+ * caller: chain, EOS, FLUSH_STOP and caps) is released meanwhile, since
+ * finish_frame takes it. With check_flushing, FLUSHING as soon as the sink
+ * pad flushes (a flushing seek, or going down). */
+static GstFlowReturn
+sched_wait (GstDxtEnc * self, guint max, gboolean idle,
+    gboolean check_flushing)
+{
+  GstVideoEncoder *enc = GST_VIDEO_ENCODER (self);
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  g_mutex_lock (&self->sched_lock);
+  if (self->sched_in_flight <= max && !(idle && self->sched_forwarding)) {
+    g_mutex_unlock (&self->sched_lock);
+    return GST_FLOW_OK;
+  }
+  g_mutex_unlock (&self->sched_lock);
+
+  GST_VIDEO_ENCODER_STREAM_UNLOCK (enc);
+  g_mutex_lock (&self->sched_lock);
+  while (self->sched_in_flight > max || (idle && self->sched_forwarding)) {
+    if (check_flushing && GST_PAD_IS_FLUSHING (GST_VIDEO_ENCODER_SINK_PAD
+            (enc))) {
+      ret = GST_FLOW_FLUSHING;
+      break;
+    }
+    /* timed: flush-start sets the pad flag without telling us */
+    g_cond_wait_until (&self->sched_cond, &self->sched_lock,
+        g_get_monotonic_time () + 10 * G_TIME_SPAN_MILLISECOND);
+  }
+  g_mutex_unlock (&self->sched_lock);
+  GST_VIDEO_ENCODER_STREAM_LOCK (enc);
+  return ret;
+}
+
+/* The failure of a finish_frame since the last call, GST_FLOW_OK if none. */
+static GstFlowReturn
+sched_take_ret (GstDxtEnc * self)
+{
+  GstFlowReturn ret;
+
+  g_mutex_lock (&self->sched_lock);
+  ret = self->sched_ret;
+  self->sched_ret = GST_FLOW_OK;
+  g_mutex_unlock (&self->sched_lock);
+  return ret;
+}
+
+/* handle_frame's scheduled half: takes frame. Returns what the frames
+ * finished since the last call met downstream. */
+static GstFlowReturn
+sched_handle_frame (GstDxtEnc * self, EncState * st,
+    GstVideoCodecFrame * frame)
+{
+  GstVideoEncoder *enc = GST_VIDEO_ENCODER (self);
+  GstGpuStreamSchedStream *stream = self->sched_stream;
+  SchedFrame *sf;
+  GstFlowReturn ret;
+  guint32 size;
+
+  if (!stream) {
+    gst_video_codec_frame_unref (frame);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  /* room first, then the output buffer: a blocked downstream holds at most
+   * sched_max_in_flight of both */
+  ret = sched_wait (self, self->sched_max_in_flight - 1, FALSE, TRUE);
+  if (ret == GST_FLOW_OK)
+    ret = gst_video_encoder_allocate_output_frame (enc, frame,
+        enc_output_max (st));
+  if (ret != GST_FLOW_OK) {
+    gst_video_codec_frame_unref (frame);
+    return ret;
+  }
+
+  sf = g_new0 (SchedFrame, 1);
+  sf->self = self;
+  sf->frame = frame;
+  size = MIN (gst_buffer_get_size (frame->input_buffer), G_MAXUINT32);
+  g_mutex_lock (&self->sched_lock);
+  sf->epoch = self->sched_epoch;
+  self->sched_in_flight++;
+  g_mutex_unlock (&self->sched_lock);
+
+  /* a full batch (a burst beyond what it has grown to) waits for the next
+   * cycle, as gpusrtpenc's enc_sched_submit, instead of dropping */
+  while (!gst_gpustream_sched_stream_push (stream, sf, size,
+          GST_GPUSTREAM_SCHED_ITEM_PACKET)) {
+    if (!gst_gpustream_scheduler_is_running (self->sched) ||
+        GST_PAD_IS_FLUSHING (GST_VIDEO_ENCODER_SINK_PAD (enc))) {
+      sched_frame_release (sf);
+      return GST_FLOW_FLUSHING;
+    }
+    GST_VIDEO_ENCODER_STREAM_UNLOCK (enc);
+    g_usleep (MAX (self->sched_cycle / GST_USECOND / 4, 50));
+    GST_VIDEO_ENCODER_STREAM_LOCK (enc);
+  }
+  return sched_take_ret (self);
+}
+
+/* The stream leaves (its frames in flight, if any, are dropped); its
+ * latency stays in the stats. */
+static void
+sched_remove_stream (GstDxtEnc * self)
+{
+  GstGpuStreamSchedStream *stream;
+  GstGpuStreamSchedStreamStats ss;
+
+  GST_OBJECT_LOCK (self);
+  stream = self->sched_stream;
+  self->sched_stream = NULL;
+  if (stream) {
+    gst_gpustream_sched_stream_get_stats (stream, &ss);
+    self->st_gone_p99 = MAX (self->st_gone_p99, ss.latency_p99);
+    self->st_gone_max = MAX (self->st_gone_max, ss.latency_max);
+    self->st_gone_misses += ss.misses;
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (stream)
+    gst_gpustream_scheduler_remove_stream (self->sched, stream);
+}
+
+/* At set_format, nothing in flight: the one stream, w = the frame size. */
+static gboolean
+sched_ensure_stream (GstDxtEnc * self, guint32 w)
+{
+  GstGpuStreamSchedStream *stream;
+  GError *err = NULL;
+
+  if (self->sched_stream && self->sched_w == w)
+    return TRUE;
+  sched_remove_stream (self);
+  stream = gst_gpustream_scheduler_add_stream (self->sched, w,
+      3 * self->sched_cycle, DXT_ENC_SCHED_UNLIMITED_RATE, self, NULL, &err);
+  if (!stream) {
+    /* admission is off: only invalid parameters get here */
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
+        ("the scheduler refused the stream: %s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  self->sched_stream = stream;
+  GST_OBJECT_UNLOCK (self);
+  self->sched_w = w;
+  return TRUE;
+}
+
+/* READY to PAUSED: with cycle > 0, one pipeline (one forwarder thread) of a
+ * scheduler on the element's device, admission off (rtgpuqueue does
+ * admission control). The stream comes with the format. */
+static gboolean
+sched_start (GstDxtEnc * self)
+{
+  GstGpuStreamSchedulerParams params;
+  GError *err = NULL;
+  GstClockTime cycle;
+
+  GST_OBJECT_LOCK (self);
+  cycle = self->cycle;
+  GST_OBJECT_UNLOCK (self);
+  self->scheduled = FALSE;
+  self->sched_cycle = cycle;
+  g_mutex_lock (&self->sched_lock);
+  self->sched_in_flight = 0;
+  self->sched_forwarding = FALSE;
+  self->sched_ret = GST_FLOW_OK;
+  g_mutex_unlock (&self->sched_lock);
+  if (cycle == 0)
+    return TRUE;
+  if (cycle < MIN_CYCLE) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("cycle %" G_GUINT64_FORMAT " ns is below the minimum of %"
+            G_GUINT64_FORMAT " ns", cycle, (guint64) MIN_CYCLE),
+        ("cycle = 0 codes each frame as it comes; a scheduled cycle must "
+            "leave room for the worker's own work"));
+    return FALSE;
+  }
+
+  gst_gpustream_scheduler_get_params (self->sched, &params);
+  params.cycle = cycle;
+  params.capacity = 0;
+  params.mu = 0;
+  params.admission = FALSE;
+  params.police_burst = 0;
+  gst_gpustream_scheduler_set_params (self->sched, &params);
+  if (!gst_gpustream_scheduler_start (self->sched, 1, self->gpu.resolved,
+          self->gpu.cuda_context, &err)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("could not start the batching scheduler: %s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
+  self->scheduled = TRUE;
+  GST_INFO_OBJECT (self, "coding in batches every %" GST_TIME_FORMAT " on %s",
+      GST_TIME_ARGS (cycle), gst_gpustream_backend_nick (self->gpu.resolved));
+  return TRUE;
+}
+
+/* PAUSED to READY, the pads inactive: frames in flight are dropped (through
+ * sched_drop) before the worker's state goes. */
+static void
+sched_stop (GstDxtEnc * self)
+{
+  if (!self->scheduled)
+    return;
+  gst_gpustream_scheduler_stop (self->sched);
+  sched_remove_stream (self);
+  self->scheduled = FALSE;
+}
+
+/* ---- the encoder --------------------------------------------------------- */
+
 static void
 enc_state_free (EncState * st)
 {
   g_free (st->tex);
   gst_clear_object (&st->cuda_context);
   g_free (st);
+}
+
+/* what the LATENCY query adds: Theorem 1's 3 cycles when scheduled */
+static void
+enc_update_latency (GstDxtEnc * self)
+{
+  GstClockTime lat = self->scheduled ? 3 * self->sched_cycle : 0;
+
+  gst_video_encoder_set_latency (GST_VIDEO_ENCODER (self), lat, lat);
 }
 
 static gboolean
@@ -263,6 +824,9 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
   self->st_frames = self->st_bytes_in = self->st_bytes_out = 0;
   self->st_slices = self->st_gpu_frames = self->st_cpu_frames = 0;
   self->st_device_input_frames = 0;
+  self->st_scheduled = self->cycle > 0;
+  self->st_gone_p99 = self->st_gone_max = 0;
+  self->st_gone_misses = 0;
   GST_OBJECT_UNLOCK (self);
 
   if (!st->hap && st->snappy)
@@ -282,6 +846,11 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
 
   g_clear_pointer (&self->state, enc_state_free);
   self->state = st;
+  if (!sched_start (self)) {
+    g_clear_pointer (&self->state, enc_state_free);
+    return FALSE;
+  }
+  enc_update_latency (self);
   return TRUE;
 }
 
@@ -290,6 +859,8 @@ gst_dxt_enc_stop (GstVideoEncoder * enc)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
 
+  /* first: the worker reads the state */
+  sched_stop (self);
   g_clear_pointer (&self->state, enc_state_free);
   return TRUE;
 }
@@ -321,6 +892,10 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
 
   if (!st)
     return FALSE;
+  /* scheduled: the frames in flight were coded for the old format and
+   * leave with the old caps before the worker sees the new one */
+  if (self->scheduled)
+    sched_wait (self, 0, FALSE, FALSE);
   if (!dxt_format_from_video (GST_VIDEO_INFO_FORMAT (&state->info),
           &st->in_format)) {
     GST_WARNING_OBJECT (self, "unsupported input format %s",
@@ -338,6 +913,19 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
     }
     st->tex = g_malloc (st->tex_size);
   }
+  if (self->scheduled) {
+    guint64 n = DXT_ENC_SCHED_MIN_IN_FLIGHT;
+
+    if (!sched_ensure_stream (self, MIN (GST_VIDEO_INFO_SIZE (&st->info),
+                G_MAXUINT32)))
+      return FALSE;
+    if (GST_VIDEO_INFO_FPS_N (&st->info) > 0 &&
+        GST_VIDEO_INFO_FPS_D (&st->info) > 0)
+      n = MAX (n, gst_util_uint64_scale_ceil (3 * self->sched_cycle,
+              GST_VIDEO_INFO_FPS_N (&st->info),
+              (guint64) GST_VIDEO_INFO_FPS_D (&st->info) * GST_SECOND) + 1);
+    self->sched_max_in_flight = MIN (n, DXT_ENC_SCHED_MAX_IN_FLIGHT);
+  }
 
   caps = gst_caps_new_simple (st->hap ? "video/x-hap" : "video/x-dxt",
       "format", G_TYPE_STRING, st->hap ? hap_caps_names[st->codec] :
@@ -351,56 +939,9 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
         hap_caps_names[st->codec] : dxt_caps_names[st->codec]);
     return FALSE;
   }
-  /* both paths: the frame leaves the moment it is coded */
-  gst_video_encoder_set_latency (enc, 0, 0);
+  /* 0 unscheduled: the frame leaves the moment it is coded */
+  enc_update_latency (self);
   return TRUE;
-}
-
-/* A frame in GstCudaMemory of our context through the kernel without
- * leaving the device; FALSE (nothing written) for any other buffer or when
- * the launch fails, and the caller maps it to the host instead. */
-static gboolean
-encode_device_frame (GstDxtEnc * self, EncState * st, GstBuffer * buf,
-    guint8 * dst)
-{
-  const guint n_planes = GST_VIDEO_INFO_N_PLANES (&st->info);
-  gsize offset[GST_VIDEO_MAX_PLANES];
-  gint stride[GST_VIDEO_MAX_PLANES];
-  GstMapInfo map;
-  DxtImage img;
-  GError *err = NULL;
-  gboolean ok;
-  guint p;
-
-  /* an odd width of packed 4:2:2 ends in half a pixel pair whose chroma
-   * byte GstCudaMemory's copies leave out (they copy width * 2 bytes a
-   * row): read the frame through the host map, as the CPU would */
-  if (n_planes > 3 || ((st->in_format == DXT_FMT_UYVY ||
-              st->in_format == DXT_FMT_YUY2) &&
-          (GST_VIDEO_INFO_WIDTH (&st->info) & 1)))
-    return FALSE;
-  if (!gst_gpustream_cuda_buffer_map (st->cuda_context, buf, &map, n_planes,
-          offset, stride))
-    return FALSE;
-  memset (&img, 0, sizeof (img));
-  for (p = 0; p < n_planes; p++) {
-    img.plane[p] = map.data + offset[p];
-    img.stride[p] = stride[p];
-  }
-  img.width = GST_VIDEO_INFO_WIDTH (&st->info);
-  img.height = GST_VIDEO_INFO_HEIGHT (&st->info);
-  img.format = st->in_format;
-  ok = gst_gpustream_dxt_encode_device_frame (st->cuda_context, &img,
-      st->codec, st->quality, st->batch_blocks, DXT_ENC_GPU_STREAMS, dst,
-      &err);
-  gst_buffer_unmap (buf, &map);
-  if (!ok) {
-    if (gst_gpustream_warn_ok (&st->last_gpu_warning))
-      GST_WARNING_OBJECT (self, "GPU encode from CUDA memory failed, frame "
-          "coded from a host copy: %s", err ? err->message : "?");
-    g_clear_error (&err);
-  }
-  return ok;
 }
 
 static GstFlowReturn
@@ -408,116 +949,64 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
   EncState *st = self->state;
-  GstVideoFrame vframe;
-  GstMapInfo omap;
-  DxtImage img;
-  guint8 *dst;
-  guint bx, by, slice_rows, n_slices = 0, i;
-  gsize out_size;
   GstFlowReturn ret;
-  gboolean on_gpu = FALSE, device_input = FALSE;
 
   if (!st || !st->tex_size) {
     gst_video_codec_frame_unref (frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
+  if (self->scheduled)
+    return sched_handle_frame (self, st, frame);
 
-  out_size = st->hap ? gs_hap_max_frame_size (st->tex_size) : st->tex_size;
-  ret = gst_video_encoder_allocate_output_frame (enc, frame, out_size);
+  ret = gst_video_encoder_allocate_output_frame (enc, frame,
+      enc_output_max (st));
   if (ret != GST_FLOW_OK) {
     gst_video_codec_frame_unref (frame);
     return ret;
   }
-  gst_buffer_map (frame->output_buffer, &omap, GST_MAP_WRITE);
-  dst = st->hap ? st->tex : omap.data;
-
-  /* slices of batch-blocks blocks, rounded to whole block rows */
-  bx = dxt_blocks_x (GST_VIDEO_INFO_WIDTH (&st->info));
-  by = dxt_blocks_y (GST_VIDEO_INFO_HEIGHT (&st->info));
-  slice_rows = st->batch_blocks ? MAX (1, st->batch_blocks / bx) : by;
-
-  /* CUDA memory of our context: coded where it lies */
-  if (st->cuda_context &&
-      encode_device_frame (self, st, frame->input_buffer, dst)) {
-    on_gpu = device_input = TRUE;
-    n_slices = (by + slice_rows - 1) / slice_rows;
-    goto coded;
-  }
-
-  if (!gst_video_frame_map (&vframe, &st->info, frame->input_buffer,
-          GST_MAP_READ)) {
-    gst_buffer_unmap (frame->output_buffer, &omap);
-    GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
-        ("input buffer too small for %s", GST_VIDEO_INFO_NAME (&st->info)));
+  if (!encode_frame (self, st, frame, st->cuda_context)) {
     gst_video_codec_frame_unref (frame);
     return GST_FLOW_ERROR;
   }
-
-  memset (&img, 0, sizeof (img));
-  for (i = 0; i < GST_VIDEO_FRAME_N_PLANES (&vframe) && i < 3; i++) {
-    img.plane[i] = GST_VIDEO_FRAME_PLANE_DATA (&vframe, i);
-    img.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, i);
-  }
-  img.width = GST_VIDEO_FRAME_WIDTH (&vframe);
-  img.height = GST_VIDEO_FRAME_HEIGHT (&vframe);
-  img.format = st->in_format;
-
-  if (st->cuda_context) {
-    GError *err = NULL;
-
-    on_gpu = gst_gpustream_dxt_encode_frame (st->cuda_context, &img,
-        st->codec, st->quality, st->batch_blocks, DXT_ENC_GPU_STREAMS, dst,
-        &err);
-    if (on_gpu) {
-      n_slices = (by + slice_rows - 1) / slice_rows;
-    } else {
-      /* a failing device fails every frame: once a second is enough */
-      if (gst_gpustream_warn_ok (&st->last_gpu_warning))
-        GST_WARNING_OBJECT (self, "GPU encode failed, frame coded on the "
-            "CPU: %s", err ? err->message : "?");
-      g_clear_error (&err);
-    }
-  }
-  /* the CPU: the slices shared among the threads, the same bytes */
-  if (!on_gpu) {
-    if (dxt_encode_frame_threads (&img, st->codec, st->quality, slice_rows,
-            st->threads, dst) != 0) {
-      gst_video_frame_unmap (&vframe);
-      gst_buffer_unmap (frame->output_buffer, &omap);
-      GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
-          ("DXT encoding of a %ux%u %s frame failed", img.width, img.height,
-              GST_VIDEO_INFO_NAME (&st->info)));
-      gst_video_codec_frame_unref (frame);
-      return GST_FLOW_ERROR;
-    }
-    n_slices = (by + slice_rows - 1) / slice_rows;
-  }
-  gst_video_frame_unmap (&vframe);
-
-coded:
-  if (st->hap) {
-    out_size = gs_hap_write_frame (omap.data, omap.size,
-        hap_tex_formats[st->codec], st->snappy, st->tex, st->tex_size);
-    g_assert (out_size > 0);
-  }
-  gst_buffer_unmap (frame->output_buffer, &omap);
-  gst_buffer_set_size (frame->output_buffer, out_size);
-
-  GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
-  GST_OBJECT_LOCK (self);
-  self->st_frames++;
-  self->st_bytes_in += gst_buffer_get_size (frame->input_buffer);
-  self->st_bytes_out += out_size;
-  self->st_slices += n_slices;
-  if (device_input)
-    self->st_device_input_frames++;
-  if (on_gpu)
-    self->st_gpu_frames++;
-  else
-    self->st_cpu_frames++;
-  GST_OBJECT_UNLOCK (self);
-
   return gst_video_encoder_finish_frame (enc, frame);
+}
+
+/* EOS: every frame handed to the scheduler out (or dropped) first. */
+static GstFlowReturn
+gst_dxt_enc_finish (GstVideoEncoder * enc)
+{
+  GstDxtEnc *self = GST_DXT_ENC (enc);
+  GstFlowReturn ret;
+
+  if (!self->scheduled)
+    return GST_FLOW_OK;
+  ret = sched_wait (self, 0, FALSE, TRUE);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  return sched_take_ret (self);
+}
+
+/* FLUSH_STOP: the frames in flight are dropped (the scheduler calls
+ * sched_drop for them within a few cycles); the base class then forgets
+ * its own references. */
+static gboolean
+gst_dxt_enc_flush (GstVideoEncoder * enc)
+{
+  GstDxtEnc *self = GST_DXT_ENC (enc);
+
+  if (!self->scheduled)
+    return TRUE;
+  if (self->sched_stream)
+    gst_gpustream_sched_stream_flush (self->sched_stream);
+  g_mutex_lock (&self->sched_lock);
+  g_atomic_int_inc (&self->sched_epoch);
+  self->sched_ret = GST_FLOW_OK;
+  g_mutex_unlock (&self->sched_lock);
+  /* a finish_frame under way ends (its push fails: our source pad still
+   * flushes) before the flush-stop goes downstream */
+  sched_wait (self, G_MAXUINT, TRUE, FALSE);
+  return TRUE;
 }
 
 static gboolean
@@ -556,9 +1045,30 @@ gst_dxt_enc_set_context (GstElement * element, GstContext * context)
 static GstStructure *
 gst_dxt_enc_get_stats (GstDxtEnc * self)
 {
+  GstGpuStreamSchedulerStats ss;
   GstStructure *s;
+  guint64 batches = 0, misses = 0;
+  GstClockTime p99 = 0, worst = 0;
+  gboolean scheduled;
 
+  gst_gpustream_scheduler_get_stats (self->sched, &ss);
   GST_OBJECT_LOCK (self);
+  /* the last run's, until the next start */
+  scheduled = self->st_scheduled;
+  if (scheduled) {
+    batches = ss.launches;
+    p99 = self->st_gone_p99;
+    worst = self->st_gone_max;
+    misses = self->st_gone_misses;
+    if (self->sched_stream) {
+      GstGpuStreamSchedStreamStats st;
+
+      gst_gpustream_sched_stream_get_stats (self->sched_stream, &st);
+      p99 = MAX (p99, st.latency_p99);
+      worst = MAX (worst, st.latency_max);
+      misses += st.misses;
+    }
+  }
   s = gst_structure_new ("dxtenc-stats",
       "frames", G_TYPE_UINT64, self->st_frames,
       "bytes-in", G_TYPE_UINT64, self->st_bytes_in,
@@ -567,7 +1077,10 @@ gst_dxt_enc_get_stats (GstDxtEnc * self)
       "gpu-frames", G_TYPE_UINT64, self->st_gpu_frames,
       "cpu-frames", G_TYPE_UINT64, self->st_cpu_frames,
       "device-input-frames", G_TYPE_UINT64, self->st_device_input_frames,
-      NULL);
+      "scheduled-batches", G_TYPE_UINT64, batches,
+      "latency-p99-us", G_TYPE_UINT64, (guint64) p99 / 1000,
+      "latency-max-us", G_TYPE_UINT64, (guint64) worst / 1000,
+      "latency-misses", G_TYPE_UINT64, misses, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -603,6 +1116,9 @@ gst_dxt_enc_set_property (GObject * object, guint prop_id,
       break;
     case PROP_THREADS:
       self->threads = g_value_get_uint (value);
+      break;
+    case PROP_CYCLE:
+      self->cycle = g_value_get_uint64 (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -646,6 +1162,9 @@ gst_dxt_enc_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_THREADS:
       g_value_set_uint (value, self->threads);
       break;
+    case PROP_CYCLE:
+      g_value_set_uint64 (value, self->cycle);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -658,7 +1177,11 @@ gst_dxt_enc_finalize (GObject * object)
 {
   GstDxtEnc *self = GST_DXT_ENC (object);
 
+  /* stopped already (stop runs before NULL): nothing is in flight */
+  g_clear_pointer (&self->sched, gst_gpustream_scheduler_free);
   g_clear_pointer (&self->state, enc_state_free);
+  g_mutex_clear (&self->sched_lock);
+  g_cond_clear (&self->sched_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -703,11 +1226,23 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
           "thread included (0 = one per online CPU, 1 = the streaming "
           "thread alone); the same bytes for any count", 0, 256,
           DEFAULT_THREADS, flags));
+  g_object_class_install_property (gobject_class, PROP_CYCLE,
+      g_param_spec_uint64 ("cycle", "Cycle",
+          "Code through the device's real-time scheduler: every cycle ns, "
+          "the frames that came in the last cycle are coded as one batch "
+          "(one launch, shared with the device's other scheduled elements "
+          "of the same cycle) and leave within 3 cycles, the latency "
+          "reported (0 = each frame is coded as it comes; else >= 100000)",
+          0, MAX_CYCLE,
+          DEFAULT_CYCLE, flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters: frames, bytes-in, bytes-out, slices, gpu-frames, "
           "cpu-frames (coded on the CPU, fallbacks included), "
-          "device-input-frames (coded straight from CUDA memory)",
+          "device-input-frames (coded straight from CUDA memory); with "
+          "cycle > 0 scheduled-batches (the scheduler's launches) and the "
+          "wait of a frame in the scheduler: latency-p99-us, latency-max-us, "
+          "latency-misses (over 3 cycles); 0 without",
           GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
@@ -729,6 +1264,8 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
   venc_class->stop = GST_DEBUG_FUNCPTR (gst_dxt_enc_stop);
   venc_class->set_format = GST_DEBUG_FUNCPTR (gst_dxt_enc_set_format);
   venc_class->handle_frame = GST_DEBUG_FUNCPTR (gst_dxt_enc_handle_frame);
+  venc_class->finish = GST_DEBUG_FUNCPTR (gst_dxt_enc_finish);
+  venc_class->flush = GST_DEBUG_FUNCPTR (gst_dxt_enc_flush);
   venc_class->src_query = GST_DEBUG_FUNCPTR (gst_dxt_enc_src_query);
   venc_class->sink_query = GST_DEBUG_FUNCPTR (gst_dxt_enc_sink_query);
 
@@ -748,4 +1285,10 @@ gst_dxt_enc_init (GstDxtEnc * self)
   self->snappy = DEFAULT_SNAPPY;
   self->batch_blocks = DEFAULT_BATCH_BLOCKS;
   self->threads = DEFAULT_THREADS;
+  self->cycle = DEFAULT_CYCLE;
+  g_mutex_init (&self->sched_lock);
+  g_cond_init (&self->sched_cond);
+  self->sched_ret = GST_FLOW_OK;
+  self->sched = gst_gpustream_scheduler_new (&sched_processor, self,
+      &sched_callbacks);
 }

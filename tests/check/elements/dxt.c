@@ -5,7 +5,9 @@
  * corrupt input dropped and counted; state cycles. Also the CPU encoder's
  * own shortcuts against the GS_HD code the GPU runs (solid-block table, row
  * conversion of the input), on every CPU path, and, with a CUDA device only,
- * backend=gpu against backend=cpu, encoding and decoding. */
+ * backend=gpu against backend=cpu, encoding and decoding. Scheduled mode
+ * (cycle > 0) against unscheduled, byte for byte, and its EOS drain, flush,
+ * stop with frames in flight, in-flight bound, leaks and latency. */
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
@@ -745,6 +747,10 @@ GST_START_TEST (test_gpu_matches_cpu)
   }
   check_gpu_cpu ("gpu", 7, 1918, 1080, "format=ycocg-dxt5 hap=true snappy=true");
   check_gpu_cpu ("hybrid", 0, 640, 360, "format=dxt5");
+  /* scheduled: the worker codes on the GPU (process_gpu), same bytes */
+  check_gpu_cpu ("gpu", 4, 1918, 1080, "format=dxt1 cycle=2000000");
+  check_gpu_cpu ("gpu", 7, 640, 360, "format=ycocg-dxt5 hap=true "
+      "cycle=1000000");
 }
 
 GST_END_TEST;
@@ -978,6 +984,431 @@ GST_START_TEST (test_gpu_decode_matches_cpu)
 
 GST_END_TEST;
 
+/* ---- scheduled mode (cycle > 0) ------------------------------------------ */
+
+#define FRAME_DURATION (GST_SECOND / 30)
+
+static GstBuffer *
+make_timed_input (const GstVideoInfo * info, guint seed, guint index)
+{
+  GstBuffer *buf = make_input (info, seed);
+
+  GST_BUFFER_PTS (buf) = index * FRAME_DURATION;
+  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
+  return buf;
+}
+
+static gint buffers_finalized;
+
+static void
+buffer_finalized (gpointer data, GstMiniObject * obj)
+{
+  g_atomic_int_inc (&buffers_finalized);
+}
+
+/* A copy of buf (same memory, its own GstBuffer) whose end is counted. */
+static GstBuffer *
+watched_copy (GstBuffer * buf)
+{
+  GstBuffer *copy = gst_buffer_copy (buf);
+
+  gst_mini_object_weak_ref (GST_MINI_OBJECT (copy), buffer_finalized, NULL);
+  return copy;
+}
+
+/* n frames through "dxtenc <opts>", all pushed before any is pulled, then
+ * EOS: every frame must be out by the time EOS has gone through (the
+ * drain), one output per input, nothing more. The outputs in out[]; the
+ * element's stats in *stats. */
+static void
+encode_all (const gchar * opts, const GstVideoInfo * info, GstBuffer ** in,
+    guint n, GstBuffer ** out, GstStructure ** stats)
+{
+  gchar *launch = g_strdup_printf ("dxtenc %s", opts);
+  GstHarness *hr = gst_harness_new_parse (launch);
+  guint i;
+
+  gst_harness_set_src_caps (hr, gst_video_info_to_caps (info));
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (gst_harness_push (hr, gst_buffer_ref (in[i])),
+        GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (hr, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_received (hr), n);
+  for (i = 0; i < n; i++) {
+    out[i] = gst_harness_pull (hr);
+    fail_unless (out[i] != NULL);
+  }
+  fail_unless (gst_harness_try_pull (hr) == NULL);
+  if (stats) {
+    GstElement *enc = gst_harness_find_element (hr, "dxtenc");
+
+    /* stopped first: the worker counts a launch after its hand-off to the
+     * forwarder, so right after EOS the last count may still be coming;
+     * the stats stay until the next start */
+    fail_unless_equals_int (gst_element_set_state (hr->element,
+            GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+    g_object_get (enc, "stats", stats, NULL);
+    gst_object_unref (enc);
+  }
+  gst_harness_teardown (hr);
+  g_free (launch);
+}
+
+/* The outputs of the scheduled and unscheduled runs: the same bytes and
+ * the same timestamps, each that of its input. */
+static void
+assert_same_frames (GstBuffer ** in, GstBuffer ** a, GstBuffer ** b, guint n,
+    const gchar * what)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    GstMapInfo ma, mb;
+
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (a[i]), GST_BUFFER_PTS (in[i]));
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b[i]), GST_BUFFER_PTS (in[i]));
+    fail_unless_equals_uint64 (GST_BUFFER_DURATION (a[i]), FRAME_DURATION);
+    fail_unless_equals_uint64 (GST_BUFFER_DURATION (b[i]), FRAME_DURATION);
+    fail_unless (!GST_BUFFER_FLAG_IS_SET (b[i], GST_BUFFER_FLAG_DELTA_UNIT));
+    gst_buffer_map (a[i], &ma, GST_MAP_READ);
+    gst_buffer_map (b[i], &mb, GST_MAP_READ);
+    fail_unless (ma.size > 0);
+    fail_unless_equals_int (mb.size, ma.size);
+    fail_unless (memcmp (ma.data, mb.data, ma.size) == 0,
+        "%s, frame %u: scheduled differs from unscheduled", what, i);
+    gst_buffer_unmap (a[i], &ma);
+    gst_buffer_unmap (b[i], &mb);
+  }
+}
+
+/* Every frame scheduled (coded by the worker in batches, finished by the
+ * forwarder) in the bytes of the unscheduled path: RGBA, UYVY and NV12 in,
+ * every codec, raw, HAP and HAP + Snappy, two sizes, several frames. */
+GST_START_TEST (test_sched_matches_unscheduled)
+{
+  static const guint fis[] = { 0, 4, 7 };       /* RGBA, UYVY, NV12 */
+  static const guint sizes[][2] = { {70, 37}, {64, 64} };
+  const guint n = 6;
+  guint f, c, o, si, i;
+
+  for (f = 0; f < G_N_ELEMENTS (fis); f++)
+    for (c = 0; c < 3; c++)
+      for (o = 0; o < 3; o++)
+        for (si = 0; si < G_N_ELEMENTS (sizes); si++) {
+          const guint w = sizes[si][0], h = sizes[si][1];
+          GstVideoInfo info;
+          GstBuffer *in[6], *ou[6], *os[6];
+          GstStructure *st_u, *st_s;
+          guint64 v;
+          gchar *opts, *sopts, *what;
+
+          gst_video_info_set_format (&info,
+              gst_video_format_from_string (in_formats[fis[f]].name), w, h);
+          GST_VIDEO_INFO_FPS_N (&info) = 30;
+          GST_VIDEO_INFO_FPS_D (&info) = 1;
+          for (i = 0; i < n; i++)
+            in[i] = make_timed_input (&info, w * 11 + h + f * 5 + c + i, i);
+          opts = g_strdup_printf ("format=%s hap=%d snappy=%d",
+              codec_nick[c], o > 0, o == 2);
+          sopts = g_strdup_printf ("%s cycle=1000000", opts);
+          encode_all (opts, &info, in, n, ou, &st_u);
+          encode_all (sopts, &info, in, n, os, &st_s);
+          what = g_strdup_printf ("%s %ux%u %s", in_formats[fis[f]].name, w,
+              h, opts);
+          assert_same_frames (in, ou, os, n, what);
+
+          /* stats: every frame coded, by batches only when scheduled */
+          fail_unless (gst_structure_get_uint64 (st_u, "frames", &v));
+          fail_unless_equals_uint64 (v, n);
+          fail_unless (gst_structure_get_uint64 (st_s, "frames", &v));
+          fail_unless_equals_uint64 (v, n);
+          fail_unless (gst_structure_get_uint64 (st_u, "scheduled-batches",
+                  &v));
+          fail_unless_equals_uint64 (v, 0);
+          fail_unless (gst_structure_get_uint64 (st_u, "latency-max-us", &v));
+          fail_unless_equals_uint64 (v, 0);
+          fail_unless (gst_structure_get_uint64 (st_s, "scheduled-batches",
+                  &v));
+          fail_unless (v > 0, "%s: no scheduled batch", what);
+          /* a frame waits for the next cycle: some us at least */
+          fail_unless (gst_structure_get_uint64 (st_s, "latency-max-us", &v));
+          fail_unless (v > 0, "%s: no scheduled latency", what);
+          fail_unless (gst_structure_get_uint64 (st_s, "latency-p99-us", &v));
+          fail_unless (v > 0);
+          fail_unless (gst_structure_get_uint64 (st_s, "latency-misses", &v));
+          gst_structure_free (st_u);
+          gst_structure_free (st_s);
+
+          for (i = 0; i < n; i++) {
+            gst_buffer_unref (in[i]);
+            gst_buffer_unref (ou[i]);
+            gst_buffer_unref (os[i]);
+          }
+          g_free (what);
+          g_free (sopts);
+          g_free (opts);
+        }
+}
+
+GST_END_TEST;
+
+/* A long cycle and more frames than may be in flight: handle_frame waits
+ * for the forwarder (which needs the stream lock it releases) and EOS
+ * drains them all, in order, before it goes downstream. */
+GST_START_TEST (test_sched_eos_drains)
+{
+  const guint n = 20;
+  GstVideoInfo info;
+  GstBuffer *in[20], *ou[20], *os[20];
+  guint i;
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_UYVY, 48, 20);
+  GST_VIDEO_INFO_FPS_N (&info) = 30;
+  GST_VIDEO_INFO_FPS_D (&info) = 1;
+  for (i = 0; i < n; i++)
+    in[i] = make_timed_input (&info, 100 + i, i);
+  encode_all ("format=dxt5 hap=true", &info, in, n, ou, NULL);
+  encode_all ("format=dxt5 hap=true cycle=30000000", &info, in, n, os, NULL);
+  assert_same_frames (in, ou, os, n, "UYVY 48x20 dxt5 hap, cycle 30 ms");
+  for (i = 0; i < n; i++) {
+    gst_buffer_unref (in[i]);
+    gst_buffer_unref (ou[i]);
+    gst_buffer_unref (os[i]);
+  }
+}
+
+GST_END_TEST;
+
+/* A flush (flush-start, flush-stop) with frames in flight: none of them
+ * comes out after it, each is released, and the frames after it are coded
+ * as before. */
+GST_START_TEST (test_sched_flush)
+{
+  const guint n_pre = 4, n_post = 3;
+  GstVideoInfo info;
+  GstBuffer *pre[4], *post[3], *ou[3], *os[3], *out;
+  GstHarness *hr;
+  GstSegment seg;
+  guint i, n_out = 0;
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGBA, 40, 24);
+  GST_VIDEO_INFO_FPS_N (&info) = 30;
+  GST_VIDEO_INFO_FPS_D (&info) = 1;
+  for (i = 0; i < n_pre; i++)
+    pre[i] = make_timed_input (&info, 200 + i, i);
+  for (i = 0; i < n_post; i++)
+    post[i] = make_timed_input (&info, 300 + i, 10 + i);
+  g_atomic_int_set (&buffers_finalized, 0);
+
+  /* 200 ms: the frames are all but certainly still in the collector */
+  hr = gst_harness_new_parse ("dxtenc format=dxt1 cycle=200000000");
+  gst_harness_set_src_caps (hr, gst_video_info_to_caps (&info));
+  for (i = 0; i < n_pre; i++)
+    fail_unless_equals_int (gst_harness_push (hr, watched_copy (pre[i])),
+        GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (hr, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (hr, gst_event_new_flush_stop (TRUE)));
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (hr, gst_event_new_segment (&seg)));
+
+  /* what left before the flush: whole frames, in order */
+  while ((out = gst_harness_try_pull (hr))) {
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (out), n_out * FRAME_DURATION);
+    n_out++;
+    gst_buffer_unref (out);
+  }
+  fail_unless (n_out <= n_pre);
+  /* two cycles on: the flushed frames were dropped, not pushed, and their
+   * buffers (input, and output with the frame) are gone */
+  g_usleep (500 * G_TIME_SPAN_MILLISECOND);
+  fail_unless (gst_harness_try_pull (hr) == NULL,
+      "a frame from before the flush came out after it");
+  fail_unless_equals_int (g_atomic_int_get (&buffers_finalized), n_pre);
+
+  /* and it goes on */
+  for (i = 0; i < n_post; i++)
+    fail_unless_equals_int (gst_harness_push (hr, gst_buffer_ref (post[i])),
+        GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (hr, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (hr), n_post);
+  for (i = 0; i < n_post; i++)
+    os[i] = gst_harness_pull (hr);
+  gst_harness_teardown (hr);
+
+  encode_all ("format=dxt1", &info, post, n_post, ou, NULL);
+  assert_same_frames (post, ou, os, n_post, "after a flush");
+  for (i = 0; i < n_post; i++) {
+    gst_buffer_unref (ou[i]);
+    gst_buffer_unref (os[i]);
+    gst_buffer_unref (post[i]);
+  }
+  for (i = 0; i < n_pre; i++)
+    gst_buffer_unref (pre[i]);
+}
+
+GST_END_TEST;
+
+static void
+element_finalized (gpointer data, GObject * obj)
+{
+  g_atomic_int_inc ((gint *) data);
+}
+
+static gint handoffs;
+
+static void
+on_handoff (GstElement * e, GstBuffer * buf, GstPad * pad, gpointer data)
+{
+  g_atomic_int_inc (&handoffs);
+  gst_mini_object_weak_ref (GST_MINI_OBJECT (buf), buffer_finalized, NULL);
+}
+
+/* Downstream blocked (a sink prerolling in PAUSED holds the first frame):
+ * exactly bound frames wait in the element, plus the one handle_frame
+ * holds, however fast the source; then going to NULL neither hangs nor
+ * leaves a frame behind. */
+static void
+check_blocked_downstream (guint64 cycle, gint fps, gint bound)
+{
+  GstElement *pipe, *e;
+  gint enc_gone = 0, waited;
+  gchar *launch;
+
+  g_atomic_int_set (&buffers_finalized, 0);
+  g_atomic_int_set (&handoffs, 0);
+  launch = g_strdup_printf ("videotestsrc ! video/x-raw,format=UYVY,"
+      "width=64,height=32,framerate=%d/1 ! identity name=src "
+      "signal-handoffs=true ! dxtenc name=enc cycle=%" G_GUINT64_FORMAT " ! "
+      "fakesink sync=true", fps, cycle);
+  pipe = gst_parse_launch (launch, NULL);
+  fail_unless (pipe != NULL);
+  e = gst_bin_get_by_name (GST_BIN (pipe), "src");
+  g_signal_connect (e, "handoff", G_CALLBACK (on_handoff), NULL);
+  gst_object_unref (e);
+  e = gst_bin_get_by_name (GST_BIN (pipe), "enc");
+  g_object_weak_ref (G_OBJECT (e), element_finalized, &enc_gone);
+  gst_object_unref (e);
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_ASYNC);
+  fail_unless_equals_int (gst_element_get_state (pipe, NULL, NULL,
+          10 * GST_SECOND), GST_STATE_CHANGE_SUCCESS);
+  for (waited = 0; waited < 5000 && g_atomic_int_get (&handoffs) <= bound;
+      waited += 10)
+    g_usleep (10 * G_TIME_SPAN_MILLISECOND);
+  /* and no more than that, a few cycles later */
+  g_usleep (MAX (100 * G_TIME_SPAN_MILLISECOND, 3 * cycle / 1000));
+  fail_unless_equals_int (g_atomic_int_get (&handoffs), bound + 1);
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (pipe);
+  fail_unless_equals_int (g_atomic_int_get (&enc_gone), 1);
+  fail_unless_equals_int (g_atomic_int_get (&buffers_finalized),
+      g_atomic_int_get (&handoffs));
+  g_free (launch);
+}
+
+/* Going to NULL with frames in flight: no hang, every frame released.
+ * First straight from the harness, then with downstream blocked, where at
+ * most 8 frames wait in the element, or 3 cycles' worth at the frame rate
+ * up to 64. */
+GST_START_TEST (test_sched_null_in_flight)
+{
+  GstVideoInfo info;
+  GstHarness *hr;
+  GObject *enc;
+  gint enc_gone = 0;
+  guint i;
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_UYVY, 64, 32);
+  GST_VIDEO_INFO_FPS_N (&info) = 30;
+  GST_VIDEO_INFO_FPS_D (&info) = 1;
+  g_atomic_int_set (&buffers_finalized, 0);
+  hr = gst_harness_new_parse ("dxtenc format=ycocg-dxt5 hap=true "
+      "snappy=true cycle=500000000");
+  enc = G_OBJECT (hr->element);
+  g_object_weak_ref (enc, element_finalized, &enc_gone);
+  gst_harness_set_src_caps (hr, gst_video_info_to_caps (&info));
+  for (i = 0; i < 5; i++) {
+    GstBuffer *b = make_timed_input (&info, i, i);
+
+    fail_unless_equals_int (gst_harness_push (hr, watched_copy (b)),
+        GST_FLOW_OK);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (hr);
+  fail_unless_equals_int (g_atomic_int_get (&enc_gone), 1);
+  fail_unless_equals_int (g_atomic_int_get (&buffers_finalized), 5);
+
+  /* 1 ms at 30 frames/s: the floor of 8 */
+  check_blocked_downstream (GST_MSECOND, 30, 8);
+  /* 20 ms at 400 frames/s: 24 frames in 3 cycles, and the one arriving */
+  check_blocked_downstream (20 * GST_MSECOND, 400, 25);
+  /* 100 ms at 1000 frames/s: 300, capped */
+  check_blocked_downstream (100 * GST_MSECOND, 1000, 64);
+}
+
+GST_END_TEST;
+
+/* The LATENCY query adds Theorem 1's 3 cycles; a cycle below 100 us is
+ * refused at start with an error naming the property. */
+GST_START_TEST (test_sched_latency_and_min_cycle)
+{
+  GstHarness *hr = gst_harness_new_parse ("dxtenc cycle=2000000");
+  GstBuffer *buf;
+  GstElement *e;
+  GstBus *bus;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *debug = NULL;
+  guint64 cycle = 0;
+
+  e = gst_harness_find_element (hr, "dxtenc");
+  g_object_get (e, "cycle", &cycle, NULL);
+  gst_object_unref (e);
+  fail_unless_equals_uint64 (cycle, 2 * GST_MSECOND);
+  gst_harness_set_src_caps_str (hr, "video/x-raw,format=UYVY,width=16,"
+      "height=8,framerate=30/1");
+  buf = gst_buffer_new_allocate (NULL, 16 * 8 * 2, NULL);
+  gst_buffer_memset (buf, 0, 0x80, 16 * 8 * 2);
+  fail_unless_equals_int (gst_harness_push (hr, buf), GST_FLOW_OK);
+  gst_buffer_unref (gst_harness_pull (hr));
+  fail_unless_equals_uint64 (gst_harness_query_latency (hr),
+      3 * 2 * GST_MSECOND);
+  gst_harness_teardown (hr);
+
+  /* the least cycle starts */
+  e = gst_element_factory_make ("dxtenc", NULL);
+  g_object_set (e, "cycle", (guint64) 100000, NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (e);
+
+  e = gst_element_factory_make ("dxtenc", NULL);
+  bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  g_object_set (e, "cycle", (guint64) 50000, NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, &debug);
+  fail_unless (g_error_matches (err, GST_LIBRARY_ERROR,
+          GST_LIBRARY_ERROR_SETTINGS), "%s", err->message);
+  fail_unless (strstr (err->message, "cycle") != NULL, "%s", err->message);
+  fail_unless (strstr (err->message, "50000") != NULL, "%s", err->message);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
 static Suite *
 dxt_suite (void)
 {
@@ -1000,6 +1431,11 @@ dxt_suite (void)
   tcase_add_test (tc, test_gpu_matches_cpu);
   tcase_add_test (tc, test_cuda_memory_input);
   tcase_add_test (tc, test_gpu_decode_matches_cpu);
+  tcase_add_test (tc, test_sched_matches_unscheduled);
+  tcase_add_test (tc, test_sched_eos_drains);
+  tcase_add_test (tc, test_sched_flush);
+  tcase_add_test (tc, test_sched_null_in_flight);
+  tcase_add_test (tc, test_sched_latency_and_min_cycle);
   return s;
 }
 

@@ -125,6 +125,14 @@ GST_START_TEST (test_state_cycles_leave_nothing)
       "! ncdecoder" SINK);
   cycle (SRC "! ncencoder max-latency=1000000 ! identity drop-probability=0.2 "
       "! ncdecoder max-generations-in-flight=2" SINK);
+  /* through the real-time scheduler (cycle > 0): frames and generations
+   * in flight in the worker and forwarder when a cycle stops mid-stream */
+  cycle (SRC "! ncencoder generation-size=8 block-size=300 cycle=2000000 "
+      "! ncdecoder" SINK);
+  cycle ("fakesrc name=src signal-handoffs=true num-buffers=20 format=time "
+      "sizetype=fixed sizemax=8192 filltype=random ! "
+      "video/x-raw,format=RGBA,width=64,height=32,framerate=30/1 ! "
+      "dxtenc format=dxt5 hap=true cycle=2000000" SINK);
 
   fail_unless (objects_seen > 0);
   fail_unless_equals_int (g_atomic_int_get (&objects_finalized),
