@@ -745,13 +745,17 @@ static void
 cycle_finish (GstGpuStreamScheduler * sched, guint64 k, gboolean late)
 {
   const guint64 cycle = sched->cycle;
+  gboolean launched = FALSE;
   guint64 ts;
   guint i;
 
   for (i = 0; i < sched->n_pipelines; i++) {
     Pipeline *pl = &sched->pipelines[i];
 
-    if (!pl->pending && pl->work_n > 0 && sched->processor.finish)
+    if (pl->pending || pl->work_n == 0)
+      continue;
+    launched = TRUE;
+    if (sched->processor.finish)
       sched->processor.finish (sched->proc_data, pl->submitted);
     pl->submitted = NULL;
   }
@@ -768,7 +772,7 @@ cycle_finish (GstGpuStreamScheduler * sched, guint64 k, gboolean late)
 
   g_mutex_lock (&sched->lock);
   sched->cycles = k;
-  sched->launches++;
+  sched->launches += launched;
   sched->late += late;
   sched->last_batch = ts;
   sched->worst_batch = MAX (sched->worst_batch, ts);

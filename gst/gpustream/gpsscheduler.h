@@ -176,7 +176,7 @@ typedef struct {
   guint64 streams_admitted;         /* since creation */
   guint64 streams_refused;
   guint64 cycles;                   /* cycles of I since start (grid) */
-  guint64 launches;                 /* batches launched */
+  guint64 launches;                 /* cycles that ran at least one batch */
   guint64 late_launches;            /* launched a whole cycle late or more */
   GstClockTime worst_batch;         /* worst T_S seen, ns */
   GstClockTime last_batch;
