@@ -745,9 +745,14 @@ GST_START_TEST (test_calibrate_action)
 {
   GstElement *q = make_queue (TRUE);
   guint64 cap = 0, prop = 0;
+  guint attempt;
 
-  /* 125 ns per byte: at most 8 MB/s, and 80 % of the cycle of that */
-  g_signal_emit_by_name (q, "calibrate", NULL, &cap);
+  /* 125 ns per byte: at most 8 MB/s, and 80 % of the cycle of that. A
+   * stall of this thread (a loaded 2-core machine) looks like a slow batch
+   * and measures low, or fails outright when it hits the one-packet batch:
+   * up to 3 attempts, as bench_rtgpu keeps the largest of 3 */
+  for (attempt = 0; attempt < 3 && cap == 0; attempt++)
+    g_signal_emit_by_name (q, "calibrate", NULL, &cap);
   g_object_get (q, "capacity", &prop, NULL);
   GST_INFO ("calibrated capacity %" G_GUINT64_FORMAT " B/s", cap);
   fail_unless_equals_uint64 (prop, cap);
