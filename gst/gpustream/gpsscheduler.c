@@ -1013,6 +1013,21 @@ gst_gpustream_scheduler_set_params (GstGpuStreamScheduler * sched,
 }
 
 void
+gst_gpustream_scheduler_set_batching (GstGpuStreamScheduler * sched,
+    GstClockTime cycle)
+{
+  GstGpuStreamSchedulerParams params;
+
+  gst_gpustream_scheduler_get_params (sched, &params);
+  params.cycle = cycle;
+  params.capacity = 0;
+  params.mu = 0;
+  params.admission = FALSE;
+  params.police_burst = 0;
+  gst_gpustream_scheduler_set_params (sched, &params);
+}
+
+void
 gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
     GstGpuStreamSchedulerParams * params)
 {

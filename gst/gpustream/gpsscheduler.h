@@ -119,6 +119,15 @@ void gst_gpustream_scheduler_set_params (GstGpuStreamScheduler * sched,
 void gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
     GstGpuStreamSchedulerParams * params);
 
+/* For elements that only batch through the scheduler (gpusrtpenc's
+ * max-latency, ncencoder's and dxtenc's cycle): parameters for cycle with
+ * admission off and no policing; their streams declare this rate and a
+ * deadline of GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (Theorem 1's bound). */
+#define GST_GPUSTREAM_SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
+#define GST_GPUSTREAM_SCHED_BATCHING_DEADLINE(cycle) (3 * (cycle) + 1)
+void gst_gpustream_scheduler_set_batching (GstGpuStreamScheduler * sched,
+    GstClockTime cycle);
+
 /* Starts n_pipelines forwarders and joins the device's worker for this
  * cycle (starting it if this is the first). backend CPU runs process_cpu;
  * GPU (or HYBRID) runs process_gpu with cuda_context when the processor has

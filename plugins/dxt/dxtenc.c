@@ -459,9 +459,6 @@ coded:
  * blocked downstream holds a bounded amount of memory. */
 #define DXT_ENC_SCHED_MIN_IN_FLIGHT 8
 #define DXT_ENC_SCHED_MAX_IN_FLIGHT 64
-/* The stream's declared rate: admission is off, so it only keeps the
- * policer quiet (as gpusrtpenc's ENC_SCHED_UNLIMITED_RATE). */
-#define DXT_ENC_SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
 
 /* One frame in the scheduler. */
 typedef struct
@@ -711,7 +708,8 @@ sched_ensure_stream (GstDxtEnc * self, guint32 w)
     return TRUE;
   sched_remove_stream (self);
   stream = gst_gpustream_scheduler_add_stream (self->sched, w,
-      3 * self->sched_cycle, DXT_ENC_SCHED_UNLIMITED_RATE, self, NULL, &err);
+      GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (self->sched_cycle),
+      GST_GPUSTREAM_SCHED_UNLIMITED_RATE, self, NULL, &err);
   if (!stream) {
     /* admission is off: only invalid parameters get here */
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
@@ -732,7 +730,6 @@ sched_ensure_stream (GstDxtEnc * self, guint32 w)
 static gboolean
 sched_start (GstDxtEnc * self)
 {
-  GstGpuStreamSchedulerParams params;
   GError *err = NULL;
   GstClockTime cycle;
 
@@ -757,13 +754,7 @@ sched_start (GstDxtEnc * self)
     return FALSE;
   }
 
-  gst_gpustream_scheduler_get_params (self->sched, &params);
-  params.cycle = cycle;
-  params.capacity = 0;
-  params.mu = 0;
-  params.admission = FALSE;
-  params.police_burst = 0;
-  gst_gpustream_scheduler_set_params (self->sched, &params);
+  gst_gpustream_scheduler_set_batching (self->sched, cycle);
   if (!gst_gpustream_scheduler_start (self->sched, 1, self->gpu.resolved,
           self->gpu.cuda_context, &err)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),

@@ -1088,12 +1088,10 @@ gst_nc_encoder_query (GstPad * pad, GstObject * parent, GstQuery * query)
 
 /* READY to PAUSED: with cycle > 0, one stream of a scheduler of the device
  * (admission off: the element declares no rate, so it is never policed). */
-#define SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
 
 static gboolean
 enc_sched_start (GstNcEncoder * self)
 {
-  GstGpuStreamSchedulerParams params;
   GstGpuStreamScheduler *sched;
   GstGpuStreamSchedStream *stream;
   GError *err = NULL;
@@ -1115,15 +1113,10 @@ enc_sched_start (GstNcEncoder * self)
 
   sched = gst_gpustream_scheduler_new (&enc_sched_processor, self,
       &enc_sched_callbacks);
-  gst_gpustream_scheduler_get_params (sched, &params);
-  params.cycle = self->sched_cycle;
-  params.capacity = 0;
-  params.mu = 0;
-  params.admission = FALSE;
-  params.police_burst = 0;
-  gst_gpustream_scheduler_set_params (sched, &params);
+  gst_gpustream_scheduler_set_batching (sched, self->sched_cycle);
   stream = gst_gpustream_scheduler_add_stream (sched, G_MAXUINT32,
-      3 * self->sched_cycle, SCHED_UNLIMITED_RATE, self, NULL, &err);
+      GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (self->sched_cycle),
+      GST_GPUSTREAM_SCHED_UNLIMITED_RATE, self, NULL, &err);
   if (!stream || !gst_gpustream_scheduler_start (sched, 1, self->sched_where,
           self->gpu.cuda_context, &err)) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),

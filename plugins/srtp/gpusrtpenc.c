@@ -1140,7 +1140,6 @@ gst_gpu_srtp_enc_iterate_internal_links (GstPad * pad, GstObject * parent)
 /* Scheduled mode: every pair is a stream of the scheduler. Its rate is not
  * declared (admission is off), so it is never policed. */
 #define ENC_SCHED_MAX_PACKET 65536
-#define ENC_SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
 
 static void
 enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
@@ -1149,7 +1148,9 @@ enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
   GError *err = NULL;
 
   stream = gst_gpustream_scheduler_add_stream (self->sched,
-      ENC_SCHED_MAX_PACKET, 3 * self->sched_cycle, ENC_SCHED_UNLIMITED_RATE,
+      ENC_SCHED_MAX_PACKET,
+      GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (self->sched_cycle),
+      GST_GPUSTREAM_SCHED_UNLIMITED_RATE,
       enc_pair_ref (pair), enc_pair_unref, &err);
   if (!stream) {
     /* admission is off: only invalid parameters get here */
@@ -1182,7 +1183,6 @@ enc_sched_remove_pair (GstGpuSrtpEnc * self, EncPair * pair)
 static gboolean
 enc_sched_start (GstGpuSrtpEnc * self)
 {
-  GstGpuStreamSchedulerParams params;
   GError *err = NULL;
   GList *l;
   guint n_pads;
@@ -1203,13 +1203,7 @@ enc_sched_start (GstGpuSrtpEnc * self)
     return FALSE;
   }
 
-  gst_gpustream_scheduler_get_params (self->sched, &params);
-  params.cycle = self->sched_cycle;
-  params.capacity = 0;
-  params.mu = 0;
-  params.admission = FALSE;
-  params.police_burst = 0;
-  gst_gpustream_scheduler_set_params (self->sched, &params);
+  gst_gpustream_scheduler_set_batching (self->sched, self->sched_cycle);
 
   GST_OBJECT_LOCK (self);
   for (l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
