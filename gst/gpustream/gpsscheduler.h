@@ -124,6 +124,9 @@ void gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
  * admission off and no policing; their streams declare this rate and a
  * deadline of GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (Theorem 1's bound). */
 #define GST_GPUSTREAM_SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
+/* the shortest cycle they accept: below it the worker's own work (swaps,
+ * hand-offs, waking up) eats the cycle */
+#define GST_GPUSTREAM_SCHED_MIN_CYCLE (100 * GST_USECOND)
 #define GST_GPUSTREAM_SCHED_BATCHING_DEADLINE(cycle) (3 * (cycle) + 1)
 void gst_gpustream_scheduler_set_batching (GstGpuStreamScheduler * sched,
     GstClockTime cycle);

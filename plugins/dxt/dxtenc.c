@@ -73,8 +73,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_dxt_enc_debug);
 #define DEFAULT_THREADS 0
 /* 0: each frame coded in the streaming thread as it comes */
 #define DEFAULT_CYCLE 0
-/* scheduled mode: below this the worker's own work eats the cycle */
-#define MIN_CYCLE (100 * GST_USECOND)
 #define MAX_CYCLE GST_SECOND
 
 enum
@@ -745,10 +743,11 @@ sched_start (GstDxtEnc * self)
   g_mutex_unlock (&self->sched_lock);
   if (cycle == 0)
     return TRUE;
-  if (cycle < MIN_CYCLE) {
+  if (cycle < GST_GPUSTREAM_SCHED_MIN_CYCLE) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("cycle %" G_GUINT64_FORMAT " ns is below the minimum of %"
-            G_GUINT64_FORMAT " ns", cycle, (guint64) MIN_CYCLE),
+            G_GUINT64_FORMAT " ns", cycle,
+            (guint64) GST_GPUSTREAM_SCHED_MIN_CYCLE),
         ("cycle = 0 codes each frame as it comes; a scheduled cycle must "
             "leave room for the worker's own work"));
     return FALSE;

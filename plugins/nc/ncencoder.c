@@ -54,8 +54,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_nc_encoder_debug);
 #define DEFAULT_COEFFICIENTS GST_NC_COEFFICIENTS_SEED
 #define DEFAULT_MAX_LATENCY 0
 #define DEFAULT_CYCLE 0
-/* scheduled mode: the cycle must leave room for the worker's own work */
-#define MIN_CYCLE (100 * GST_USECOND)
 /* scheduled mode: bytes of generations between the streaming thread and the
  * forwarder before the streaming thread waits (a blocked downstream) */
 #define SCHED_MAX_BYTES (64 * 1024 * 1024)
@@ -1103,11 +1101,12 @@ enc_sched_start (GstNcEncoder * self)
   self->scheduled = FALSE;
   if (self->sched_cycle == 0)
     return TRUE;
-  if (self->sched_cycle < MIN_CYCLE) {
+  if (self->sched_cycle < GST_GPUSTREAM_SCHED_MIN_CYCLE) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
         ("cycle %" GST_TIME_FORMAT " is below the %" GST_TIME_FORMAT
             " the scheduler needs (0 codes each generation as it completes)",
-            GST_TIME_ARGS (self->sched_cycle), GST_TIME_ARGS (MIN_CYCLE)));
+            GST_TIME_ARGS (self->sched_cycle),
+            GST_TIME_ARGS (GST_GPUSTREAM_SCHED_MIN_CYCLE)));
     return FALSE;
   }
 

@@ -1194,7 +1194,7 @@ enc_sched_start (GstGpuSrtpEnc * self)
   GST_OBJECT_UNLOCK (self);
   if (!self->scheduled)
     return TRUE;
-  if (self->sched_cycle < 100 * GST_USECOND) {
+  if (self->sched_cycle < GST_GPUSTREAM_SCHED_MIN_CYCLE) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
         ("max-latency %" GST_TIME_FORMAT " is below the 300 us the batching "
             "cycle needs (0 protects each buffer as it comes)",
