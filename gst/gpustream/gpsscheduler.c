@@ -27,32 +27,37 @@
  * takes a mutex. A batch is grown only while nobody else can see it (when it
  * is the worker's spare), so collectors never see a reallocation.
  *
- * Timing: the worker sleeps until P_k = P_0 + k I with clock_nanosleep
- * (TIMER_ABSTIME, CLOCK_MONOTONIC): the launch times do not drift with the
- * processing time. A launch a whole cycle late or more is counted and the
- * schedule re-aligned to the grid of P_0.
+ * Timing: the worker waits until P_k = P_0 + k I, an absolute time of
+ * CLOCK_MONOTONIC (a timed wait on its condition, so that a stop wakes it
+ * at once): the launch times do not drift with the processing time. A
+ * launch a whole cycle late or more is counted and the schedule re-aligned
+ * to the grid of P_0.
  *
  * One worker per device
  * ---------------------
  * The worker belongs to the device, not to the scheduler: every scheduler
- * started on the same device (the same GstCudaContext, or the CPU) with the
- * same cycle I joins one DeviceWorker, whose thread runs, at each P_k, the
- * cycle of all of them in three phases: swap every pipeline's batch out;
- * start every batch (a processor with submit / finish only queues its work,
- * each batch on its own lane: a CUDA stream, so the copies and kernels of
- * the pipelines overlap; others run the batch there and then); finish every
- * started batch and hand each to its forwarder. So one thread launches
- * everything the device does per cycle, as in the paper, and
- * admission counts the rate of all of them against the capacity (at start,
- * and for streams added while running). A scheduler asking for another I on
- * the same device gets a worker of its own (a pipeline mixing elements with
- * different cycles still runs; it is logged, since the two workers' batches
- * then contend for the device outside Theorem 1). */
+ * started on the same device (the same GstCudaContext, or the CPU) joins one
+ * DeviceWorker, whose thread runs, at each P_k, the cycle of all of them in
+ * three phases: swap every pipeline's batch out; start every batch (a
+ * processor with submit / finish only queues its work, each batch on its
+ * own lane: a CUDA stream, so the copies and kernels of the pipelines
+ * overlap; others run the batch there and then); finish every started batch
+ * and hand each to its forwarder. So one thread launches everything the
+ * device does per cycle, as in the paper.
+ *
+ * The paper has one I per device. Schedulers asking for different cycles
+ * share the worker all the same: its cycle (the device cycle) is the
+ * shortest of theirs, and a scheduler of cycle I runs every floor(I / device
+ * cycle) device cycles, so its own cycle is at most I and the bounds it
+ * declared (3I + mu) still hold. Admission then counts bytes per device
+ * cycle: any device cycle may carry every scheduler's batch at once, a
+ * scheduler's batch holding up to rate x its own cycle, and all of it must
+ * fit what the device does in one device cycle (capacity x device cycle).
+ * With one cycle that is the paper's sum of rates <= B_I. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <math.h>
@@ -108,15 +113,16 @@ typedef struct
   gint writers;                 /* atomic: collectors inside */
 } Batch;
 
-/* The worker of a device and cycle (see the top of the file). */
+/* The worker of a device (see the top of the file). */
 typedef struct
 {
   GstObject *cuda_context;      /* NULL: the CPU (a ref otherwise) */
-  GstClockTime cycle;
+  GstClockTime cycle;           /* the device cycle: the shortest of scheds' */
   gint rt_priority;             /* of the scheduler that made it */
   GThread *thread;
-  GMutex lock;                  /* scheds, in_cycle, stop */
-  GCond cond;
+  GMutex lock;                  /* everything below, and the schedulers'
+                                 * every, due_at and effective_cycle */
+  GCond cond;                   /* in_cycle ended; stop; cycle changed */
   GPtrArray *scheds;            /* attached, in attach order */
   gboolean in_cycle;            /* the thread runs a cycle of them now */
   gboolean stop;
@@ -177,6 +183,11 @@ struct _GstGpuStreamScheduler
   Pipeline *pipelines;
   guint n_pipelines;
   DeviceWorker *device;         /* the worker running its cycles */
+  guint every;                  /* runs every that many device cycles */
+  guint64 due_at;               /* its next launch on its own grid (ns) */
+  guint64 effective_cycle;      /* atomic: every x the device cycle */
+  guint64 due_cycles;           /* worker only: its own cycles since start */
+  gboolean due_late;            /* worker only: this launch is late */
   guint64 t_launch;             /* worker only: this cycle's launch */
 };
 
@@ -202,16 +213,6 @@ gst_gpustream_sched_now (void)
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (guint64) ts.tv_sec * GST_SECOND + ts.tv_nsec;
-}
-
-static void
-sleep_until (guint64 t)
-{
-  struct timespec ts;
-
-  ts.tv_sec = t / GST_SECOND;
-  ts.tv_nsec = t % GST_SECOND;
-  while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR);
 }
 
 static inline void
@@ -403,7 +404,8 @@ bound_3i_mu (const GstGpuStreamSchedulerParams * p)
   return 3 * p->cycle + p->mu;
 }
 
-static guint64 device_beta_others_locked (GstGpuStreamScheduler * sched);
+static gboolean device_check_locked (GstGpuStreamScheduler * sched,
+    guint64 extra, GError ** error);
 
 static GstClockTime
 sched_theta_locked (GstGpuStreamScheduler * sched)
@@ -428,13 +430,15 @@ sched_check_locked (GstGpuStreamScheduler * sched, GstClockTime d, guint64 v,
   GstClockTime bound = bound_3i_mu (p);
 
   /* running, the device's worker may carry other schedulers' streams */
-  guint64 beta = sched->beta + device_beta_others_locked (sched);
-
-  if (p->capacity > 0 && beta + v > p->capacity) {
+  if (sched->device) {
+    if (!device_check_locked (sched, v, error))
+      return FALSE;
+  } else if (p->capacity > 0 && sched->beta + v > p->capacity) {
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
         "stream refused: total rate %.3g + %.3g B/s exceeds capacity "
-        "%.3g B/s", (gdouble) beta, (gdouble) v, (gdouble) p->capacity);
+        "%.3g B/s", (gdouble) sched->beta, (gdouble) v,
+        (gdouble) p->capacity);
     return FALSE;
   }
   if (GST_CLOCK_TIME_IS_VALID (theta) && theta <= bound) {
@@ -739,10 +743,11 @@ cycle_launch (GstGpuStreamScheduler * sched, guint * lane)
 }
 
 /* Phase 3: the started batches are finished, in launch order; T_S of sched
- * is from its launch to its last batch done. Then each batch goes to its
+ * is from its launch to its last batch done, and must stay below the device
+ * cycle (base), when the next launch comes. Then each batch goes to its
  * forwarder. */
 static void
-cycle_finish (GstGpuStreamScheduler * sched, guint64 k, gboolean late)
+cycle_finish (GstGpuStreamScheduler * sched, GstClockTime base)
 {
   const guint64 cycle = sched->cycle;
   gboolean launched = FALSE;
@@ -771,51 +776,88 @@ cycle_finish (GstGpuStreamScheduler * sched, guint64 k, gboolean late)
           (gint64) MAX (cycle, FORWARDER_PATIENCE) / 1000);
 
   g_mutex_lock (&sched->lock);
-  sched->cycles = k;
+  sched->cycles = sched->due_cycles;
   sched->launches += launched;
-  sched->late += late;
+  sched->late += sched->due_late;
   sched->last_batch = ts;
   sched->worst_batch = MAX (sched->worst_batch, ts);
   g_mutex_unlock (&sched->lock);
-  if (ts >= cycle)
-    GST_LOG ("batch took %" G_GUINT64_FORMAT " ns >= cycle %"
-        G_GUINT64_FORMAT " ns (T_S < I violated)", ts, cycle);
+  if (ts >= base)
+    GST_LOG ("batch took %" G_GUINT64_FORMAT " ns >= device cycle %"
+        G_GUINT64_FORMAT " ns (T_S < I violated)", ts, base);
 }
 
-/* At each P_k, the cycle of every attached scheduler, in three phases over
+/* Whether sched is due at the device cycle launched at t (a point of the
+ * device's grid of cycle base): its own grid (due_at, every x base apart)
+ * need not fall on the device's after the device cycle changed, so the
+ * nearest device point counts. Its own cycles are counted on its grid; it
+ * is late when it missed a whole one of them. The caller holds the
+ * worker's lock. */
+static gboolean
+sched_due_locked (GstGpuStreamScheduler * sched, guint64 t, guint64 base)
+{
+  const guint64 own = (guint64) sched->every * base;
+  guint64 periods;
+
+  if (t + base / 2 < sched->due_at)
+    return FALSE;
+  periods = 1 + (t + base / 2 - sched->due_at) / own;
+  sched->due_at += periods * own;
+  sched->due_cycles += periods;
+  sched->due_late = periods > 1;
+  return TRUE;
+}
+
+/* g_cond_wait_until's time (monotonic us) for t (monotonic ns), rounded up
+ * so the wait never ends before t */
+static gint64
+monotonic_us (guint64 t)
+{
+  return (gint64) ((t + 999) / 1000);
+}
+
+/* At each P_k, the cycle of every scheduler due then, in three phases over
  * all of them, so that every batch of the device is started (submit) before
- * the worker waits for any (finish). A scheduler that detaches waits for
- * the end of the cycle it is in (device_detach). */
+ * the worker waits for any (finish). The worker sleeps on its condition, so
+ * a stop, or a shorter device cycle (a scheduler of a shorter cycle
+ * joining), takes effect at once rather than a cycle later. A scheduler
+ * that detaches waits for the end of the cycle it is in (device_detach). */
 static gpointer
 device_worker_main (gpointer user_data)
 {
   DeviceWorker *w = user_data;
-  const guint64 cycle = w->cycle;
-  const guint64 p0 = gst_gpustream_sched_now ();
   GPtrArray *run = g_ptr_array_new ();
-  guint64 k = 1;
+  guint64 base, prev, next, now = 0;
 
   thread_set_realtime (w->rt_priority, "worker");
+  g_mutex_lock (&w->lock);
+  base = w->cycle;
+  prev = gst_gpustream_sched_now ();
+  next = prev + base;
   for (;;) {
-    guint64 target = p0 + k * cycle, now;
-    gboolean late = FALSE;
     guint i, lane = 0;
 
-    sleep_until (target);
-    now = gst_gpustream_sched_now ();
-    if (now >= target + cycle) {
-      /* a whole cycle behind: launch now, on the grid, and say so */
-      k = (now - p0) / cycle;
-      late = TRUE;
+    while (!w->stop) {
+      if (w->cycle != base) {
+        /* the device cycle changed: the grid goes on from the last launch */
+        base = w->cycle;
+        next = prev + base;
+      }
+      now = gst_gpustream_sched_now ();
+      if (now >= next)
+        break;
+      g_cond_wait_until (&w->cond, &w->lock, monotonic_us (next));
     }
-    g_mutex_lock (&w->lock);
-    if (w->stop) {
-      g_mutex_unlock (&w->lock);
+    if (w->stop)
       break;
-    }
+    /* a whole cycle behind: launch now, on the grid (each scheduler that
+     * missed a cycle of its own counts a late launch) */
+    if (now >= next + base)
+      next += (now - next) / base * base;
     g_ptr_array_set_size (run, 0);
     for (i = 0; i < w->scheds->len; i++)
-      g_ptr_array_add (run, g_ptr_array_index (w->scheds, i));
+      if (sched_due_locked (g_ptr_array_index (w->scheds, i), next, base))
+        g_ptr_array_add (run, g_ptr_array_index (w->scheds, i));
     w->in_cycle = TRUE;
     g_mutex_unlock (&w->lock);
 
@@ -824,100 +866,175 @@ device_worker_main (gpointer user_data)
     for (i = 0; i < run->len; i++)
       cycle_launch (g_ptr_array_index (run, i), &lane);
     for (i = 0; i < run->len; i++)
-      cycle_finish (g_ptr_array_index (run, i), k, late);
+      cycle_finish (g_ptr_array_index (run, i), base);
 
     g_mutex_lock (&w->lock);
     w->in_cycle = FALSE;
     g_cond_broadcast (&w->cond);
-    g_mutex_unlock (&w->lock);
-    k++;
+    prev = next;
+    next += base;
   }
+  g_mutex_unlock (&w->lock);
   g_ptr_array_free (run, TRUE);
   return NULL;
 }
 
-/* The summed admitted rate of the other schedulers sharing sched's worker.
- * The caller holds sched->lock (lock order: scheduler, then worker). */
-static guint64
-device_beta_others_locked (GstGpuStreamScheduler * sched)
+/* A scheduler of cycle I on a worker of device cycle base runs every
+ * floor(I / base) device cycles. */
+static guint
+every_of (GstClockTime cycle, GstClockTime base)
 {
-  DeviceWorker *w = sched->device;
-  guint64 beta = 0;
-  guint i;
-
-  if (!w)
-    return 0;
-  g_mutex_lock (&w->lock);
-  for (i = 0; i < w->scheds->len; i++) {
-    GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
-    if (o != sched)
-      beta += __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
-  }
-  g_mutex_unlock (&w->lock);
-  return beta;
+  return (guint) MAX (1, cycle / base);
 }
 
-/* Joins the worker of sched's device and cycle, or starts one. With
- * admission on, the rate of every scheduler on that worker must fit the
- * capacity (the smallest of theirs that is set). */
+/* Sets the device cycle to the shortest of the attached schedulers' and
+ * each one's every. The caller holds the worker's lock. */
+static void
+device_rebase_locked (DeviceWorker * w)
+{
+  GstClockTime base = GST_CLOCK_TIME_NONE;
+  guint i;
+
+  for (i = 0; i < w->scheds->len; i++)
+    base = MIN (base, ((GstGpuStreamScheduler *)
+            g_ptr_array_index (w->scheds, i))->cycle);
+  if (!GST_CLOCK_TIME_IS_VALID (base))
+    return;
+  w->cycle = base;
+  for (i = 0; i < w->scheds->len; i++) {
+    GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
+
+    if (o->every != every_of (o->cycle, base) &&
+        (o->every != 0 || every_of (o->cycle, base) > 1))
+      GST_INFO ("cycle %.6g ms: every %u device cycles of %.6g ms",
+          o->cycle / 1e6, every_of (o->cycle, base), base / 1e6);
+    o->every = every_of (o->cycle, base);
+    __atomic_store_n (&o->effective_cycle, (guint64) o->every * base,
+        __ATOMIC_RELAXED);
+  }
+  g_cond_broadcast (&w->cond);
+}
+
+/* Admission on the device's worker, for sched's streams plus a rate of
+ * extra, at device cycle base: the bytes one device cycle may carry (every
+ * scheduler's rate times its own effective cycle, all due at once) against
+ * what the device does in one (the smallest capacity set, times base).
+ * sched counts whether it is attached yet or not. The caller holds the
+ * worker's lock; what prefixes the error. */
+static gboolean
+device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
+    guint64 extra, GstClockTime base, const gchar * what, GError ** error)
+{
+  guint64 cap = sched->params.capacity;
+  guint64 rate = __atomic_load_n (&sched->beta, __ATOMIC_RELAXED);
+  gdouble load, room;
+  gboolean mixed;
+  guint i;
+
+  mixed = every_of (sched->cycle, base) * base != base;
+  load = (gdouble) (rate + extra) * (every_of (sched->cycle, base) * base);
+  for (i = 0; i < w->scheds->len; i++) {
+    GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
+    guint64 beta = __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
+    GstClockTime eff = every_of (o->cycle, base) * base;
+
+    if (o == sched)
+      continue;
+    rate += beta;
+    load += (gdouble) beta *eff;
+    mixed |= eff != base;
+    if (o->params.capacity > 0)
+      cap = cap > 0 ? MIN (cap, o->params.capacity) : o->params.capacity;
+  }
+  room = (gdouble) cap * base;
+  if (cap == 0 || load <= room)
+    return TRUE;
+  if (!mixed)
+    g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+        GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
+        "%s: total rate %.3g + %.3g B/s exceeds capacity %.3g B/s", what,
+        (gdouble) rate, (gdouble) extra, (gdouble) cap);
+  else
+    g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+        GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
+        "%s: one device cycle of %.6g ms may carry %.3g B (each scheduler's "
+        "rate times its own cycle), beyond capacity %.3g B/s x %.6g ms = "
+        "%.3g B", what, base / 1e6, load / 1e9, (gdouble) cap, base / 1e6,
+        room / 1e9);
+  return FALSE;
+}
+
+/* device_fits_locked for a stream of rate extra joining sched while it
+ * runs. The caller holds sched->lock (lock order: scheduler, then worker). */
+static gboolean
+device_check_locked (GstGpuStreamScheduler * sched, guint64 extra,
+    GError ** error)
+{
+  DeviceWorker *w = sched->device;
+  gboolean fits;
+
+  g_mutex_lock (&w->lock);
+  fits = device_fits_locked (w, sched, extra, w->cycle, "stream refused",
+      error);
+  g_mutex_unlock (&w->lock);
+  return fits;
+}
+
+/* Joins the worker of sched's device, or starts one. With admission on,
+ * what every scheduler on that worker carries must fit (device_fits_locked)
+ * at the device cycle it would then have. */
 static gboolean
 device_attach (GstGpuStreamScheduler * sched, GError ** error)
 {
   GstObject *key = sched->use_gpu ? sched->cuda_context : NULL;
   DeviceWorker *w = NULL;
-  gboolean other_cycle = FALSE;
   GList *l;
 
   g_mutex_lock (&workers_lock);
-  for (l = workers; l; l = l->next) {
-    DeviceWorker *c = l->data;
-    if (c->cuda_context != key)
-      continue;
-    if (c->cycle == sched->cycle)
-      w = c;
-    else
-      other_cycle = TRUE;
-  }
+  for (l = workers; l; l = l->next)
+    if (((DeviceWorker *) l->data)->cuda_context == key)
+      w = l->data;
   if (w) {
-    guint64 beta = __atomic_load_n (&sched->beta, __ATOMIC_RELAXED);
-    guint64 cap = sched->params.capacity;
+    GstClockTime base = MIN (w->cycle, sched->cycle);
+    gboolean admission_on = FALSE;
+    gchar *what;
     guint i;
 
     g_mutex_lock (&w->lock);
-    for (i = 0; i < w->scheds->len; i++) {
-      GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
-      beta += __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
-      if (o->params.capacity > 0)
-        cap = cap > 0 ? MIN (cap, o->params.capacity) : o->params.capacity;
-    }
-    if (sched->params.admission && cap > 0 && beta > cap) {
+    what = g_strdup_printf ("the %s's worker (device cycle %.6g ms) carries "
+        "%u other scheduler(s)", key ? "GPU" : "CPU", base / 1e6,
+        w->scheds->len);
+    if (sched->params.admission &&
+        !device_fits_locked (w, sched, 0, base, what, error)) {
+      g_free (what);
       g_mutex_unlock (&w->lock);
       g_mutex_unlock (&workers_lock);
-      g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
-          GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
-          "the %s's worker at cycle %.6g ms carries %u other scheduler(s): "
-          "total rate %.3g B/s exceeds capacity %.3g B/s",
-          key ? "GPU" : "CPU", sched->cycle / 1e6, w->scheds->len,
-          (gdouble) beta, (gdouble) cap);
       return FALSE;
     }
+    g_free (what);
+    for (i = 0; i < w->scheds->len; i++)
+      admission_on |= ((GstGpuStreamScheduler *)
+          g_ptr_array_index (w->scheds, i))->params.admission;
+    if (admission_on && !sched->params.admission)
+      GST_WARNING ("a scheduler with admission off joins the %s's worker: "
+          "the streams admitted there lose their guarantee if its load does "
+          "not fit", key ? "GPU" : "CPU");
+    sched->due_at = gst_gpustream_sched_now ();
     g_ptr_array_add (w->scheds, sched);
+    device_rebase_locked (w);
     g_mutex_unlock (&w->lock);
   } else {
     w = g_new0 (DeviceWorker, 1);
     w->cuda_context = key ? gst_object_ref (key) : NULL;
-    w->cycle = sched->cycle;
     w->rt_priority = sched->rt_priority;
     g_mutex_init (&w->lock);
     g_cond_init (&w->cond);
     w->scheds = g_ptr_array_new ();
+    sched->due_at = gst_gpustream_sched_now ();
     g_ptr_array_add (w->scheds, sched);
+    device_rebase_locked (w);
     workers = g_list_prepend (workers, w);
     w->thread = g_thread_new ("gps-worker", device_worker_main, w);
-    if (other_cycle)
-      GST_WARNING ("a second worker on the %s, cycle %.3f ms: schedulers "
-          "with different cycles do not share one", key ? "GPU" : "CPU",
-          sched->cycle / 1e6);
   }
   sched->device = w;
   g_mutex_unlock (&workers_lock);
@@ -925,7 +1042,8 @@ device_attach (GstGpuStreamScheduler * sched, GError ** error)
 }
 
 /* Leaves the worker once it is not running sched's cycle; the last one to
- * leave stops it. */
+ * leave stops it, and otherwise the device cycle becomes the shortest of
+ * those left. */
 static void
 device_detach (GstGpuStreamScheduler * sched)
 {
@@ -941,7 +1059,10 @@ device_detach (GstGpuStreamScheduler * sched)
   last = w->scheds->len == 0;
   if (last) {
     w->stop = TRUE;
+    g_cond_broadcast (&w->cond);
     workers = g_list_remove (workers, w);
+  } else {
+    device_rebase_locked (w);
   }
   g_mutex_unlock (&w->lock);
   g_mutex_unlock (&workers_lock);
@@ -1070,6 +1191,8 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
   sched->cycle = sched->params.cycle;
   sched->rt_priority = sched->params.rt_priority;
   sched->cycles = sched->launches = sched->late = 0;
+  sched->due_cycles = 0;
+  sched->due_late = FALSE;
   sched->use_gpu = backend != GST_GPUSTREAM_BACKEND_CPU &&
       cuda_context != NULL && proc_has_gpu (&sched->processor);
   sched->cuda_context = cuda_context ? gst_object_ref (cuda_context) : NULL;
@@ -1178,6 +1301,8 @@ gst_gpustream_scheduler_get_stats (GstGpuStreamScheduler * sched,
   st->streams_admitted = sched->admitted;
   st->streams_refused = sched->refused;
   st->cycles = sched->cycles;
+  st->effective_cycle = g_atomic_int_get (&sched->running) ?
+      __atomic_load_n (&sched->effective_cycle, __ATOMIC_RELAXED) : 0;
   st->launches = sched->launches;
   st->late_launches = sched->late;
   st->worst_batch = sched->worst_batch;

@@ -19,9 +19,11 @@
  * never copied between stages.
  *
  * The worker belongs to the device: schedulers started on the same device
- * (CUDA context, or the CPU) with the same cycle share one worker thread,
- * which runs each one's cycle in turn at every P_k, and admission counts all
- * their streams against the capacity (gpsscheduler.c says more). The CPU
+ * (CUDA context, or the CPU) share one worker thread, which starts all
+ * their batches at every P_k; with different cycles, the device's cycle is
+ * the shortest and the others run every floor(I / it) of its cycles.
+ * Admission counts all their streams against the capacity (gpsscheduler.c
+ * says more). The CPU
  * backend runs the processor's CPU stage in the worker, so the whole model
  * runs, and is tested, without a GPU. */
 #ifndef GPS_SCHEDULER_H
@@ -131,8 +133,8 @@ void gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
 void gst_gpustream_scheduler_set_batching (GstGpuStreamScheduler * sched,
     GstClockTime cycle);
 
-/* Starts n_pipelines forwarders and joins the device's worker for this
- * cycle (starting it if this is the first). backend CPU runs process_cpu;
+/* Starts n_pipelines forwarders and joins the device's worker (starting it
+ * if this is the first). backend CPU runs process_cpu;
  * GPU (or HYBRID) runs process_gpu with cuda_context when the processor has
  * one. Fails (error set) when admission is on and the admitted set is no
  * longer schedulable with the current parameters, or, with the streams of
@@ -187,7 +189,10 @@ typedef struct {
   guint n_streams;
   guint64 streams_admitted;         /* since creation */
   guint64 streams_refused;
-  guint64 cycles;                   /* cycles of I since start (grid) */
+  guint64 cycles;                   /* its own cycles since start (grid) */
+  GstClockTime effective_cycle;     /* its cycle on the device's worker:
+                                     * I rounded down to a multiple of the
+                                     * device cycle; 0 when stopped */
   guint64 launches;                 /* cycles that ran at least one batch */
   guint64 late_launches;            /* launched a whole cycle late or more */
   GstClockTime worst_batch;         /* worst T_S seen, ns */

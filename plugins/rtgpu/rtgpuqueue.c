@@ -1242,6 +1242,7 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
   }
   s = gst_structure_new ("application/x-rtgpuqueue-stats",
       "cycle", G_TYPE_UINT64, self->cycle,
+      "effective-cycle", G_TYPE_UINT64, st.effective_cycle,
       "capacity", G_TYPE_UINT64, self->capacity,
       "latency-bound", G_TYPE_UINT64, 3 * self->cycle + self->mu,
       "rate-admitted", G_TYPE_UINT64, st.beta,

@@ -684,11 +684,11 @@ GST_START_TEST (test_pads_and_states)
 
 GST_END_TEST;
 
-/* Two rtgpuqueues with the same cycle on the CPU share the device's worker,
- * so admission counts both: the second, whose stream would take the
- * total over the capacity, fails to start with an error naming the limit,
- * and starts once the first has stopped. With another cycle it gets a
- * worker of its own and starts beside the first. */
+/* Two rtgpuqueues on the CPU share the device's worker, so admission
+ * counts both: the second, whose stream would take the total over the
+ * capacity, fails to start with an error naming the limit, and starts once
+ * the first has stopped. With another cycle they still share it, and
+ * admission counts the bytes of a device cycle. */
 GST_START_TEST (test_device_shared_admission)
 {
   GstElement *q1 = make_queue (TRUE), *q2 = make_queue (TRUE);
@@ -722,12 +722,40 @@ GST_START_TEST (test_device_shared_admission)
       GST_STATE_CHANGE_SUCCESS);
   gst_element_set_state (pipe, GST_STATE_NULL);
 
-  /* another cycle: a worker of its own, both run */
-  g_object_set (q2, "cycle", (guint64) (3 * GST_MSECOND), NULL);
+  /* another cycle, 5 ms: the same worker, q2 every second 2 ms device
+   * cycle (its own cycle 4 ms), and each device cycle may carry q1's 6000 B
+   * and q2's 12000 B: refused, naming the device cycle */
+  g_object_set (q2, "cycle", (guint64) (5 * GST_MSECOND), NULL);
   fail_unless_equals_int (gst_element_set_state (q1, GST_STATE_PLAYING),
       GST_STATE_CHANGE_SUCCESS);
   fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "one device cycle of 2 ms may carry "
+          "1.8e+04 B") != NULL, "%s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  /* a tenth of the capacity on q2: 6000 + 2000 B of 10000 fit, both run */
+  stream_free (q2, s2);
+  fail_unless ((s2 = stream_new (q2, CAPACITY / 10, DEADLINE)) != NULL);
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
       GST_STATE_CHANGE_SUCCESS);
+  {
+    GstStructure *st1, *st2;
+    guint64 eff1 = 0, eff2 = 0;
+
+    g_object_get (q1, "stats", &st1, NULL);
+    g_object_get (q2, "stats", &st2, NULL);
+    fail_unless (gst_structure_get_uint64 (st1, "effective-cycle", &eff1));
+    fail_unless (gst_structure_get_uint64 (st2, "effective-cycle", &eff2));
+    fail_unless_equals_uint64 (eff1, CYCLE);
+    fail_unless_equals_uint64 (eff2, 2 * CYCLE);
+    gst_structure_free (st1);
+    gst_structure_free (st2);
+  }
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_element_set_state (q1, GST_STATE_NULL);
 

@@ -445,64 +445,107 @@ push_through (GstGpuStreamSchedStream * s, Sink * sink, guint n)
   fail_unless_equals_uint64 (sink->next, want);
 }
 
+/* c's own cycles since its start: about elapsed / its effective cycle */
+static void
+check_own_cycles (GstGpuStreamScheduler * sched, GstClockTime want_cycle,
+    gint64 started_us)
+{
+  GstGpuStreamSchedulerStats st;
+  guint64 elapsed;
+
+  gst_gpustream_scheduler_get_stats (sched, &st);
+  elapsed = (g_get_monotonic_time () - started_us) * 1000;
+  fail_unless_equals_uint64 (st.effective_cycle, want_cycle);
+  fail_unless (st.cycles >= 1);
+  /* counted on its own grid, not the device's: never more than elapsed / I
+   * (+1 for the first launch at the start, +1 as its grid may sit half a
+   * device cycle off the device's) */
+  fail_unless (st.cycles <= elapsed / want_cycle + 2,
+      "%" G_GUINT64_FORMAT " cycles of %" G_GUINT64_FORMAT " ns in %"
+      G_GUINT64_FORMAT " ns", st.cycles, want_cycle, elapsed);
+  fail_unless (st.launches <= st.cycles);
+}
+
 GST_START_TEST (test_device_worker)
 {
-  GThread *seen_a = NULL, *seen_b = NULL, *seen_c = NULL;
+  GThread *seen_a = NULL, *seen_b = NULL, *seen_c = NULL, *seen_d = NULL;
   GstGpuStreamScheduler *a, *b, *c, *d;
   GstGpuStreamSchedStream *sa, *sb, *sc, *sd, *extra;
   GError *err = NULL;
+  gint64 b_start, c_start, d_start;
   guint i;
 
   for (i = 0; i < 4; i++)
     memset (&sinks[i], 0, sizeof sinks[i]);
-  /* two schedulers on the CPU with the same I share one worker thread;
-   * a third with another I gets its own */
-  a = device_sched (&seen_a, 2 * GST_MSECOND, 1000000, 400000, 0, &sa);
-  b = device_sched (&seen_b, 2 * GST_MSECOND, 1000000, 400000, 1, &sb);
-  c = device_sched (&seen_c, 3 * GST_MSECOND, 1000000, 400000, 2, &sc);
+  /* capacity 1 MB/s everywhere: 2000 B per 2 ms device cycle. Two
+   * schedulers of I = 2 ms and one of 6 ms share one worker thread on the
+   * CPU; the 6 ms one runs every third device cycle. A device cycle may
+   * carry 600 kB/s x 2 ms + 100 kB/s x 6 ms = 1800 B: it fits. */
+  a = device_sched (&seen_a, 2 * GST_MSECOND, 1000000, 300000, 0, &sa);
+  b = device_sched (&seen_b, 2 * GST_MSECOND, 1000000, 300000, 1, &sb);
+  c = device_sched (&seen_c, 6 * GST_MSECOND, 1000000, 100000, 2, &sc);
   fail_unless (gst_gpustream_scheduler_start (a, 1,
           GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  b_start = g_get_monotonic_time ();
   fail_unless (gst_gpustream_scheduler_start (b, 2,
           GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  c_start = g_get_monotonic_time ();
   fail_unless (gst_gpustream_scheduler_start (c, 1,
-          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err), "%s", err->message);
   push_through (sa, &sinks[0], 50);
   push_through (sb, &sinks[1], 50);
   push_through (sc, &sinks[2], 50);
-  fail_unless (seen_a != NULL && seen_a == seen_b);
-  fail_unless (seen_c != NULL && seen_c != seen_a);
+  fail_unless (seen_a != NULL && seen_a == seen_b && seen_c == seen_a);
+  g_usleep (60000);
+  check_own_cycles (b, 2 * GST_MSECOND, b_start);
+  check_own_cycles (c, 6 * GST_MSECOND, c_start);
 
-  /* admission counts the worker's whole rate: 800 kB/s admitted of 1 MB/s
-   * between a and b, so neither takes 300 kB/s more while running... */
+  /* admission counts the device cycle's bytes: 150 kB/s more on b would
+   * make 2100 B, though the rates (850 kB/s) are below the capacity; c's
+   * batch holds three device cycles of its rate */
   extra = gst_gpustream_scheduler_add_stream (b, 1400, 100 * GST_MSECOND,
-      300000, &sinks[3], NULL, &err);
+      150000, &sinks[3], NULL, &err);
   fail_unless (extra == NULL);
   fail_unless (g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
           GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY));
+  fail_unless_equals_string (err->message, "stream refused: one device "
+      "cycle of 2 ms may carry 2.1e+03 B (each scheduler's rate times its "
+      "own cycle), beyond capacity 1e+06 B/s x 2 ms = 2e+03 B");
   g_clear_error (&err);
-  /* ...and a fourth scheduler of 300 kB/s cannot join them */
-  d = device_sched (&seen_a, 2 * GST_MSECOND, 1000000, 300000, 3, &sd);
+  /* a fourth of I = 1 ms would halve the device cycle: 1000 B of room for
+   * 1200 + 600 + 100 B */
+  d = device_sched (&seen_d, 1 * GST_MSECOND, 1000000, 100000, 3, &sd);
   fail_if (gst_gpustream_scheduler_start (d, 1, GST_GPUSTREAM_BACKEND_CPU,
           NULL, &err));
   fail_unless (g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
           GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY));
-  fail_unless (strstr (err->message, "exceeds capacity") != NULL,
-      "%s", err->message);
+  fail_unless (strstr (err->message, "the CPU's worker (device cycle 1 ms) "
+          "carries 3 other scheduler(s): one device cycle of 1 ms may carry "
+          "1.9e+03 B") != NULL, "%s", err->message);
   g_clear_error (&err);
 
-  /* a leaves: b runs on, and d now fits */
+  /* a and c leave: b runs on, and d now fits (600 + 100 B of 1000): the
+   * device cycle becomes 1 ms, b runs every second one */
   gst_gpustream_scheduler_stop (a);
+  gst_gpustream_scheduler_stop (c);
   push_through (sb, &sinks[1], 50);
+  d_start = g_get_monotonic_time ();
   fail_unless (gst_gpustream_scheduler_start (d, 1,
-          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err), "%s", err->message);
   push_through (sd, &sinks[3], 50);
   push_through (sb, &sinks[1], 50);
+  fail_unless (seen_d == seen_b);
+  g_usleep (30000);
+  check_own_cycles (d, 1 * GST_MSECOND, d_start);
+  check_own_cycles (b, 2 * GST_MSECOND, b_start);
+  /* d leaves: the device cycle is b's again */
+  gst_gpustream_scheduler_stop (d);
+  push_through (sb, &sinks[1], 50);
+  check_own_cycles (b, 2 * GST_MSECOND, b_start);
   for (i = 0; i < 4; i++)
     fail_unless_equals_int (sinks[i].bad, 0);
 
   gst_gpustream_scheduler_stop (b);
-  gst_gpustream_scheduler_stop (c);
-  gst_gpustream_scheduler_stop (d);
   gst_gpustream_scheduler_remove_stream (a, sa);
   gst_gpustream_scheduler_remove_stream (b, sb);
   gst_gpustream_scheduler_remove_stream (c, sc);
@@ -511,6 +554,54 @@ GST_START_TEST (test_device_worker)
   gst_gpustream_scheduler_free (b);
   gst_gpustream_scheduler_free (c);
   gst_gpustream_scheduler_free (d);
+}
+
+GST_END_TEST;
+
+/* A worker of a long cycle neither holds up a stop nor a scheduler of a
+ * short cycle joining it: both take effect at once, not a cycle later. */
+GST_START_TEST (test_device_cycle_changes)
+{
+  GThread *seen_slow = NULL, *seen_fast = NULL;
+  GstGpuStreamScheduler *slow, *fast;
+  GstGpuStreamSchedStream *ss, *sf;
+  GError *err = NULL;
+  gint64 t0, waited;
+  guint i;
+
+  for (i = 0; i < 2; i++)
+    memset (&sinks[i], 0, sizeof sinks[i]);
+  slow = gst_gpustream_scheduler_new (&thread_proc, &seen_slow, &check_cb);
+  set_params (slow, 2 * GST_SECOND, 0, TRUE);
+  ss = gst_gpustream_scheduler_add_stream (slow, 1400, 10 * GST_SECOND,
+      1000, &sinks[0], NULL, &err);
+  fail_unless (ss != NULL);
+  fast = device_sched (&seen_fast, 2 * GST_MSECOND, 0, 100000, 1, &sf);
+  fail_unless (gst_gpustream_scheduler_start (slow, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  g_usleep (20000);
+  t0 = g_get_monotonic_time ();
+  fail_unless (gst_gpustream_scheduler_start (fast, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  /* within the slow scheduler's first 2 s cycle */
+  push_through (sf, &sinks[1], 50);
+  waited = g_get_monotonic_time () - t0;
+  fail_unless (waited < G_TIME_SPAN_SECOND, "%" G_GINT64_FORMAT " us",
+      waited);
+  fail_unless (seen_fast != NULL);
+  gst_gpustream_scheduler_stop (fast);
+
+  /* alone again, the worker's cycle is 2 s: stopping does not wait for it */
+  t0 = g_get_monotonic_time ();
+  gst_gpustream_scheduler_stop (slow);
+  waited = g_get_monotonic_time () - t0;
+  fail_unless (waited < G_TIME_SPAN_SECOND, "%" G_GINT64_FORMAT " us",
+      waited);
+
+  gst_gpustream_scheduler_remove_stream (slow, ss);
+  gst_gpustream_scheduler_remove_stream (fast, sf);
+  gst_gpustream_scheduler_free (slow);
+  gst_gpustream_scheduler_free (fast);
 }
 
 GST_END_TEST;
@@ -691,6 +782,7 @@ scheduler_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_admission);
   tcase_add_test (tc, test_device_worker);
+  tcase_add_test (tc, test_device_cycle_changes);
   tcase_add_test (tc, test_split_overlap);
   tcase_add_test (tc, test_swap_stress);
   tcase_add_test (tc, test_policing);
