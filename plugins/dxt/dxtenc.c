@@ -1220,8 +1220,8 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
       g_param_spec_uint64 ("cycle", "Cycle",
           "Code through the device's real-time scheduler: every cycle ns, "
           "the frames that came in the last cycle are coded as one batch "
-          "(one launch, shared with the device's other scheduled elements "
-          "of the same cycle) and leave within 3 cycles, the latency "
+          "(one launch, shared with the device's other scheduled elements) "
+          "and leave within 3 cycles, the latency "
           "reported (0 = each frame is coded as it comes; else >= 100000)",
           0, MAX_CYCLE,
           DEFAULT_CYCLE, flags));
