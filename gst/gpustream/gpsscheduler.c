@@ -749,7 +749,6 @@ cycle_launch (GstGpuStreamScheduler * sched, guint * lane)
 static void
 cycle_finish (GstGpuStreamScheduler * sched, GstClockTime base)
 {
-  const guint64 cycle = sched->cycle;
   gboolean launched = FALSE;
   guint64 ts;
   guint i;
@@ -768,12 +767,14 @@ cycle_finish (GstGpuStreamScheduler * sched, GstClockTime base)
   /* a late forwarder is waited for, as in the paper: a machine that
    * stalls it for tens of ms delays every pipeline alike, and going on
    * without it measured worse (its pipeline then falls a cycle behind at
-   * each hand-off). Only one still busy after FORWARDER_PATIENCE is taken
-   * for blocked downstream (a sink prerolling) and left pending. */
+   * each hand-off). Only one still busy after FORWARDER_PATIENCE (or a
+   * device cycle, if longer) is taken for blocked downstream (a sink
+   * prerolling) and left pending. Not its own cycle: a long-cycle scheduler
+   * must not hold up the short-cycle ones sharing the worker. */
   for (i = 0; i < sched->n_pipelines; i++)
     if (!sched->pipelines[i].pending)
       pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time () +
-          (gint64) MAX (cycle, FORWARDER_PATIENCE) / 1000);
+          (gint64) MAX (base, FORWARDER_PATIENCE) / 1000);
 
   g_mutex_lock (&sched->lock);
   sched->cycles = sched->due_cycles;

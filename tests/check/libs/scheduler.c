@@ -751,6 +751,81 @@ GST_START_TEST (test_device_mixed_cycles)
 
 GST_END_TEST;
 
+/* slow's forwarder: its first packet takes 1.2 s downstream */
+static void
+fwd_stalled (gpointer stream_data, gpointer data, guint16 flags)
+{
+  Sink *s = stream_data;
+
+  if (s->next == 0)
+    g_usleep (1200000);
+  fwd_check (stream_data, data, flags);
+}
+
+static const GstGpuStreamSchedCallbacks stalled_cb = { fwd_stalled,
+  drop_nothing
+};
+
+/* A scheduler of a 500 ms cycle whose forwarder is stuck downstream: the
+ * worker waits for it at most FORWARDER_PATIENCE (100 ms), not its 500 ms
+ * cycle, so the 2 ms scheduler beside it keeps its 300 ms deadline. */
+GST_START_TEST (test_device_slow_forwarder)
+{
+  GThread *seen_fast = NULL, *seen_slow = NULL;
+  GstGpuStreamScheduler *fast, *slow;
+  GstGpuStreamSchedStream *sf, *ss;
+  GstGpuStreamSchedStreamStats st;
+  RateProducer pf = { 0 }, ps = { 0 };
+  GError *err = NULL;
+
+  memset (&sinks[0], 0, sizeof sinks[0]);
+  memset (&sinks[1], 0, sizeof sinks[1]);
+  fast = gst_gpustream_scheduler_new (&thread_proc, &seen_fast, &check_cb);
+  slow = gst_gpustream_scheduler_new (&thread_proc, &seen_slow, &stalled_cb);
+  set_params (fast, 2 * GST_MSECOND, 0, TRUE);
+  set_params (slow, 500 * GST_MSECOND, 0, FALSE);
+  sf = gst_gpustream_scheduler_add_stream (fast, 1000, 300 * GST_MSECOND,
+      1000000, &sinks[0], NULL, &err);
+  ss = gst_gpustream_scheduler_add_stream (slow, 1000, 10 * GST_SECOND,
+      1000000, &sinks[1], NULL, &err);
+  fail_unless (sf != NULL && ss != NULL);
+  fail_unless (gst_gpustream_scheduler_start (fast, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  fail_unless (gst_gpustream_scheduler_start (slow, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  pf.stream = sf;
+  pf.rate = 100000;
+  ps.stream = ss;
+  ps.rate = 10000;
+  pf.until = ps.until = g_get_monotonic_time () + 2000000;
+  pf.thread = g_thread_new ("fast", produce_at_rate, &pf);
+  ps.thread = g_thread_new ("slow", produce_at_rate, &ps);
+  g_thread_join (pf.thread);
+  g_thread_join (ps.thread);
+  g_usleep (100000);
+
+  fail_unless (seen_fast != NULL && seen_fast == seen_slow);
+  gst_gpustream_sched_stream_get_stats (sf, &st);
+  GST_INFO ("fast beside a stalled forwarder: p99 %.1f ms, max %.1f ms, %"
+      G_GUINT64_FORMAT " misses", st.latency_p99 / 1e6, st.latency_max / 1e6,
+      st.misses);
+  fail_unless (st.packets > 150);
+  fail_unless_equals_uint64 (st.misses, 0);
+  /* slow's batches went on once its forwarder came back */
+  fail_unless (sinks[1].next > 10);
+  fail_unless_equals_int (sinks[0].bad, 0);
+  fail_unless_equals_int (sinks[1].bad, 0);
+
+  gst_gpustream_scheduler_stop (slow);
+  gst_gpustream_scheduler_stop (fast);
+  gst_gpustream_scheduler_remove_stream (fast, sf);
+  gst_gpustream_scheduler_remove_stream (slow, ss);
+  gst_gpustream_scheduler_free (fast);
+  gst_gpustream_scheduler_free (slow);
+}
+
+GST_END_TEST;
+
 /* ---- split processors: every batch started before any is waited for -- */
 
 /* A batch "runs" on a thread of its own for SPLIT_SLEEP_US (like a copy and
@@ -932,6 +1007,7 @@ scheduler_suite (void)
   tcase_add_test (tc, test_device_worker);
   tcase_add_test (tc, test_device_cycle_changes);
   tcase_add_test (tc, test_device_mixed_cycles);
+  tcase_add_test (tc, test_device_slow_forwarder);
   tcase_add_test (tc, test_split_overlap);
   tcase_add_test (tc, test_swap_stress);
   tcase_add_test (tc, test_policing);
