@@ -916,6 +916,32 @@ device_rebase_locked (DeviceWorker * w)
   g_cond_broadcast (&w->cond);
 }
 
+/* For a refusal: who else is on the worker, e.g. "; beside it: dxt-encode
+ * (cycle 33.3 ms, rate not declared: an element that only batches)"; ""
+ * when nobody. The caller holds the worker's lock; g_free the result. */
+static gchar *
+device_others_locked (DeviceWorker * w, GstGpuStreamScheduler * sched)
+{
+  GString *text = g_string_new (NULL);
+  guint i, n = 0;
+
+  for (i = 0; i < w->scheds->len; i++) {
+    GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
+    guint64 beta = __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
+
+    if (o == sched)
+      continue;
+    g_string_append_printf (text, "%s%s (cycle %.6g ms, ", n++ ? ", " :
+        "; beside it: ", o->processor.name, o->cycle / 1e6);
+    if (beta >= GST_GPUSTREAM_SCHED_UNLIMITED_RATE)
+      g_string_append (text, "rate not declared: an element that only "
+          "batches)");
+    else
+      g_string_append_printf (text, "%.3g B/s)", (gdouble) beta);
+  }
+  return g_string_free (text, FALSE);
+}
+
 /* Admission on the device's worker, for sched's streams plus a rate of
  * extra, at device cycle base: the bytes one device cycle may carry (every
  * scheduler's rate times its own effective cycle, all due at once) against
@@ -930,6 +956,7 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
   guint64 rate = __atomic_load_n (&sched->beta, __ATOMIC_RELAXED);
   gdouble load, room;
   gboolean mixed;
+  gchar *others;
   guint i;
 
   mixed = every_of (sched->cycle, base) * base != base;
@@ -950,18 +977,20 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
   room = (gdouble) cap * base;
   if (cap == 0 || load <= room)
     return TRUE;
+  others = device_others_locked (w, sched);
   if (!mixed)
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
-        "%s: total rate %.3g + %.3g B/s exceeds capacity %.3g B/s", what,
-        (gdouble) rate, (gdouble) extra, (gdouble) cap);
+        "%s: total rate %.3g + %.3g B/s exceeds capacity %.3g B/s%s", what,
+        (gdouble) rate, (gdouble) extra, (gdouble) cap, others);
   else
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
         "%s: one device cycle of %.6g ms may carry %.3g B (each scheduler's "
         "rate times its own cycle), beyond capacity %.3g B/s x %.6g ms = "
-        "%.3g B", what, base / 1e6, load / 1e9, (gdouble) cap, base / 1e6,
-        room / 1e9);
+        "%.3g B%s", what, base / 1e6, load / 1e9, (gdouble) cap, base / 1e6,
+        room / 1e9, others);
+  g_free (others);
   return FALSE;
 }
 

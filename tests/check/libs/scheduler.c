@@ -510,7 +510,8 @@ GST_START_TEST (test_device_worker)
           GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY));
   fail_unless_equals_string (err->message, "stream refused: one device "
       "cycle of 2 ms may carry 2.1e+03 B (each scheduler's rate times its "
-      "own cycle), beyond capacity 1e+06 B/s x 2 ms = 2e+03 B");
+      "own cycle), beyond capacity 1e+06 B/s x 2 ms = 2e+03 B; beside it: "
+      "thread (cycle 2 ms, 3e+05 B/s), thread (cycle 6 ms, 1e+05 B/s)");
   g_clear_error (&err);
   /* a fourth of I = 1 ms would halve the device cycle: 1000 B of room for
    * 1200 + 600 + 100 B */
@@ -544,6 +545,34 @@ GST_START_TEST (test_device_worker)
   check_own_cycles (b, 2 * GST_MSECOND, b_start);
   for (i = 0; i < 4; i++)
     fail_unless_equals_int (sinks[i].bad, 0);
+
+  /* an element that only batches (no declared rate) beside b: a scheduler
+   * with a capacity cannot promise anything there, and the refusal says why */
+  {
+    GThread *seen_e = NULL;
+    GstGpuStreamScheduler *e =
+        gst_gpustream_scheduler_new (&thread_proc, &seen_e, &check_cb);
+    GstGpuStreamSchedStream *se;
+
+    gst_gpustream_scheduler_set_batching (e, 4 * GST_MSECOND);
+    se = gst_gpustream_scheduler_add_stream (e, 1400,
+        GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (4 * GST_MSECOND),
+        GST_GPUSTREAM_SCHED_UNLIMITED_RATE, &sinks[3], NULL, &err);
+    fail_unless (se != NULL);
+    /* its admission is off: it joins (with a warning) */
+    fail_unless (gst_gpustream_scheduler_start (e, 1,
+            GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+    extra = gst_gpustream_scheduler_add_stream (b, 1400, 100 * GST_MSECOND,
+        1000, &sinks[2], NULL, &err);
+    fail_unless (extra == NULL);
+    fail_unless (strstr (err->message, "beside it: thread (cycle 4 ms, rate "
+            "not declared: an element that only batches)") != NULL, "%s",
+        err->message);
+    g_clear_error (&err);
+    gst_gpustream_scheduler_stop (e);
+    gst_gpustream_scheduler_remove_stream (e, se);
+    gst_gpustream_scheduler_free (e);
+  }
 
   gst_gpustream_scheduler_stop (b);
   gst_gpustream_scheduler_remove_stream (a, sa);
