@@ -687,6 +687,29 @@ produce_at_rate (gpointer data)
   return NULL;
 }
 
+/* stops sched and frees it with its one stream */
+static void
+sched_done (GstGpuStreamScheduler * sched, GstGpuStreamSchedStream * stream)
+{
+  gst_gpustream_scheduler_stop (sched);
+  gst_gpustream_scheduler_remove_stream (sched, stream);
+  gst_gpustream_scheduler_free (sched);
+}
+
+/* both streams at their rates for duration_us, each from a thread */
+static void
+produce_two (GstGpuStreamSchedStream * a, guint64 rate_a,
+    GstGpuStreamSchedStream * b, guint64 rate_b, gint64 duration_us)
+{
+  RateProducer pa = { a, rate_a }, pb = { b, rate_b };
+
+  pa.until = pb.until = g_get_monotonic_time () + duration_us;
+  pa.thread = g_thread_new ("producer-a", produce_at_rate, &pa);
+  pb.thread = g_thread_new ("producer-b", produce_at_rate, &pb);
+  g_thread_join (pa.thread);
+  g_thread_join (pb.thread);
+}
+
 /* fast (I = 10 ms, 200 kB/s, d = 100 ms) and slow (I = 200 ms, rate slow_v,
  * d = 1 s) on the CPU's worker for 1.2 s; the fast stream's misses, or
  * G_MAXUINT64 when slow's start was refused (error set) */
@@ -696,7 +719,6 @@ mixed_cycles_run (guint64 slow_v, gboolean slow_admission, GError ** error)
   GstGpuStreamScheduler *fast, *slow;
   GstGpuStreamSchedStream *sf, *ss;
   GstGpuStreamSchedStreamStats st;
-  RateProducer pf = { 0 }, ps = { 0 };
   guint64 misses = G_MAXUINT64;
 
   memset (&sinks[0], 0, sizeof sinks[0]);
@@ -714,15 +736,7 @@ mixed_cycles_run (guint64 slow_v, gboolean slow_admission, GError ** error)
           GST_GPUSTREAM_BACKEND_CPU, NULL, NULL));
   if (gst_gpustream_scheduler_start (slow, 1, GST_GPUSTREAM_BACKEND_CPU,
           NULL, error)) {
-    pf.stream = sf;
-    pf.rate = 200000;
-    ps.stream = ss;
-    ps.rate = slow_v;
-    pf.until = ps.until = g_get_monotonic_time () + 1200000;
-    pf.thread = g_thread_new ("fast", produce_at_rate, &pf);
-    ps.thread = g_thread_new ("slow", produce_at_rate, &ps);
-    g_thread_join (pf.thread);
-    g_thread_join (ps.thread);
+    produce_two (sf, 200000, ss, slow_v, 1200000);
     /* slow's last batch leaves within 3 x 200 ms */
     g_usleep (700000);
     gst_gpustream_sched_stream_get_stats (sf, &st);
@@ -733,13 +747,9 @@ mixed_cycles_run (guint64 slow_v, gboolean slow_admission, GError ** error)
     GST_INFO ("slow at %" G_GUINT64_FORMAT " B/s: fast p99 %.1f ms, max %.1f "
         "ms, %" G_GUINT64_FORMAT " misses", slow_v, st.latency_p99 / 1e6,
         st.latency_max / 1e6, misses);
-    gst_gpustream_scheduler_stop (slow);
   }
-  gst_gpustream_scheduler_stop (fast);
-  gst_gpustream_scheduler_remove_stream (fast, sf);
-  gst_gpustream_scheduler_remove_stream (slow, ss);
-  gst_gpustream_scheduler_free (fast);
-  gst_gpustream_scheduler_free (slow);
+  sched_done (slow, ss);
+  sched_done (fast, sf);
   return misses;
 }
 
@@ -804,7 +814,6 @@ GST_START_TEST (test_device_slow_forwarder)
   GstGpuStreamScheduler *fast, *slow;
   GstGpuStreamSchedStream *sf, *ss;
   GstGpuStreamSchedStreamStats st;
-  RateProducer pf = { 0 }, ps = { 0 };
   GError *err = NULL;
 
   memset (&sinks[0], 0, sizeof sinks[0]);
@@ -822,15 +831,7 @@ GST_START_TEST (test_device_slow_forwarder)
           GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
   fail_unless (gst_gpustream_scheduler_start (slow, 1,
           GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
-  pf.stream = sf;
-  pf.rate = 100000;
-  ps.stream = ss;
-  ps.rate = 10000;
-  pf.until = ps.until = g_get_monotonic_time () + 2000000;
-  pf.thread = g_thread_new ("fast", produce_at_rate, &pf);
-  ps.thread = g_thread_new ("slow", produce_at_rate, &ps);
-  g_thread_join (pf.thread);
-  g_thread_join (ps.thread);
+  produce_two (sf, 100000, ss, 10000, 2000000);
   g_usleep (100000);
 
   fail_unless (seen_fast != NULL && seen_fast == seen_slow);
@@ -845,12 +846,8 @@ GST_START_TEST (test_device_slow_forwarder)
   fail_unless_equals_int (sinks[0].bad, 0);
   fail_unless_equals_int (sinks[1].bad, 0);
 
-  gst_gpustream_scheduler_stop (slow);
-  gst_gpustream_scheduler_stop (fast);
-  gst_gpustream_scheduler_remove_stream (fast, sf);
-  gst_gpustream_scheduler_remove_stream (slow, ss);
-  gst_gpustream_scheduler_free (fast);
-  gst_gpustream_scheduler_free (slow);
+  sched_done (slow, ss);
+  sched_done (fast, sf);
 }
 
 GST_END_TEST;
