@@ -904,12 +904,13 @@ device_rebase_locked (DeviceWorker * w)
   w->cycle = base;
   for (i = 0; i < w->scheds->len; i++) {
     GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
+    guint every = every_of (o->cycle, base);
 
-    if (o->every != every_of (o->cycle, base) &&
-        (o->every != 0 || every_of (o->cycle, base) > 1))
+    /* said when it changes, but not for a newcomer running every cycle */
+    if (every != o->every && (o->every != 0 || every > 1))
       GST_INFO ("cycle %.6g ms: every %u device cycles of %.6g ms",
-          o->cycle / 1e6, every_of (o->cycle, base), base / 1e6);
-    o->every = every_of (o->cycle, base);
+          o->cycle / 1e6, every, base / 1e6);
+    o->every = every;
     __atomic_store_n (&o->effective_cycle, (guint64) o->every * base,
         __ATOMIC_RELAXED);
   }
@@ -954,13 +955,12 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
 {
   guint64 cap = sched->params.capacity;
   guint64 rate = __atomic_load_n (&sched->beta, __ATOMIC_RELAXED);
-  gdouble load, room;
-  gboolean mixed;
+  GstClockTime own = every_of (sched->cycle, base) * base;
+  gdouble load = (gdouble) (rate + extra) * own, room;
+  gboolean mixed = own != base;
   gchar *others;
   guint i;
 
-  mixed = every_of (sched->cycle, base) * base != base;
-  load = (gdouble) (rate + extra) * (every_of (sched->cycle, base) * base);
   for (i = 0; i < w->scheds->len; i++) {
     GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
     guint64 beta = __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
