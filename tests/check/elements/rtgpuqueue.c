@@ -684,6 +684,25 @@ GST_START_TEST (test_pads_and_states)
 
 GST_END_TEST;
 
+/* pipe fails to start, with an error on bus whose text holds needle; it is
+ * back in NULL after */
+static void
+start_refused (GstElement * pipe, GstBus * bus, const gchar * needle)
+{
+  GstMessage *msg;
+  GError *err = NULL;
+
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, needle) != NULL, "%s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+}
+
 /* Two rtgpuqueues on the CPU share the device's worker, so admission
  * counts both: the second, whose stream would take the total over the
  * capacity, fails to start with an error naming the limit, and starts once
@@ -694,8 +713,6 @@ GST_START_TEST (test_device_shared_admission)
   GstElement *q1 = make_queue (TRUE), *q2 = make_queue (TRUE);
   GstElement *pipe = gst_pipeline_new (NULL);
   GstBus *bus = gst_pipeline_get_bus (GST_PIPELINE (pipe));
-  GstMessage *msg;
-  GError *err = NULL;
   Stream *s1, *s2;
 
   /* 3 of 5 MB/s each */
@@ -705,16 +722,7 @@ GST_START_TEST (test_device_shared_admission)
   fail_unless_equals_int (gst_element_set_state (q1, GST_STATE_PLAYING),
       GST_STATE_CHANGE_SUCCESS);
 
-  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
-      GST_STATE_CHANGE_FAILURE);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, NULL);
-  fail_unless (strstr (err->message, "exceeds capacity") != NULL, "%s",
-      err->message);
-  g_clear_error (&err);
-  gst_message_unref (msg);
-  gst_element_set_state (pipe, GST_STATE_NULL);
+  start_refused (pipe, bus, "exceeds capacity");
 
   /* the first leaves: the second fits */
   gst_element_set_state (q1, GST_STATE_NULL);
@@ -728,16 +736,7 @@ GST_START_TEST (test_device_shared_admission)
   g_object_set (q2, "cycle", (guint64) (5 * GST_MSECOND), NULL);
   fail_unless_equals_int (gst_element_set_state (q1, GST_STATE_PLAYING),
       GST_STATE_CHANGE_SUCCESS);
-  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
-      GST_STATE_CHANGE_FAILURE);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, NULL);
-  fail_unless (strstr (err->message, "one device cycle of 2 ms may carry "
-          "1.8e+04 B") != NULL, "%s", err->message);
-  g_clear_error (&err);
-  gst_message_unref (msg);
-  gst_element_set_state (pipe, GST_STATE_NULL);
+  start_refused (pipe, bus, "one device cycle of 2 ms may carry 1.8e+04 B");
   /* a tenth of the capacity on q2: 6000 + 2000 B of 10000 fit, both run */
   stream_free (q2, s2);
   fail_unless ((s2 = stream_new (q2, CAPACITY / 10, DEADLINE)) != NULL);
