@@ -42,7 +42,10 @@
 #include <gst/gpustream/gstgpustream.h>
 #include <rlnc/rlnc.h>
 
+#include <gst/base/gsttypefindhelper.h>
+
 #include "ncdecoder.h"
+#include "ncframing.h"
 #include "ncpacket.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nc_decoder_debug);
@@ -76,6 +79,8 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 typedef struct
 {
   guint32 id;
+  guint m;                      /* blocks: fewer in a partial generation */
+  gboolean framed;
   RlncDecoder *dec;
   guint32 data_length;
   GstClockTime pts;
@@ -90,7 +95,8 @@ typedef struct
   guint max_in_flight;
   GstClockTime timeout;
 
-  gboolean locked;              /* m and k known */
+  gboolean locked;              /* k known, and the largest m */
+  gboolean m_from_caps;         /* then no generation may have more blocks */
   guint m, k;
   GHashTable *gens;             /* id -> DecGen */
   GSList *free_decoders;        /* reused, they hold m*k bytes each */
@@ -100,7 +106,15 @@ typedef struct
   gboolean output_started;
   gboolean discont;
   gboolean caps_sent;
-  GstCaps *out_caps;
+  GstCaps *out_caps;            /* in-band, from the caps, or typefound */
+  gboolean out_caps_in_band;    /* from a framed stream's caps record */
+  GList *pending_events;        /* sticky events held until the caps */
+  /* framed streams: records back into buffers */
+  NcDeframer *deframer;
+  gboolean have_ts_offset;
+  GstClockTimeDiff ts_offset;   /* receiver time - sender time */
+  gint64 last_loss_warning;     /* monotonic us */
+  guint64 losses_unwarned;
   GstClockTime last_warn;
   gboolean warned_params;
   /* what became of the last generations: a packet of one already decoded is
@@ -134,6 +148,9 @@ struct _GstNcDecoder
   guint64 st_wrong;
   guint64 st_latency_sum_us;
   guint64 st_latency_max_us;
+  guint64 st_buffers_out;
+  guint64 st_records_bad;
+  guint64 st_records_no_caps;
 
   DecState *state;
 
@@ -155,6 +172,9 @@ GST_ELEMENT_REGISTER_DEFINE (ncdecoder, "ncdecoder", GST_RANK_NONE,
 
 /* ---- the data path ------------------------------------------------------- */
 
+static void dec_warn_bad (GstNcDecoder * self, DecState * st,
+    const gchar * what);
+
 /* serial-number comparison: ids are u32 and wrap */
 static inline gint32
 gen_diff (guint32 a, guint32 b)
@@ -162,12 +182,34 @@ gen_diff (guint32 a, guint32 b)
   return (gint32) (a - b);
 }
 
+/* A decoder for m blocks, reused: they hold m x k bytes each. */
+static RlncDecoder *
+dec_take_decoder (DecState * st, guint m)
+{
+  GSList *l;
+
+  for (l = st->free_decoders; l; l = l->next) {
+    RlncDecoder *d = l->data;
+    if (rlnc_decoder_m (d) == (int) m) {
+      st->free_decoders = g_slist_delete_link (st->free_decoders, l);
+      return d;
+    }
+  }
+  return rlnc_decoder_new (m, st->k);
+}
+
 static void
 dec_gen_free (DecState * st, DecGen * g)
 {
   if (g->dec) {
-    rlnc_decoder_reset (g->dec);
-    st->free_decoders = g_slist_prepend (st->free_decoders, g->dec);
+    /* partial generations' decoders are rarely of use again */
+    if (g->m == st->m &&
+        g_slist_length (st->free_decoders) < st->max_in_flight + 4) {
+      rlnc_decoder_reset (g->dec);
+      st->free_decoders = g_slist_prepend (st->free_decoders, g->dec);
+    } else {
+      rlnc_decoder_free (g->dec);
+    }
   }
   gst_clear_buffer (&g->out);
   g_free (g);
@@ -191,23 +233,45 @@ dec_gen_remove (DecState * st, guint32 id)
   }
 }
 
+/* Pushes the output caps, then the sticky events held back for them (a
+ * segment must not precede the caps). Without caps from the stream: what
+ * `first` looks like (typefinding), else application/octet-stream. */
 static void
-ensure_src_caps (GstNcDecoder * self, DecState * st)
+ensure_src_caps (GstNcDecoder * self, DecState * st, GstBuffer * first)
 {
-  if (!st->caps_sent) {
-    GstCaps *caps = st->out_caps ? gst_caps_ref (st->out_caps) :
-        gst_caps_new_empty_simple ("application/octet-stream");
-    gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
-    gst_caps_unref (caps);
-    st->caps_sent = TRUE;
+  GList *l;
+
+  if (st->caps_sent)
+    return;
+  if (!st->out_caps && first) {
+    GstTypeFindProbability prob = GST_TYPE_FIND_NONE;
+    GstCaps *found = gst_type_find_helper_for_buffer (GST_OBJECT (self),
+        first, &prob);
+
+    if (found && prob >= GST_TYPE_FIND_LIKELY) {
+      GST_INFO_OBJECT (self, "decoded bytes look like %" GST_PTR_FORMAT,
+          found);
+      st->out_caps = found;
+    } else {
+      gst_clear_caps (&found);
+    }
   }
+  if (!st->out_caps)
+    st->out_caps = gst_caps_new_empty_simple ("application/octet-stream");
+  gst_pad_push_event (self->srcpad, gst_event_new_caps (st->out_caps));
+  st->caps_sent = TRUE;
+
+  for (l = st->pending_events; l; l = l->next)
+    gst_pad_push_event (self->srcpad, l->data);
+  g_list_free (st->pending_events);
+  st->pending_events = NULL;
 }
 
 /* Full rank: out = inverse x kept payloads, on the pool (GPU or CPU). */
 static GstBuffer *
 dec_solve (GstNcDecoder * self, DecState * st, DecGen * g)
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, (gsize) st->m * st->k, NULL);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, (gsize) g->m * st->k, NULL);
   guint8 *outs[NC_MAX_M];
   GstGpuStreamGfProduct p;
   GstGpuStreamCoderJob *job;
@@ -217,11 +281,11 @@ dec_solve (GstNcDecoder * self, DecState * st, DecGen * g)
   guint i;
 
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  for (i = 0; i < st->m; i++)
+  for (i = 0; i < g->m; i++)
     outs[i] = map.data + (gsize) i * st->k;
   p.k = st->k;
-  p.m = st->m;
-  p.n = st->m;
+  p.m = g->m;
+  p.n = g->m;
   p.coefs = rlnc_decoder_inverse (g->dec);
   p.src = rlnc_decoder_payloads (g->dec);
   p.out = outs;
@@ -244,16 +308,137 @@ dec_solve (GstNcDecoder * self, DecState * st, DecGen * g)
 }
 
 static GstFlowReturn
+dec_push_buffer (GstNcDecoder * self, DecState * st, GstBuffer * buf)
+{
+  if (st->discont) {
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+    st->discont = FALSE;
+  }
+  ensure_src_caps (self, st, buf);
+  GST_OBJECT_LOCK (self);
+  self->st_buffers_out++;
+  GST_OBJECT_UNLOCK (self);
+  return gst_pad_push (self->srcpad, buf);
+}
+
+/* A sender timestamp in the receiver's time: the offset between the two is
+ * taken from the first framed generation (in one pipeline it is 0). */
+static GstClockTime
+dec_map_ts (DecState * st, GstClockTime ts)
+{
+  GstClockTimeDiff t;
+
+  if (!GST_CLOCK_TIME_IS_VALID (ts) || !st->have_ts_offset)
+    return ts;
+  t = (GstClockTimeDiff) ts + st->ts_offset;
+  return t < 0 ? 0 : (GstClockTime) t;
+}
+
+static void
+dec_record_caps (GstNcDecoder * self, DecState * st, GstBuffer * payload)
+{
+  GstMapInfo map;
+  GstCaps *caps = NULL;
+
+  gst_buffer_map (payload, &map, GST_MAP_READ);
+  if (g_utf8_validate ((const gchar *) map.data, map.size, NULL)) {
+    gchar *str = g_strndup ((const gchar *) map.data, map.size);
+    caps = gst_caps_from_string (str);
+    g_free (str);
+  }
+  gst_buffer_unmap (payload, &map);
+
+  if (!caps || !gst_caps_is_fixed (caps)) {
+    dec_warn_bad (self, st, "caps record that is not fixed caps");
+    GST_OBJECT_LOCK (self);
+    self->st_records_bad++;
+    GST_OBJECT_UNLOCK (self);
+    gst_clear_caps (&caps);
+    return;
+  }
+  st->out_caps_in_band = TRUE;
+  if (st->out_caps && gst_caps_is_equal (caps, st->out_caps)) {
+    gst_caps_unref (caps);
+    return;
+  }
+  GST_INFO_OBJECT (self, "caps from the stream: %" GST_PTR_FORMAT, caps);
+  gst_caps_take (&st->out_caps, caps);
+  st->caps_sent = FALSE;
+}
+
+/* A framed generation: its records back into buffers, in order. */
+static GstFlowReturn
+dec_push_framed (GstNcDecoder * self, DecState * st, DecGen * g,
+    GstBuffer * data)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstClockTime sender_pts;
+  NcRecordHeader h;
+  GstBuffer *payload;
+  NcDeframeResult r;
+  GstMapInfo map;
+  gboolean ok;
+
+  gst_buffer_map (data, &map, GST_MAP_READ);
+  ok = nc_deframer_push (st->deframer, map.data, map.size, &sender_pts);
+  gst_buffer_unmap (data, &map);
+  gst_buffer_unref (data);
+  if (!ok) {
+    dec_warn_bad (self, st, "framed generation with a bad prefix");
+    GST_OBJECT_LOCK (self);
+    self->st_records_bad++;
+    GST_OBJECT_UNLOCK (self);
+    nc_deframer_lost (st->deframer);
+    st->discont = TRUE;
+    return GST_FLOW_OK;
+  }
+  if (!st->have_ts_offset && GST_CLOCK_TIME_IS_VALID (sender_pts) &&
+      GST_CLOCK_TIME_IS_VALID (g->pts)) {
+    st->ts_offset = GST_CLOCK_DIFF (sender_pts, g->pts);
+    st->have_ts_offset = TRUE;
+  }
+
+  while (ret == GST_FLOW_OK &&
+      (r = nc_deframer_next (st->deframer, &h, &payload)) != NC_DEFRAME_NEED_MORE) {
+    if (r == NC_DEFRAME_CORRUPT) {
+      dec_warn_bad (self, st, "corrupt record header, skipping to the next "
+          "record boundary");
+      GST_OBJECT_LOCK (self);
+      self->st_records_bad++;
+      GST_OBJECT_UNLOCK (self);
+      st->discont = TRUE;
+      continue;
+    }
+    if (h.type == NC_RECORD_CAPS) {
+      dec_record_caps (self, st, payload);
+      gst_buffer_unref (payload);
+      continue;
+    }
+    if (!st->out_caps) {
+      /* joined late: what these bytes are comes with the next caps record */
+      GST_OBJECT_LOCK (self);
+      self->st_records_no_caps++;
+      GST_OBJECT_UNLOCK (self);
+      gst_buffer_unref (payload);
+      st->discont = TRUE;
+      continue;
+    }
+    GST_BUFFER_PTS (payload) = dec_map_ts (st, h.pts);
+    GST_BUFFER_DTS (payload) = dec_map_ts (st, h.dts);
+    GST_BUFFER_DURATION (payload) = h.duration;
+    nc_record_flags_to_buffer (h.flags, payload);
+    ret = dec_push_buffer (self, st, payload);
+  }
+  return ret;
+}
+
+static GstFlowReturn
 dec_push (GstNcDecoder * self, DecState * st, DecGen * g)
 {
   GstBuffer *buf = g->out;
   guint64 lat = (guint64) MAX (g_get_monotonic_time () - g->first_arrival, 0);
 
   g->out = NULL;
-  if (st->discont) {
-    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
-    st->discont = FALSE;
-  }
   st->output_started = TRUE;
 
   GST_OBJECT_LOCK (self);
@@ -264,8 +449,9 @@ dec_push (GstNcDecoder * self, DecState * st, DecGen * g)
 
   GST_LOG_OBJECT (self, "generation %u out, %" G_GSIZE_FORMAT " bytes", g->id,
       gst_buffer_get_size (buf));
-  ensure_src_caps (self, st);
-  return gst_pad_push (self->srcpad, buf);
+  if (g->framed)
+    return dec_push_framed (self, st, g, buf);
+  return dec_push_buffer (self, st, buf);
 }
 
 static void
@@ -273,10 +459,42 @@ dec_declare_lost (GstNcDecoder * self, DecState * st, guint32 count,
     const gchar * why)
 {
   DecGen *g = g_hash_table_lookup (st->gens, GUINT_TO_POINTER (st->next));
+  gint rank = g ? rlnc_decoder_rank (g->dec) : 0;
+  guint m = g ? g->m : st->m;
+  guint64 lost, decoded;
+  gint64 now = g_get_monotonic_time ();
 
-  GST_WARNING_OBJECT (self, "generation %u%s lost (%s), rank %d of %u",
-      st->next, count > 1 ? " and following" : "", why,
-      g ? rlnc_decoder_rank (g->dec) : 0, st->m);
+  GST_OBJECT_LOCK (self);
+  self->st_lost += count;
+  lost = self->st_lost;
+  decoded = self->st_decoded;
+  GST_OBJECT_UNLOCK (self);
+
+  /* every loss is an element message an application can count; a warning
+   * on the bus (what gst-launch prints) at most once a second */
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self),
+          gst_structure_new ("nc-generations-lost",
+              "first-generation", G_TYPE_UINT, st->next,
+              "count", G_TYPE_UINT, count,
+              "reason", G_TYPE_STRING, why,
+              "rank", G_TYPE_INT, rank,
+              "blocks", G_TYPE_UINT, m,
+              "generations-lost", G_TYPE_UINT64, lost,
+              "generations-decoded", G_TYPE_UINT64, decoded, NULL)));
+  st->losses_unwarned += count;
+  if (st->last_loss_warning == 0 || now - st->last_loss_warning >= G_USEC_PER_SEC) {
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("%" G_GUINT64_FORMAT " generation(s) of data lost, %" G_GUINT64_FORMAT
+            " lost and %" G_GUINT64_FORMAT " decoded so far", st->losses_unwarned,
+            lost, decoded),
+        ("generation %u%s: %s, %d of %u packets needed arrived; raise the "
+            "sender's redundancy or the receiver's socket buffer",
+            st->next, count > 1 ? " and following" : "", why, rank, m));
+    st->last_loss_warning = now;
+    st->losses_unwarned = 0;
+  }
+
   if (count == 1)
     dec_gen_remove (st, st->next);
   if (count <= RECENT) {
@@ -284,9 +502,7 @@ dec_declare_lost (GstNcDecoder * self, DecState * st, guint32 count,
     for (i = 0; i < count; i++)
       dec_remember (st, st->next + i, 2);
   }
-  GST_OBJECT_LOCK (self);
-  self->st_lost += count;
-  GST_OBJECT_UNLOCK (self);
+  nc_deframer_lost (st->deframer);
   st->next += count;
   st->output_started = TRUE;
   st->discont = TRUE;
@@ -484,9 +700,10 @@ dec_packet (GstNcDecoder * self, DecState * st, GstBuffer * buf,
     st->m = h.m;
     st->k = h.block_size;
     st->locked = TRUE;
-    GST_INFO_OBJECT (self, "locked on m=%u k=%u from the first packet",
-        st->m, st->k);
-  } else if (h.m != st->m || h.block_size != st->k) {
+    GST_INFO_OBJECT (self, "locked on k=%u from the first packet", st->k);
+  } else if (h.block_size != st->k || (st->m_from_caps && h.m > st->m)) {
+    /* a partial generation has fewer blocks than the stream's m, never
+     * another block size */
     if (!st->warned_params) {
       GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
           ("dropping packets with m=%u k=%u, the stream has m=%u k=%u",
@@ -498,6 +715,7 @@ dec_packet (GstNcDecoder * self, DecState * st, GstBuffer * buf,
     GST_OBJECT_UNLOCK (self);
     return GST_FLOW_OK;
   }
+  st->m = MAX (st->m, h.m);
 
   if (st->have_next && gen_diff (h.generation, st->next) <
       -(gint32) (4 * st->max_in_flight + RECENT)) {
@@ -540,19 +758,24 @@ dec_packet (GstNcDecoder * self, DecState * st, GstBuffer * buf,
   if (!g) {
     g = g_new0 (DecGen, 1);
     g->id = h.generation;
-    if (st->free_decoders) {
-      g->dec = st->free_decoders->data;
-      st->free_decoders = g_slist_delete_link (st->free_decoders,
-          st->free_decoders);
-    } else {
-      g->dec = rlnc_decoder_new (st->m, st->k);
-    }
+    g->m = h.m;
+    g->framed = (h.flags & NC_FLAG_FRAMED) != 0;
+    g->dec = dec_take_decoder (st, h.m);
     g->data_length = h.data_length;
     g->pts = GST_BUFFER_PTS (buf);
     g->first_arrival = g_get_monotonic_time ();
     g_hash_table_insert (st->gens, GUINT_TO_POINTER (g->id), g);
   }
 
+  if (h.m != g->m || h.data_length != g->data_length) {
+    /* every packet of a generation describes it alike */
+    dec_warn_bad (self, st, "packet disagrees with its generation's m or "
+        "length");
+    GST_OBJECT_LOCK (self);
+    self->st_bad++;
+    GST_OBJECT_UNLOCK (self);
+    return GST_FLOW_OK;
+  }
   if (g->out) {
     GST_OBJECT_LOCK (self);
     self->st_redundant++;
@@ -571,7 +794,7 @@ dec_packet (GstNcDecoder * self, DecState * st, GstBuffer * buf,
     self->st_redundant++;
   GST_OBJECT_UNLOCK (self);
 
-  if (add == RLNC_ADD_INNOVATIVE && rlnc_decoder_rank (g->dec) == (int) st->m)
+  if (add == RLNC_ADD_INNOVATIVE && rlnc_decoder_rank (g->dec) == (int) g->m)
     g->out = dec_solve (self, st, g);
 
   return GST_FLOW_OK;
@@ -623,6 +846,8 @@ dec_reset (DecState * st)
   st->output_started = FALSE;
   memset (st->recent_state, 0, sizeof (st->recent_state));
   st->discont = FALSE;
+  nc_deframer_reset (st->deframer);
+  st->have_ts_offset = FALSE;
 }
 
 static void
@@ -636,8 +861,8 @@ dec_set_sink_caps (GstNcDecoder * self, DecState * st, GstCaps * caps)
   if (gst_structure_get_int (s, "generation-size", &m) &&
       gst_structure_get_int (s, "block-size", &k) &&
       m >= 1 && m <= NC_MAX_M && k >= 1 && k <= NC_MAX_K) {
-    if (st->locked && ((guint) m != st->m || (guint) k != st->k)) {
-      /* new parameters: what we hold cannot be decoded with them */
+    if (st->locked && (guint) k != st->k) {
+      /* another block size: what we hold cannot be decoded with it */
       dec_reset (st);
       g_slist_free_full (st->free_decoders,
           (GDestroyNotify) rlnc_decoder_free);
@@ -646,16 +871,46 @@ dec_set_sink_caps (GstNcDecoder * self, DecState * st, GstCaps * caps)
     st->m = m;
     st->k = k;
     st->locked = TRUE;
+    st->m_from_caps = TRUE;
     GST_INFO_OBJECT (self, "m=%d k=%d from caps", m, k);
   }
 
+  /* the encoder's input caps, in one pipeline; a framed stream's own caps
+   * records take precedence, being where the data is */
   orig = gst_structure_get_string (s, "original-caps");
-  gst_clear_caps (&st->out_caps);
-  if (orig)
-    st->out_caps = gst_caps_from_string (orig);
-  if (st->out_caps && !gst_caps_is_fixed (st->out_caps))
-    gst_clear_caps (&st->out_caps);
-  st->caps_sent = FALSE;
+  if (orig && !st->out_caps_in_band) {
+    GstCaps *caps = gst_caps_from_string (orig);
+
+    if (caps && gst_caps_is_fixed (caps) &&
+        (!st->out_caps || !gst_caps_is_equal (caps, st->out_caps))) {
+      gst_caps_take (&st->out_caps, g_steal_pointer (&caps));
+      st->caps_sent = FALSE;
+    }
+    gst_clear_caps (&caps);
+  }
+}
+
+/* At EOS: a stream of which nothing could be decoded is an error, not an
+ * empty success. */
+static void
+dec_check_nothing_decoded (GstNcDecoder * self)
+{
+  guint64 decoded, lost, bad, wrong, received;
+
+  GST_OBJECT_LOCK (self);
+  decoded = self->st_decoded;
+  lost = self->st_lost;
+  bad = self->st_bad;
+  wrong = self->st_wrong;
+  received = self->st_received;
+  GST_OBJECT_UNLOCK (self);
+
+  if (decoded == 0 && received > 0)
+    GST_ELEMENT_ERROR (self, STREAM, DECODE,
+        ("nothing could be decoded from %" G_GUINT64_FORMAT " packets: %"
+            G_GUINT64_FORMAT " generation(s) lost, %" G_GUINT64_FORMAT
+            " packets bad, %" G_GUINT64_FORMAT " of another stream", received,
+            lost, bad, wrong), (NULL));
 }
 
 static gboolean
@@ -668,18 +923,20 @@ gst_nc_decoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
     case GST_EVENT_CAPS:{
       GstCaps *caps;
 
+      /* the output caps go out with the first buffer: they may come from
+       * the stream itself (ensure_src_caps) */
       gst_event_parse_caps (event, &caps);
       if (st)
         dec_set_sink_caps (self, st, caps);
       gst_event_unref (event);
-      if (st)
-        ensure_src_caps (self, st);
       return TRUE;
     }
     case GST_EVENT_EOS:
       if (st) {
         dec_advance (self, st, TRUE);
         dec_arm_timer (self, st);
+        dec_check_nothing_decoded (self);
+        ensure_src_caps (self, st, NULL);
       }
       break;
     case GST_EVENT_FLUSH_STOP:
@@ -687,6 +944,13 @@ gst_nc_decoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
         dec_reset (st);
       break;
     default:
+      /* sticky events that must follow the caps wait for them */
+      if (st && !st->caps_sent && GST_EVENT_IS_STICKY (event) &&
+          GST_EVENT_TYPE (event) > GST_EVENT_CAPS &&
+          GST_EVENT_TYPE (event) != GST_EVENT_EOS) {
+        st->pending_events = g_list_append (st->pending_events, event);
+        return TRUE;
+      }
       break;
   }
   return gst_pad_event_default (pad, parent, event);
@@ -716,9 +980,11 @@ dec_state_new (GstNcDecoder * self)
   self->st_innovative = self->st_redundant = self->st_dependent = 0;
   self->st_bad = self->st_late = self->st_wrong = 0;
   self->st_latency_sum_us = self->st_latency_max_us = 0;
+  self->st_buffers_out = self->st_records_bad = self->st_records_no_caps = 0;
   GST_OBJECT_UNLOCK (self);
 
   st->gens = g_hash_table_new (g_direct_hash, g_direct_equal);
+  st->deframer = nc_deframer_new ();
   st->last_warn = GST_CLOCK_TIME_NONE;
   return st;
 }
@@ -730,6 +996,8 @@ dec_state_free (DecState * st)
   g_hash_table_unref (st->gens);
   g_slist_free_full (st->free_decoders, (GDestroyNotify) rlnc_decoder_free);
   gst_clear_caps (&st->out_caps);
+  g_list_free_full (st->pending_events, (GDestroyNotify) gst_event_unref);
+  nc_deframer_free (st->deframer);
   g_free (st);
 }
 
@@ -752,6 +1020,9 @@ gst_nc_decoder_get_stats (GstNcDecoder * self)
       "decode-latency-avg-us", G_TYPE_UINT64, self->st_decoded ?
       self->st_latency_sum_us / self->st_decoded : (guint64) 0,
       "decode-latency-max-us", G_TYPE_UINT64, self->st_latency_max_us,
+      "buffers-out", G_TYPE_UINT64, self->st_buffers_out,
+      "records-bad", G_TYPE_UINT64, self->st_records_bad,
+      "records-without-caps", G_TYPE_UINT64, self->st_records_no_caps,
       "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
       NULL);
   GST_OBJECT_UNLOCK (self);
@@ -902,7 +1173,10 @@ gst_nc_decoder_class_init (GstNcDecoderClass * klass)
           "generations-lost, packets-received, packets-innovative, "
           "packets-redundant, packets-dependent, packets-bad, packets-late, "
           "packets-wrong-parameters, decode-latency-avg-us, "
-          "decode-latency-max-us", GST_TYPE_STRUCTURE,
+          "decode-latency-max-us, buffers-out; for a stream framed in "
+          "buffers records-bad (corrupt framing skipped) and "
+          "records-without-caps (dropped before the stream said its caps)",
+          GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
       PROP_CUDA_DEVICE_ID);

@@ -39,6 +39,7 @@
 #include <rlnc/rlnc.h>
 
 #include "ncencoder.h"
+#include "ncframing.h"
 #include "ncpacket.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_nc_encoder_debug);
@@ -53,6 +54,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_nc_encoder_debug);
 #define DEFAULT_SYSTEMATIC TRUE
 #define DEFAULT_COEFFICIENTS GST_NC_COEFFICIENTS_SEED
 #define DEFAULT_MAX_LATENCY 0
+#define DEFAULT_MAX_BITRATE 0
+#define DEFAULT_FRAMING GST_NC_FRAMING_AUTO
 #define DEFAULT_CYCLE 0
 /* scheduled mode: bytes of generations between the streaming thread and the
  * forwarder before the streaming thread waits (a blocked downstream) */
@@ -70,6 +73,8 @@ enum
   PROP_SYSTEMATIC,
   PROP_COEFFICIENTS,
   PROP_MAX_LATENCY,
+  PROP_MAX_BITRATE,
+  PROP_FRAMING,
   PROP_CYCLE,
   PROP_STATS,
   PROP_BACKEND,
@@ -95,6 +100,27 @@ gst_nc_coefficients_get_type (void)
   return type;
 }
 
+GType
+gst_nc_framing_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_NC_FRAMING_AUTO, "buffers when the input has caps, bytes when it "
+          "has none (a file)", "auto"},
+    {GST_NC_FRAMING_BYTES, "A byte stream: the decoder gives back the bytes",
+        "bytes"},
+    {GST_NC_FRAMING_BUFFERS, "Buffers: the decoder gives back each buffer "
+          "with its timestamps, flags and caps", "buffers"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstNcFraming", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
 /* ---- caps ---------------------------------------------------------------- */
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -115,6 +141,7 @@ typedef struct
   guint32 id;
   guint m, k;
   gboolean vector;              /* coefficient vectors in the packets */
+  gboolean framed;              /* NC_FLAG_FRAMED */
   guint8 *data;                 /* m * k source bytes, zero-padded */
   guint32 data_length;
   GstClockTime pts;
@@ -150,9 +177,17 @@ typedef struct
   gboolean systematic;
   GstNcCoefficients coef_mode;
   GstClockTime max_latency;
+  guint64 max_bitrate;
+  GstNcFraming framing_mode;
 
   gboolean relay;
+  /* relay: m and k known (from the caps, else from the first packet, until
+   * which caps and segment wait) */
+  gboolean relay_params;
+  gboolean relay_params_from_caps;
+  GstEvent *relay_pending_segment;
   gboolean caps_sent;
+  GstCaps *sink_caps;
   GstCaps *src_caps;            /* the last caps sent (or queued) */
   GstSegment segment;
   guint32 session;
@@ -164,6 +199,14 @@ typedef struct
   GstClockTime gen_pts;
   GstClockTime gen_first_rt;
   GQueue inflight;
+  /* framing (ncframing.h): decided at the first buffer */
+  gboolean framing_decided;
+  gboolean framed;
+  guint32 first_record;         /* of the generation being filled */
+  gchar *caps_string;           /* of the input, for caps records */
+  gboolean caps_record_due;
+  /* max-bitrate: the PTS of the next packet of an untimed stream */
+  GstClockTime paced_pts;
 
   /* relay: the current generation */
   gboolean have_cur;
@@ -171,9 +214,9 @@ typedef struct
   GstClockTime cur_pts;
   RlncDecoder *rank;
   guint n_kept;
-  guint8 *kept_coefs;           /* m x m */
-  guint8 *kept_payloads;        /* m x k */
-  guint8 *tmp_coefs;
+  guint8 *kept_coefs;           /* n_kept x cur.m */
+  guint8 *kept_payloads;        /* n_kept x k */
+  guint8 *tmp_coefs;            /* m */
   GRand *rand;
   GstClockTime last_warn;
 } EncState;
@@ -195,6 +238,8 @@ struct _GstNcEncoder
   gboolean systematic;
   GstNcCoefficients coefficients;
   GstClockTime max_latency;
+  guint64 max_bitrate;
+  GstNcFraming framing;
   GstClockTime cycle;
 
   /* scheduled mode (cycle > 0), fixed from READY to PAUSED until PAUSED to
@@ -286,8 +331,11 @@ make_src_caps (EncState * st, const GstCaps * sinkcaps)
 static void
 ensure_caps (GstNcEncoder * self, EncState * st)
 {
+  /* a relay that does not know m and k yet waits for its first packet */
+  if (st->relay && !st->relay_params)
+    return;
   if (!st->caps_sent) {
-    GstCaps *caps = make_src_caps (st, NULL);
+    GstCaps *caps = make_src_caps (st, st->sink_caps);
     gst_caps_replace (&st->src_caps, caps);
     enc_push_event (self, gst_event_new_caps (caps));
     gst_caps_unref (caps);
@@ -338,25 +386,33 @@ enc_gen_start (EncGen * g, GstGpuStreamBackend where, GstObject * ctx)
 
 /* Builds the packets of one full (or flushed) generation: the source
  * packets whole, the coded ones up to their payload, which the pool codes
- * (enc_gen_start). Takes ownership of data. */
+ * (enc_gen_start). A partial generation is coded as one of fewer blocks,
+ * those that hold data, with the redundancy in proportion: padding costs
+ * nothing on the wire. Takes ownership of data (zero-padded to a whole
+ * block). */
 static EncGen *
 enc_gen_build (GstNcEncoder * self, EncState * st, guint8 * data,
     guint32 data_length)
 {
   EncGen *g = g_new0 (EncGen, 1);
-  guint m = st->m, k = st->k, i, n_src;
+  guint k = st->k, i, n_src;
+  guint m = (guint) ((data_length + (gsize) k - 1) / k);
+  guint redundancy = m == st->m ? st->redundancy :
+      (st->redundancy * m + st->m - 1) / st->m;
   gboolean vector = st->coef_mode == GST_NC_COEFFICIENTS_VECTOR;
+  guint8 base_flags = st->framed ? NC_FLAG_FRAMED : 0;
   NcHeader h = { NC_PACKET_VERSION, 0, m, 0, k, data_length, 0 };
 
   g->id = st->next_gen++;
   g->m = m;
   g->k = k;
   g->vector = vector;
+  g->framed = st->framed;
   g->data = data;
   g->data_length = data_length;
   g->pts = st->gen_pts;
   n_src = st->systematic ? m : 0;
-  g->n_coded = st->systematic ? st->redundancy : m + st->redundancy;
+  g->n_coded = st->systematic ? redundancy : m + redundancy;
   g->n_packets = n_src + g->n_coded;
   g->bufs = g_new0 (GstBuffer *, g->n_packets);
   g->maps = g_new0 (GstMapInfo, MAX (g->n_coded, 1));
@@ -365,7 +421,7 @@ enc_gen_build (GstNcEncoder * self, EncState * st, guint8 * data,
   for (i = 0; i < n_src; i++) {
     GstMapInfo map;
 
-    h.flags = NC_FLAG_SOURCE;
+    h.flags = base_flags | NC_FLAG_SOURCE;
     h.seed = i;
     g->bufs[i] = gst_buffer_new_allocate (NULL, nc_packet_size (&h), NULL);
     gst_buffer_map (g->bufs[i], &map, GST_MAP_WRITE);
@@ -381,7 +437,7 @@ enc_gen_build (GstNcEncoder * self, EncState * st, guint8 * data,
     for (i = 0; i < m; i++)
       g->src[i] = data + (gsize) i * k;
 
-    h.flags = vector ? 0 : NC_FLAG_SEED;
+    h.flags = base_flags | (vector ? 0 : NC_FLAG_SEED);
     for (i = 0; i < g->n_coded; i++) {
       GstBuffer *buf;
       guint idx = n_src + i;
@@ -405,6 +461,22 @@ enc_gen_build (GstNcEncoder * self, EncState * st, guint8 * data,
   return g;
 }
 
+/* max-bitrate on an untimed stream (a file): packets get the timestamps of
+ * that rate, so that a synchronising sink (udpsink) sends them at it instead
+ * of all at once into the receiver's socket buffer. */
+static void
+enc_pace (GstNcEncoder * self, EncState * st, GstBuffer * buf, gsize size)
+{
+  GstClockTime dur;
+
+  if (st->max_bitrate == 0)
+    return;
+  dur = gst_util_uint64_scale (size * 8, GST_SECOND, st->max_bitrate);
+  GST_BUFFER_PTS (buf) = st->paced_pts;
+  GST_BUFFER_DURATION (buf) = dur;
+  st->paced_pts += dur;
+}
+
 /* Waits for the coded part, writes the headers and pushes every packet. */
 static GstFlowReturn
 enc_gen_push (GstNcEncoder * self, EncGen * g)
@@ -421,8 +493,9 @@ enc_gen_push (GstNcEncoder * self, EncGen * g)
   }
 
   for (i = 0; i < g->n_coded; i++) {
-    NcHeader h = { NC_PACKET_VERSION, vector ? 0 : NC_FLAG_SEED, g->m, g->id,
-      g->k, g->data_length, vector ? 0 : g->seeds[i]
+    NcHeader h = { NC_PACKET_VERSION,
+      (g->framed ? NC_FLAG_FRAMED : 0) | (vector ? 0 : NC_FLAG_SEED), g->m,
+      g->id, g->k, g->data_length, vector ? 0 : g->seeds[i]
     };
     nc_packet_write (g->maps[i].data, &h,
         vector ? g->coefs + (gsize) i * g->m : NULL, g->out[i]);
@@ -432,10 +505,13 @@ enc_gen_push (GstNcEncoder * self, EncGen * g)
 
   for (i = 0; i < g->n_packets; i++) {
     GstBuffer *buf = g->bufs[i];
+    gsize size = gst_buffer_get_size (buf);
 
     g->bufs[i] = NULL;
     GST_BUFFER_PTS (buf) = g->pts;
-    bytes += gst_buffer_get_size (buf);
+    if (self->state && !GST_CLOCK_TIME_IS_VALID (g->pts))
+      enc_pace (self, self->state, buf, size);
+    bytes += size;
     if (ret == GST_FLOW_OK)
       ret = gst_pad_push (self->srcpad, buf);
     else
@@ -650,8 +726,10 @@ enc_flush_generation (GstNcEncoder * self, EncState * st)
     return GST_FLOW_OK;
 
   ensure_caps (self, st);
-  if (st->fill < gsize_bytes)
-    memset (st->fill_buf + st->fill, 0, gsize_bytes - st->fill);
+  if (st->fill % st->k)
+    memset (st->fill_buf + st->fill, 0, st->k - st->fill % st->k);
+  if (st->framed)
+    nc_framing_prefix_write (st->fill_buf, st->first_record, st->gen_pts);
   data = st->fill_buf;
   g = enc_gen_build (self, st, data, (guint32) st->fill);
   st->fill_buf = g_malloc (gsize_bytes);
@@ -674,20 +752,134 @@ enc_flush_generation (GstNcEncoder * self, EncState * st)
   return enc_drain (self, st, st->max_latency > 0 ? 0 : MAX_IN_FLIGHT);
 }
 
+/* Starts filling a generation with the bytes of buf. */
+static void
+enc_gen_begin (EncState * st, GstBuffer * buf, GstClockTime rt)
+{
+  st->gen_pts = GST_BUFFER_PTS (buf);
+  st->gen_first_rt = rt;
+  if (st->framed) {
+    st->fill = NC_FRAMING_PREFIX_SIZE;      /* written at the flush */
+    st->first_record = NC_FRAMING_NO_RECORD;
+    if (st->next_gen % NC_FRAMING_CAPS_REPEAT == 0)
+      st->caps_record_due = TRUE;
+  }
+}
+
+/* Appends bytes to the generations, flushing each one that fills. */
+static GstFlowReturn
+enc_append (GstNcEncoder * self, EncState * st, GstBuffer * buf,
+    GstClockTime rt, const guint8 * data, gsize size)
+{
+  gsize gen_bytes = (gsize) st->m * st->k;
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  while (size > 0 && ret == GST_FLOW_OK) {
+    gsize n;
+
+    if (st->fill == 0)
+      enc_gen_begin (st, buf, rt);
+    n = MIN (gen_bytes - st->fill, size);
+    memcpy (st->fill_buf + st->fill, data, n);
+    st->fill += n;
+    data += n;
+    size -= n;
+    if (st->fill == gen_bytes)
+      ret = enc_flush_generation (self, st);
+  }
+  return ret;
+}
+
+/* Framed: one record, header and payload, starting where the generation
+ * being filled is now. */
+static GstFlowReturn
+enc_append_record (GstNcEncoder * self, EncState * st, GstBuffer * buf,
+    GstClockTime rt, const NcRecordHeader * h, const guint8 * payload)
+{
+  guint8 hdr[NC_RECORD_HEADER_SIZE];
+  GstFlowReturn ret;
+
+  if (st->fill == 0)
+    enc_gen_begin (st, buf, rt);
+  if (st->first_record == NC_FRAMING_NO_RECORD)
+    st->first_record = (guint32) st->fill;
+  nc_record_header_write (hdr, h);
+  ret = enc_append (self, st, buf, rt, hdr, sizeof (hdr));
+  if (ret == GST_FLOW_OK)
+    ret = enc_append (self, st, buf, rt, payload, h->length);
+  return ret;
+}
+
+/* Framed: the caps record, then the buffer's record. */
+static GstFlowReturn
+enc_append_buffer_record (GstNcEncoder * self, EncState * st, GstBuffer * buf,
+    GstClockTime rt, const GstMapInfo * map)
+{
+  NcRecordHeader h;
+  GstFlowReturn ret;
+
+  if (st->fill == 0)
+    enc_gen_begin (st, buf, rt);
+  if (st->caps_record_due && st->caps_string) {
+    NcRecordHeader ch = { NC_RECORD_CAPS, 0, (guint32) strlen (st->caps_string),
+      GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE
+    };
+
+    st->caps_record_due = FALSE;
+    ret = enc_append_record (self, st, buf, rt, &ch,
+        (const guint8 *) st->caps_string);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+  h.type = NC_RECORD_BUFFER;
+  h.flags = nc_record_flags_from_buffer (buf);
+  h.length = (guint32) map->size;
+  h.pts = GST_BUFFER_PTS (buf);
+  h.dts = GST_BUFFER_DTS (buf);
+  h.duration = GST_BUFFER_DURATION (buf);
+  return enc_append_record (self, st, buf, rt, &h, map->data);
+}
+
+/* Buffers when the input has caps that say what it is, bytes otherwise; a
+ * generation too small for the framing prefix can only carry bytes. */
+static void
+enc_decide_framing (GstNcEncoder * self, EncState * st)
+{
+  gsize gen_bytes = (gsize) st->m * st->k;
+  gboolean fits = gen_bytes > NC_FRAMING_PREFIX_SIZE + NC_RECORD_HEADER_SIZE;
+
+  st->framing_decided = TRUE;
+  if (st->framing_mode == GST_NC_FRAMING_BYTES)
+    st->framed = FALSE;
+  else if (st->framing_mode == GST_NC_FRAMING_BUFFERS)
+    st->framed = TRUE;
+  else
+    st->framed = st->caps_string != NULL;
+  if (st->framed && !fits) {
+    GST_ELEMENT_WARNING (self, STREAM, ENCODE, (NULL),
+        ("generation-size x block-size = %" G_GSIZE_FORMAT " bytes is too "
+            "small to carry buffer framing (at least %d); coding a byte "
+            "stream", gen_bytes,
+            NC_FRAMING_PREFIX_SIZE + NC_RECORD_HEADER_SIZE + 1));
+    st->framed = FALSE;
+  }
+  GST_INFO_OBJECT (self, "framing: %s", st->framed ? "buffers" : "bytes");
+}
+
 static GstFlowReturn
 enc_chain (GstNcEncoder * self, EncState * st, GstBuffer * buf)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  gsize gen_bytes = (gsize) st->m * st->k;
-  GstClockTime rt = GST_CLOCK_TIME_NONE;
+  GstClockTime rt = GST_CLOCK_TIME_NONE, rt_end;
   GstMapInfo map;
-  gsize off = 0;
 
   if (GST_BUFFER_PTS_IS_VALID (buf) && st->segment.format == GST_FORMAT_TIME)
     rt = gst_segment_to_running_time (&st->segment, GST_FORMAT_TIME,
         GST_BUFFER_PTS (buf));
+  if (!st->framing_decided)
+    enc_decide_framing (self, st);
 
-  /* a partial generation whose first byte is too old leaves now, padded */
+  /* a partial generation whose first byte is too old leaves now */
   if (st->max_latency > 0 && st->fill > 0 && GST_CLOCK_TIME_IS_VALID (rt) &&
       GST_CLOCK_TIME_IS_VALID (st->gen_first_rt) &&
       rt >= st->gen_first_rt + st->max_latency) {
@@ -708,23 +900,22 @@ enc_chain (GstNcEncoder * self, EncState * st, GstBuffer * buf)
   self->st_bytes_in += map.size;
   GST_OBJECT_UNLOCK (self);
 
-  while (off < map.size) {
-    gsize n = MIN (gen_bytes - st->fill, map.size - off);
-
-    if (st->fill == 0) {
-      st->gen_pts = GST_BUFFER_PTS (buf);
-      st->gen_first_rt = rt;
-    }
-    memcpy (st->fill_buf + st->fill, map.data + off, n);
-    st->fill += n;
-    off += n;
-    if (st->fill == gen_bytes) {
-      ret = enc_flush_generation (self, st);
-      if (ret != GST_FLOW_OK)
-        break;
-    }
-  }
+  if (st->framed)
+    ret = enc_append_buffer_record (self, st, buf, rt, &map);
+  else
+    ret = enc_append (self, st, buf, rt, map.data, map.size);
   gst_buffer_unmap (buf, &map);
+
+  /* ... or once this buffer's end reaches max-latency: waiting for the next
+   * buffer would hold the generation up to a buffer longer */
+  rt_end = rt;
+  if (GST_CLOCK_TIME_IS_VALID (rt) && GST_BUFFER_DURATION_IS_VALID (buf))
+    rt_end = rt + GST_BUFFER_DURATION (buf);
+  if (ret == GST_FLOW_OK && st->max_latency > 0 && st->fill > 0 &&
+      GST_CLOCK_TIME_IS_VALID (rt_end) &&
+      GST_CLOCK_TIME_IS_VALID (st->gen_first_rt) &&
+      rt_end >= st->gen_first_rt + st->max_latency)
+    ret = enc_flush_generation (self, st);
 
 out:
   gst_buffer_unref (buf);
@@ -737,7 +928,7 @@ static GstFlowReturn
 relay_emit (GstNcEncoder * self, EncState * st, guint count)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  guint m = st->m, k = st->k, i, j;
+  guint m = st->cur.m, k = st->k, i, j;
   guint8 mix[NC_MAX_M];
   const guint8 *in[NC_MAX_M];
   NcHeader h = st->cur;
@@ -745,7 +936,7 @@ relay_emit (GstNcEncoder * self, EncState * st, guint count)
   if (!st->have_cur || st->n_kept == 0)
     return GST_FLOW_OK;
 
-  h.flags = NC_FLAG_RECODED;
+  h.flags = NC_FLAG_RECODED | (st->cur.flags & NC_FLAG_FRAMED);
   h.seed = 0;
   for (j = 0; j < st->n_kept; j++)
     in[j] = st->kept_payloads + (gsize) j * k;
@@ -780,10 +971,11 @@ relay_end_generation (GstNcEncoder * self, EncState * st)
 {
   GstFlowReturn ret;
 
-  ret = relay_emit (self, st, st->redundancy);
+  /* a partial generation gets redundancy in proportion to its blocks */
+  ret = relay_emit (self, st, st->have_cur && st->cur.m < st->m ?
+      (st->redundancy * st->cur.m + st->m - 1) / st->m : st->redundancy);
   st->have_cur = FALSE;
   st->n_kept = 0;
-  rlnc_decoder_reset (st->rank);
   return ret;
 }
 
@@ -798,6 +990,58 @@ relay_warn_bad (GstNcEncoder * self, EncState * st, NcParseResult r)
         nc_parse_result_to_string (r));
     st->last_warn = now;
   }
+}
+
+/* Sizes the relay for generations of up to m blocks of k bytes. */
+static void
+relay_setup (GstNcEncoder * self, EncState * st, guint m, guint k)
+{
+  if (st->relay_params && m == st->m && k == st->k)
+    return;
+  g_clear_pointer (&st->rank, rlnc_decoder_free);
+  g_free (st->kept_coefs);
+  g_free (st->kept_payloads);
+  g_free (st->tmp_coefs);
+  st->m = m;
+  st->k = k;
+  /* a percentage is of the stream's m, which only the caps or the packets
+   * tell */
+  if (st->redundancy_percent > 0)
+    st->redundancy = (m * st->redundancy_percent + 99) / 100;
+  st->kept_coefs = g_malloc ((gsize) m * m);
+  st->kept_payloads = g_malloc ((gsize) m * k);
+  st->tmp_coefs = g_malloc (m);
+  st->have_cur = FALSE;
+  st->n_kept = 0;
+  st->relay_params = TRUE;
+  GST_INFO_OBJECT (self, "relay: generations of up to m=%u blocks of k=%u",
+      m, k);
+}
+
+/* Whether a parsed packet belongs to the relayed stream. Without m and k in
+ * the caps (a depayloader that had no sprop-* parameters) the first packet
+ * tells them, and the caps and segment held until then go out; a partial
+ * generation has fewer blocks than the stream's m, and a larger m seen later
+ * (the stream began with a partial generation) widens the relay. */
+static gboolean
+relay_params_fit (GstNcEncoder * self, EncState * st, const NcHeader * h)
+{
+  if (st->relay_params && h->block_size != st->k)
+    return FALSE;
+  if (st->relay_params && h->m <= st->m)
+    return TRUE;
+  if (st->relay_params_from_caps)
+    return FALSE;
+  if (st->have_cur && st->relay_params) {
+    /* widening drops what is held of the current generation: end it */
+    relay_end_generation (self, st);
+  }
+  relay_setup (self, st, h->m, h->block_size);
+  st->caps_sent = FALSE;
+  ensure_caps (self, st);
+  if (st->relay_pending_segment)
+    enc_push_event (self, g_steal_pointer (&st->relay_pending_segment));
+  return TRUE;
 }
 
 static GstFlowReturn
@@ -821,9 +1065,9 @@ relay_chain (GstNcEncoder * self, EncState * st, GstBuffer * buf)
   GST_OBJECT_UNLOCK (self);
 
   r = nc_packet_parse (map.data, map.size, &h, &coefs, &payload);
-  if (r != NC_PARSE_OK || h.m != st->m || h.block_size != st->k) {
-    if (r == NC_PARSE_OK)
-      r = NC_PARSE_BAD_FIELD;
+  if (r == NC_PARSE_OK && !relay_params_fit (self, st, &h))
+    r = NC_PARSE_BAD_FIELD;
+  if (r != NC_PARSE_OK) {
     relay_warn_bad (self, st, r);
     GST_OBJECT_LOCK (self);
     self->st_packets_bad++;
@@ -849,15 +1093,29 @@ relay_chain (GstNcEncoder * self, EncState * st, GstBuffer * buf)
     st->have_cur = TRUE;
     st->cur = h;
     st->cur_pts = GST_BUFFER_PTS (buf);
+    if (st->rank == NULL || rlnc_decoder_m (st->rank) != h.m) {
+      g_clear_pointer (&st->rank, rlnc_decoder_free);
+      st->rank = rlnc_decoder_new (h.m, st->k);
+    } else {
+      rlnc_decoder_reset (st->rank);
+    }
     GST_OBJECT_LOCK (self);
     self->st_generations++;
     GST_OBJECT_UNLOCK (self);
   }
 
+  if (h.m != st->cur.m) {
+    /* every packet of a generation has that generation's m */
+    relay_warn_bad (self, st, NC_PARSE_BAD_FIELD);
+    GST_OBJECT_LOCK (self);
+    self->st_packets_bad++;
+    GST_OBJECT_UNLOCK (self);
+    goto done;
+  }
   nc_packet_coefficients (&h, coefs, st->tmp_coefs);
   add = rlnc_decoder_add (st->rank, st->tmp_coefs, payload);
   if (add == RLNC_ADD_INNOVATIVE) {
-    memcpy (st->kept_coefs + (gsize) st->n_kept * st->m, st->tmp_coefs, st->m);
+    memcpy (st->kept_coefs + (gsize) st->n_kept * h.m, st->tmp_coefs, h.m);
     memcpy (st->kept_payloads + (gsize) st->n_kept * st->k, payload, st->k);
     st->n_kept++;
     GST_OBJECT_LOCK (self);
@@ -915,36 +1173,42 @@ enc_set_sink_caps (GstNcEncoder * self, EncState * st, GstCaps * caps)
   GstCaps *srccaps;
   gboolean ret;
 
+  gst_caps_replace (&st->sink_caps, caps);
   st->relay = gst_structure_has_name (s, "application/x-rlnc");
   if (st->relay) {
     gint m = 0, k = 0;
 
-    if (!gst_structure_get_int (s, "generation-size", &m) ||
-        !gst_structure_get_int (s, "block-size", &k) ||
-        m < 1 || m > NC_MAX_M || k < 1 || k > NC_MAX_K) {
+    gboolean have_m = gst_structure_get_int (s, "generation-size", &m);
+    gboolean have_k = gst_structure_get_int (s, "block-size", &k);
+
+    if (!have_m && !have_k) {
+      /* from the first packet (relay_params_fit) */
+      GST_INFO_OBJECT (self, "relay: m and k not in the caps, taking them "
+          "from the first packet");
+      st->relay_params_from_caps = FALSE;
+      return TRUE;
+    }
+    if (!have_m || !have_k || m < 1 || m > NC_MAX_M || k < 1 || k > NC_MAX_K) {
       GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-          ("relay needs application/x-rlnc caps with generation-size and "
-              "block-size, got %" GST_PTR_FORMAT, caps));
+          ("relay caps have generation-size %d and block-size %d: both or "
+              "neither are needed, within 1..%d and 1..%d", m, k, NC_MAX_M,
+              NC_MAX_K));
       return FALSE;
     }
-    if (st->rank == NULL || (guint) m != st->m || (guint) k != st->k) {
-      g_clear_pointer (&st->rank, rlnc_decoder_free);
-      g_free (st->kept_coefs);
-      g_free (st->kept_payloads);
-      g_free (st->tmp_coefs);
-      st->m = m;
-      st->k = k;
-      /* a percentage is of the stream's m, which only the caps tell */
-      if (st->redundancy_percent > 0)
-        st->redundancy = (m * st->redundancy_percent + 99) / 100;
-      st->rank = rlnc_decoder_new (m, k);
-      st->kept_coefs = g_malloc ((gsize) m * m);
-      st->kept_payloads = g_malloc ((gsize) m * k);
-      st->tmp_coefs = g_malloc (m);
-      st->have_cur = FALSE;
-      st->n_kept = 0;
+    relay_setup (self, st, m, k);
+    st->relay_params_from_caps = TRUE;
+  } else if (!gst_caps_is_any (caps) && gst_caps_is_fixed (caps) &&
+      !gst_structure_has_name (s, "application/octet-stream")) {
+    gchar *str = gst_caps_to_string (caps);
+
+    /* framed streams carry these in a caps record */
+    if (g_strcmp0 (str, st->caps_string) != 0) {
+      g_free (st->caps_string);
+      st->caps_string = str;
+      st->caps_record_due = TRUE;
+    } else {
+      g_free (str);
     }
-    GST_INFO_OBJECT (self, "relay mode, m=%d k=%d", m, k);
   }
 
   srccaps = make_src_caps (st, caps);
@@ -1007,6 +1271,13 @@ gst_nc_encoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       return ret;
     }
     case GST_EVENT_SEGMENT:
+      if (st && st->relay && !st->relay_params) {
+        /* after the caps, which wait for the first packet */
+        gst_event_copy_segment (event, &st->segment);
+        gst_event_replace (&st->relay_pending_segment, event);
+        gst_event_unref (event);
+        return TRUE;
+      }
       if (st) {
         gst_event_copy_segment (event, &st->segment);
         /* caps must precede the segment, even when upstream sent none */
@@ -1068,12 +1339,16 @@ gst_nc_encoder_query (GstPad * pad, GstObject * parent, GstQuery * query)
       gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self), &self->gpu,
           query))
     return TRUE;
-  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && pad == self->srcpad &&
-      self->scheduled) {
-    GstClockTime min, max, add = 3 * self->sched_cycle;
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && pad == self->srcpad) {
+    GstClockTime min, max, add;
     gboolean live;
 
-    /* Theorem 1: a generation leaves within 3 cycles of being complete */
+    /* what the element holds: a partial generation up to max-latency, and
+     * in scheduled mode 3 cycles (a generation leaves within 3 cycles of
+     * being complete when a cycle's batch takes less than a cycle) */
+    GST_OBJECT_LOCK (self);
+    add = self->max_latency + (self->scheduled ? 3 * self->sched_cycle : 0);
+    GST_OBJECT_UNLOCK (self);
     if (!gst_pad_query_default (pad, parent, query))
       return FALSE;
     gst_query_parse_latency (query, &live, &min, &max);
@@ -1174,6 +1449,8 @@ enc_state_new (GstNcEncoder * self)
   st->systematic = self->systematic;
   st->coef_mode = self->coefficients;
   st->max_latency = self->max_latency;
+  st->max_bitrate = self->max_bitrate;
+  st->framing_mode = self->framing;
   self->st_generations = self->st_packets_in = self->st_bytes_in = 0;
   self->st_packets_out = self->st_bytes_out = self->st_packets_bad = 0;
   self->st_innovative = self->st_dependent = self->st_late = 0;
@@ -1183,6 +1460,7 @@ enc_state_new (GstNcEncoder * self)
   st->session = g_random_int ();
   st->next_gen = 0;
   st->fill_buf = g_malloc ((gsize) st->m * st->k);
+  st->first_record = NC_FRAMING_NO_RECORD;
   st->gen_first_rt = GST_CLOCK_TIME_NONE;
   st->last_warn = GST_CLOCK_TIME_NONE;
   st->rand = g_rand_new ();
@@ -1200,6 +1478,9 @@ enc_state_free (EncState * st)
   g_free (st->tmp_coefs);
   g_free (st->fill_buf);
   gst_clear_caps (&st->src_caps);
+  gst_clear_caps (&st->sink_caps);
+  gst_clear_event (&st->relay_pending_segment);
+  g_free (st->caps_string);
   g_rand_free (st->rand);
   g_free (st);
 }
@@ -1320,6 +1601,12 @@ gst_nc_encoder_set_property (GObject * object, guint prop_id,
     case PROP_MAX_LATENCY:
       self->max_latency = g_value_get_uint64 (value);
       break;
+    case PROP_MAX_BITRATE:
+      self->max_bitrate = g_value_get_uint64 (value);
+      break;
+    case PROP_FRAMING:
+      self->framing = g_value_get_enum (value);
+      break;
     case PROP_CYCLE:
       self->cycle = g_value_get_uint64 (value);
       break;
@@ -1367,6 +1654,12 @@ gst_nc_encoder_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MAX_LATENCY:
       g_value_set_uint64 (value, self->max_latency);
+      break;
+    case PROP_MAX_BITRATE:
+      g_value_set_uint64 (value, self->max_bitrate);
+      break;
+    case PROP_FRAMING:
+      g_value_set_enum (value, self->framing);
       break;
     case PROP_CYCLE:
       g_value_set_uint64 (value, self->cycle);
@@ -1426,9 +1719,22 @@ gst_nc_encoder_class_init (GstNcEncoderClass * klass)
           GST_TYPE_NC_COEFFICIENTS, DEFAULT_COEFFICIENTS, flags));
   g_object_class_install_property (gobject_class, PROP_MAX_LATENCY,
       g_param_spec_uint64 ("max-latency", "Max latency",
-          "Flush a partial generation, zero-padded, once its first byte is "
-          "this old in running time (0 = only full generations and EOS)",
+          "Send a partial generation once its first byte is this old in "
+          "running time, in ns (0 = only full generations, and the rest at "
+          "EOS); answered in the LATENCY query. Set it for a live source",
           0, G_MAXUINT64, DEFAULT_MAX_LATENCY, flags));
+  g_object_class_install_property (gobject_class, PROP_MAX_BITRATE,
+      g_param_spec_uint64 ("max-bitrate", "Max bitrate",
+          "For input without timestamps (a file): timestamp the packets at "
+          "this rate in bit/s, headers included, so that a synchronising "
+          "sink (udpsink) sends them at it (0 = no timestamps, as fast as "
+          "downstream takes them)", 0, G_MAXUINT64, DEFAULT_MAX_BITRATE,
+          flags));
+  g_object_class_install_property (gobject_class, PROP_FRAMING,
+      g_param_spec_enum ("framing", "Framing",
+          "What the decoder gives back: the bytes, or each buffer with its "
+          "timestamps, flags and the caps (carried in the coded data)",
+          GST_TYPE_NC_FRAMING, DEFAULT_FRAMING, flags));
   g_object_class_install_property (gobject_class, PROP_CYCLE,
       g_param_spec_uint64 ("cycle", "Cycle",
           "Code through the device's real-time scheduler: every cycle ns, "
@@ -1460,6 +1766,7 @@ gst_nc_encoder_class_init (GstNcEncoderClass * klass)
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_nc_encoder_set_context);
 
   gst_type_mark_as_plugin_api (GST_TYPE_NC_COEFFICIENTS, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_NC_FRAMING, 0);
   GST_DEBUG_CATEGORY_INIT (gst_nc_encoder_debug, "ncencoder", 0,
       "Network coding encoder");
 }
@@ -1490,5 +1797,7 @@ gst_nc_encoder_init (GstNcEncoder * self)
   self->systematic = DEFAULT_SYSTEMATIC;
   self->coefficients = DEFAULT_COEFFICIENTS;
   self->max_latency = DEFAULT_MAX_LATENCY;
+  self->max_bitrate = DEFAULT_MAX_BITRATE;
+  self->framing = DEFAULT_FRAMING;
   self->cycle = DEFAULT_CYCLE;
 }

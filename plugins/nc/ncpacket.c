@@ -17,7 +17,8 @@
 #include <rlnc/rlnc.h>
 
 #define NC_CRC_OFFSET 20
-#define NC_KNOWN_FLAGS (NC_FLAG_SEED | NC_FLAG_SOURCE | NC_FLAG_RECODED)
+#define NC_KNOWN_FLAGS (NC_FLAG_SEED | NC_FLAG_SOURCE | NC_FLAG_RECODED | \
+    NC_FLAG_FRAMED)
 
 const gchar *
 nc_parse_result_to_string (NcParseResult r)

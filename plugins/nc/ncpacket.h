@@ -3,7 +3,9 @@
  *
  *   0  u8   version        1
  *   1  u8   flags          NC_FLAG_*
- *   2  u16  m              generation size, 1..256
+ *   2  u16  m              blocks in this generation, 1..256: the stream's
+ *                          generation size, or fewer for a partial generation
+ *                          (ceil (data_length / k): only blocks with data)
  *   4  u32  generation     generation id, increments by one per generation
  *   8  u32  block_size     k, bytes per block, 1..65536
  *  12  u32  data_length    real bytes in the generation (<= m*k; the last,
@@ -13,6 +15,9 @@
  *  20  u32  crc32          CRC-32 (IEEE) of the whole packet with this field 0
  *  24  [m bytes]           coefficient vector, only when neither SEED nor SOURCE
  *  ..  [k bytes]           coded payload
+ *
+ * The whole layout, with the coefficient expansion and the framing of
+ * NC_FLAG_FRAMED streams, is in docs/elements/nc-wire-format.md.
  *
  * The CRC makes a corrupted packet a dropped packet, not a corrupted
  * generation: one bad byte would otherwise poison every block it is mixed
@@ -33,6 +38,7 @@ typedef enum {
   NC_FLAG_SEED = 1 << 0,      /* coefficients regenerated from seed */
   NC_FLAG_SOURCE = 1 << 1,    /* uncoded source block number `seed` (systematic) */
   NC_FLAG_RECODED = 1 << 2,   /* mixed by a relay, explicit vector */
+  NC_FLAG_FRAMED = 1 << 3,    /* the generation's data are records (ncframing.h) */
 } NcFlags;
 
 typedef struct {

@@ -206,7 +206,7 @@ GST_START_TEST (test_bad_fields)
     {1, NC_FLAG_SEED, 4, 0xffffffff, 10, 1, NC_PARSE_BAD_FIELD},
     {1, NC_FLAG_SEED, 4, 16, 65, 1, NC_PARSE_BAD_FIELD},        /* > m*k */
     {1, NC_FLAG_SEED, 4, 16, 0, 1, NC_PARSE_BAD_FIELD},
-    {1, 0x08, 4, 16, 10, 0, NC_PARSE_BAD_FIELD},        /* unknown flag */
+    {1, 0x10, 4, 16, 10, 0, NC_PARSE_BAD_FIELD},        /* unknown flag */
     {1, NC_FLAG_SEED | NC_FLAG_SOURCE, 4, 16, 10, 0, NC_PARSE_BAD_FIELD},
     {1, NC_FLAG_RECODED | NC_FLAG_SEED, 4, 16, 10, 0, NC_PARSE_BAD_FIELD},
     {1, NC_FLAG_SOURCE, 4, 16, 10, 4, NC_PARSE_BAD_FIELD},      /* index m */
