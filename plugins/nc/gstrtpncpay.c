@@ -44,6 +44,11 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 struct _GstRtpNcPay
 {
   GstRTPBasePayload parent;
+
+  /* what was refused for not fitting the mtu: upstream offers the same caps
+   * again with every buffer, and the error was already said once */
+  guint refused_k;
+  guint refused_mtu;
 };
 
 #define gst_rtp_nc_pay_parent_class parent_class
@@ -65,6 +70,11 @@ refuse_size (GstRtpNcPay * self, gsize packet, guint k)
 {
   GstRTPBasePayload *pay = GST_RTP_BASE_PAYLOAD (self);
 
+  if (self->refused_k == k &&
+      self->refused_mtu == GST_RTP_BASE_PAYLOAD_MTU (pay))
+    return;
+  self->refused_k = k;
+  self->refused_mtu = GST_RTP_BASE_PAYLOAD_MTU (pay);
   GST_ELEMENT_ERROR (self, STREAM, FORMAT,
       ("coded packets of %" G_GSIZE_FORMAT " bytes (block-size %u) do not fit "
           "in RTP packets of mtu %u", packet, k, GST_RTP_BASE_PAYLOAD_MTU (pay)),
