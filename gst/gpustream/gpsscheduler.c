@@ -1,4 +1,6 @@
-/* gpsscheduler.c: the GPU-centric model of paper 001 (sections 4 and 5).
+/* gpsscheduler.c: the GPU-centric model of Kai Zhang, Jiayu Hu, Bei Hua, "A
+ * holistic approach to build real-time stream processing system with GPU"
+ * (2015), sections 4 and 5.
  *
  * Buffer swapping, and why the collector path takes no lock
  * ---------------------------------------------------------

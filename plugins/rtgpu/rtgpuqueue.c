@@ -912,7 +912,7 @@ gst_rt_gpu_queue_src_query (GstPad * pad, GstObject * parent,
       return gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self),
           &self->gpu, query);
     case GST_QUERY_LATENCY:{
-      /* Theorem 1: a packet leaves within 3 I + mu of its arrival */
+      /* admitted, a packet leaves within 3 I + mu of its arrival */
       GstClockTime min, max, add = rtgpu_added_latency (self);
       gboolean live;
 

@@ -1,10 +1,12 @@
-/* rtgpuqueue on the CPU backend: Theorem 1 (no admitted packet misses its
+/* rtgpuqueue on the CPU backend: the guarantee of the admission condition
+ * of Zhang, Hu, Hua, "A holistic approach to build real-time stream
+ * processing system with GPU" (2015) (no admitted packet misses its
  * deadline), admission under a 2x offer, streams joining and leaving,
  * policing, the LATENCY query, request pads and state cycles; and
  * processor=srtp-protect: srtpdec (libsrtp) gets the original packets back,
  * the bytes are gpusrtpenc's, a missing key fails clearly.
  *
- * Timing: cycle I = 2 ms, mu = 0.1 ms, so Theorem 1 bounds a packet's stay
+ * Timing: cycle I = 2 ms, mu = 0.1 ms, so the guarantee bounds a packet's stay
  * by 3I + mu = 6.1 ms. Deadlines are 100 ms: room for a shared 2-core
  * machine to stall our threads for ~90 ms (a container throttled by its CPU
  * quota does; 20 ms deadlines missed there under load), never room for an
@@ -305,7 +307,7 @@ stall_monitor_stop (StallMonitor * m)
 }
 
 /* The worst batch time T_S of the last run (its stats' worst-batch-time).
- * Theorem 1 assumes T_S <= I; a batch at capacity is 1.25 ms of work, so
+ * The guarantee assumes T_S <= I; a batch at capacity is 1.25 ms of work, so
  * one that took a quarter of the deadline means the worker lost its core
  * (another process on the 2 cores), not that the scheduler broke. */
 static guint64 last_worst_batch;
@@ -360,7 +362,7 @@ run_timed (guint64 (*attempt) (void), const gchar * what)
   fail ("%s: deadline misses in 3 runs", what);
 }
 
-/* ---- Theorem 1 ----------------------------------------------------------- */
+/* ---- the deadline guarantee (3I + mu) ------------------------------------ */
 
 static guint64
 theorem_attempt (void)

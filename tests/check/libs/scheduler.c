@@ -1,5 +1,5 @@
 /* The real-time scheduler of libgstgpustream (gpsscheduler.h) on the CPU:
- * admission (Theorem 1), buffer swapping under concurrent collectors,
+ * admission (beta + v <= B_I, min(theta, d) > 3I + mu), buffer swapping under concurrent collectors,
  * policing, calibration. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -755,7 +755,7 @@ mixed_cycles_run (guint64 slow_v, gboolean slow_admission, GError ** error)
   return misses;
 }
 
-/* Theorem 1 across cycles. Slow at 750 kB/s: the rates (950 kB/s) fit the
+/* The deadline guarantee (3I + mu) across cycles. Slow at 750 kB/s: the rates (950 kB/s) fit the
  * 1 MB/s device, yet its batch, 150 kB every 200 ms, takes 150 ms, and a
  * device cycle it falls in keeps the fast stream's packets beyond their
  * 100 ms deadline. Admission counts bytes per device cycle and refuses it;
