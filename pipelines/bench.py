@@ -13,7 +13,7 @@ Areas:
             the anchors built at bench time under build/anchors (libsquish
             built with SSE2 from Debian's source package, quicktex from PyPI
             in a venv) and the PSNR-vs-speed plot (pipelines/dxt_anchors.py)
-  rtgpu     the real-time scheduler on the CPU backend (paper 001 Fig. 12/13):
+  rtgpu     the real-time scheduler on the CPU backend (Zhang et al. 2015, Fig. 12/13):
             latency CDF per stream and deadline misses vs offered load and
             cycle I, admission on and off, SRTP protect as the stage; and its
             overhead per packet vs GstQueue (pipelines/bench_rtgpu.{c,py})

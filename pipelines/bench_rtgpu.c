@@ -1,4 +1,6 @@
-/* bench_rtgpu: the real-time scheduler of paper 001 on the CPU backend
+/* bench_rtgpu: the real-time scheduler of Kai Zhang, Jiayu Hu, Bei Hua, "A
+ * holistic approach to build real-time stream processing system with GPU"
+ * (2015) on the CPU backend
  * (`./run bench rtgpu`), the figures of the paper's Fig. 12 and 13 plus the
  * cost of the model.
  *
@@ -22,9 +24,9 @@
  *    --impl gpu: the GPU backend, one protect launch per pipeline batch on
  *    CUDA device 0, each on its own CUDA stream (gpssrtp's submit / finish
  *    per lane: the pipelines' batches overlap), deadline 10 ms and cycles
- *    of 1, 2 and 3 ms (3I + mu < d), the issue's H100 target (>= 40 Gbit/s,
- *    no misses among admitted streams). Exit 77 without a device. Written
- *    for the next GPU session; not yet run on one.
+ *    of 1, 2 and 3 ms (3I + mu < d); the target on an H100 is >= 40
+ *    Gbit/s with no misses among admitted streams. Exit 77 without a
+ *    device.
  *
  * 2. Overhead of the model per packet, the same packets moved three ways,
  *    CPU time per packet of each thread (CLOCK_THREAD_CPUTIME_ID):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gpusrtpenc against srtpenc in the same pipeline shape (issue 3's element
+"""gpusrtpenc against srtpenc in the same pipeline shape (the element
 benchmark): appsrc pushing RTP in buffer lists of 64 packets (what rtpbin and
 the aggregating payloaders push) ! ENCODER ! fakesink sync=false, timed from
 the first push to EOS, best (or median) of a few runs. srtpenc is

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Run HERE (the development machine) before a GPU session: downloads the
-# Debian packages the kernels' build needs and the GPU machine lacks (it
-# cannot reach a mirror) into .gpudeps/, which git ignores and the device
-# tool carries (carry: [".gpudeps"]). pipelines/gpu-session.sh unpacks them
-# there. ISA-L is required (the RLNC CPU path); pkgconf finds it; stb and
+# Run on a machine with a Debian mirror before pipelines/gpu-session.sh:
+# downloads the Debian packages the kernels' build needs and a GPU machine
+# without a mirror lacks into .gpudeps/ (git ignores it; copy it to the GPU
+# machine's checkout). pipelines/gpu-session.sh unpacks them there. ISA-L is required (the RLNC CPU path); pkgconf finds it; stb and
 # libsquish let the DXT quality tests compare. libsrtp2 is left out (it needs
 # NSS there): test_srtp then skips its libsrtp interop part, as it says.
 set -euo pipefail

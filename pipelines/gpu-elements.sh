@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Run ON THE GPU MACHINE through the device tool, from the repository root:
-#   pipelines/gpu-runtime.sh here first, then
-#   run: command "bash pipelines/gpu-elements.sh", carry [".gpurt"]
-# Runs the element and library tests with the GStreamer runtime carried in
-# .gpurt/: with a device there, backend=auto takes the GPU, and the tests
+# Run ON THE GPU MACHINE, from the repository root, after
+# pipelines/gpu-runtime.sh on a build machine and its .gpurt/ copied into
+# this checkout:
+#   OUT=DIR bash pipelines/gpu-elements.sh
+# Runs the element and library tests with the GStreamer runtime in .gpurt/: with a device there, backend=auto takes the GPU, and the tests
 # that compare backend=gpu with backend=cpu run instead of skipping; then
 # times dxtenc / gpusrtpenc pipelines and runs the scheduler benchmark on the
 # GPU (bench_rtgpu --impl gpu). Logs to $OUT: elements.log, and each test's
-# own log and rtgpu-gpu.jsonl in element-logs.tar.gz (the device tool brings
-# back 8 files at most).
+# own log and rtgpu-gpu.jsonl in element-logs.tar.gz (few files to copy
+# back).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rt="$here/.gpurt"
@@ -83,7 +83,7 @@ launch_fps () {
   echo "(frames/s; packets/s of the element = packets per frame x frames/s, less the payloader's share)"
 } 2>&1 | tee -a "$out/elements.log"
 {
-  echo "## the real-time scheduler on the GPU (issue 5: SRTP >= 40 Gbit/s, 10 ms deadline, no misses among admitted streams)"
+  echo "## the real-time scheduler on the GPU (target: SRTP >= 40 Gbit/s, 10 ms deadline, no misses among admitted streams)"
   timeout 200 "$rt/bin/bench_rtgpu" --impl gpu --quick --json "$logs/rtgpu-gpu.jsonl"
   echo "bench_rtgpu rc=$?"
 } 2>&1 | tee -a "$out/elements.log"

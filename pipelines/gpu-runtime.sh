@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Run HERE (the development machine) before a GPU session that runs the
-# element tests: the GPU machine has CUDA but no GStreamer, so this builds
-# the plugins with native sm_90 code (build-gpu/) and copies into .gpurt/
-# (git ignores it; the device tool carries it: carry [".gpurt"]) the test
+# Run on a build machine before running the element tests on a GPU machine
+# that has CUDA but no GStreamer: this builds the plugins with native sm_90
+# code (build-gpu/) and copies into .gpurt/ (git ignores it; copy it to the
+# GPU machine's checkout) the test
 # programs, our plugins and library, the GStreamer plugins the tests use and
 # every shared library they load, less glibc and the C++ runtime, which the
 # GPU machine has in newer versions. pipelines/gpu-elements.sh runs them

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run ON THE GPU MACHINE through the device tool, from the repository root:
-#   pipelines/gpu-deps.sh here first, then
-#   run: command "bash pipelines/gpu-session.sh", carry [".gpudeps"]
+# Run ON THE GPU MACHINE, from the repository root, after
+# pipelines/gpu-deps.sh on a machine with a Debian mirror and its .gpudeps/
+# copied into this checkout:
+#   bash pipelines/gpu-session.sh
 # It unpacks .gpudeps/ into /tmp/gpudeps, builds the kernels without
 # GStreamer (the machine has none), runs every kernel test (each GPU kernel
 # against its CPU reference, byte for byte) and the kernel benchmarks, and

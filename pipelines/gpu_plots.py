@@ -5,9 +5,9 @@
 
   srtp-gpu-latency.svg   per-packet latency p99 against end-to-end Gbit/s,
                          one point per batch size, one line per CUDA stream
-                         count and kernel (paper 001, Fig. 6)
+                         count and kernel (Zhang et al. 2015, Fig. 6)
   dxt-gpu-batch.svg      frame latency and frames/s against batch-blocks,
-                         1080p and 4K, RGBA and UYVY in (paper 003, Fig. 2-3)
+                         1080p and 4K, RGBA and UYVY in (Kim et al. 2011, Fig. 2-3)
 
 Same drawing code as the rtgpu plots (bench_rtgpu.svg)."""
 

@@ -1,4 +1,6 @@
-/* gpscoderpool.c: the coder pool of paper 000 (Fig. 3, 4).
+/* gpscoderpool.c: the coder pool of Jin Zhao, Xinya Zhang, Xin Wang, "An
+ * Architecture Design of GPU-Accelerated VoD Streaming Servers with Network
+ * Coding" (2010), Fig. 3 and 4.
  *
  * One process-wide FCFS queue of GF(2^8) products. Workers self-schedule
  * from it: a fixed set of CPU coder threads, and one GPU coder thread per

@@ -1,4 +1,6 @@
-/* gpsscheduler.c: the GPU-centric model of paper 001 (sections 4 and 5).
+/* gpsscheduler.c: the GPU-centric model of Kai Zhang, Jiayu Hu, Bei Hua, "A
+ * holistic approach to build real-time stream processing system with GPU"
+ * (2015), sections 4 and 5.
  *
  * Buffer swapping, and why the collector path takes no lock
  * ---------------------------------------------------------
@@ -405,7 +407,17 @@ bound_3i_mu (const GstGpuStreamSchedulerParams * p)
 }
 
 static gboolean device_check_locked (GstGpuStreamScheduler * sched,
-    guint64 extra, GError ** error);
+    guint64 extra, const gchar * what, GError ** error);
+
+/* "1.2e+09 + 3e+08" for a stream joining, "1.2e+09" for the set alone (a
+ * start, where nothing is added); g_free the result. */
+static gchar *
+rate_sum_text (guint64 admitted, guint64 extra)
+{
+  if (extra == 0)
+    return g_strdup_printf ("%.3g", (gdouble) admitted);
+  return g_strdup_printf ("%.3g + %.3g", (gdouble) admitted, (gdouble) extra);
+}
 
 static GstClockTime
 sched_theta_locked (GstGpuStreamScheduler * sched)
@@ -420,10 +432,12 @@ sched_theta_locked (GstGpuStreamScheduler * sched)
   return theta;
 }
 
-/* Theorem 1 for the admitted set plus <d, v>; v = 0 checks the set alone. */
+/* The admission condition of Zhang et al. (beta + v <= B_I and
+ * min(theta, d) > 3I + mu) for the admitted set plus <d, v>; v = 0 checks
+ * the set alone. what prefixes the error. */
 static gboolean
 sched_check_locked (GstGpuStreamScheduler * sched, GstClockTime d, guint64 v,
-    GError ** error)
+    const gchar * what, GError ** error)
 {
   const GstGpuStreamSchedulerParams *p = &sched->params;
   GstClockTime theta = MIN (sched_theta_locked (sched), d);
@@ -431,21 +445,23 @@ sched_check_locked (GstGpuStreamScheduler * sched, GstClockTime d, guint64 v,
 
   /* running, the device's worker may carry other schedulers' streams */
   if (sched->device) {
-    if (!device_check_locked (sched, v, error))
+    if (!device_check_locked (sched, v, what, error))
       return FALSE;
   } else if (p->capacity > 0 && sched->beta + v > p->capacity) {
+    gchar *rate = rate_sum_text (sched->beta, v);
+
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
-        "stream refused: total rate %.3g + %.3g B/s exceeds capacity "
-        "%.3g B/s", (gdouble) sched->beta, (gdouble) v,
+        "%s: total rate %s B/s exceeds capacity %.3g B/s", what, rate,
         (gdouble) p->capacity);
+    g_free (rate);
     return FALSE;
   }
   if (GST_CLOCK_TIME_IS_VALID (theta) && theta <= bound) {
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_DEADLINE,
-        "stream refused: deadline %.6g ms is not above 3 x cycle %.6g ms + "
-        "mu %.6g ms", theta / 1e6, p->cycle / 1e6, p->mu / 1e6);
+        "%s: deadline %.6g ms is not above 3 x cycle %.6g ms + mu %.6g ms",
+        what, theta / 1e6, p->cycle / 1e6, p->mu / 1e6);
     return FALSE;
   }
   return TRUE;
@@ -496,7 +512,7 @@ gst_gpustream_scheduler_add_stream (GstGpuStreamScheduler * sched, guint32 w,
   }
 
   g_mutex_lock (&sched->lock);
-  if (!sched_check_locked (sched, d, v, &err)) {
+  if (!sched_check_locked (sched, d, v, "stream refused", &err)) {
     if (sched->params.admission) {
       sched->refused++;
       g_mutex_unlock (&sched->lock);
@@ -978,12 +994,15 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
   if (cap == 0 || load <= room)
     return TRUE;
   others = device_others_locked (w, sched);
-  if (!mixed)
+  if (!mixed) {
+    gchar *sum = rate_sum_text (rate, extra);
+
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
-        "%s: total rate %.3g + %.3g B/s exceeds capacity %.3g B/s%s", what,
-        (gdouble) rate, (gdouble) extra, (gdouble) cap, others);
-  else
+        "%s: total rate %s B/s exceeds capacity %.3g B/s%s", what, sum,
+        (gdouble) cap, others);
+    g_free (sum);
+  } else
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
         "%s: one device cycle of %.6g ms may carry %.3g B (each scheduler's "
@@ -998,14 +1017,13 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
  * runs. The caller holds sched->lock (lock order: scheduler, then worker). */
 static gboolean
 device_check_locked (GstGpuStreamScheduler * sched, guint64 extra,
-    GError ** error)
+    const gchar * what, GError ** error)
 {
   DeviceWorker *w = sched->device;
   gboolean fits;
 
   g_mutex_lock (&w->lock);
-  fits = device_fits_locked (w, sched, extra, w->cycle, "stream refused",
-      error);
+  fits = device_fits_locked (w, sched, extra, w->cycle, what, error);
   g_mutex_unlock (&w->lock);
   return fits;
 }
@@ -1027,21 +1045,17 @@ device_attach (GstGpuStreamScheduler * sched, GError ** error)
   if (w) {
     GstClockTime base = MIN (w->cycle, sched->cycle);
     gboolean admission_on = FALSE;
-    gchar *what;
     guint i;
 
     g_mutex_lock (&w->lock);
-    what = g_strdup_printf ("the %s's worker (device cycle %.6g ms) carries "
-        "%u other scheduler(s)", key ? "GPU" : "CPU", base / 1e6,
-        w->scheds->len);
-    if (sched->params.admission &&
-        !device_fits_locked (w, sched, 0, base, what, error)) {
-      g_free (what);
+    /* the error names the others and, when cycles differ, the device cycle */
+    if (sched->params.admission && !device_fits_locked (w, sched, 0, base,
+            key ? "cannot join the GPU's worker" :
+            "cannot join the CPU's worker", error)) {
       g_mutex_unlock (&w->lock);
       g_mutex_unlock (&workers_lock);
       return FALSE;
     }
-    g_free (what);
     for (i = 0; i < w->scheds->len; i++)
       admission_on |= ((GstGpuStreamScheduler *)
           g_ptr_array_index (w->scheds, i))->params.admission;
@@ -1214,7 +1228,8 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
   }
   /* the cycle or capacity may have changed since the streams came in */
   if (sched->params.admission && sched->streams &&
-      !sched_check_locked (sched, GST_CLOCK_TIME_NONE, 0, error)) {
+      !sched_check_locked (sched, GST_CLOCK_TIME_NONE, 0,
+          "the admitted streams no longer fit", error)) {
     g_mutex_unlock (&sched->lock);
     return FALSE;
   }

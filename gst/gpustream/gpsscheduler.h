@@ -1,8 +1,11 @@
-/* gpsscheduler.h: the real-time scheduler of paper 001 (sections 4 and 5),
- * the GPU-centric model.
+/* gpsscheduler.h: the real-time scheduler, the GPU-centric model of Kai
+ * Zhang, Jiayu Hu, Bei Hua, "A holistic approach to build real-time stream
+ * processing system with GPU" (2015), sections 4 and 5.
  *
  * Streams declare <w, d, v> (max packet size in bytes, deadline in ns, max
- * rate in bytes/s) and are admitted only while Theorem 1 holds:
+ * rate in bytes/s) and are admitted only while the paper's admission
+ * condition holds, which guarantees that every admitted packet leaves
+ * within 3 I + mu of its arrival (when a batch takes less than I):
  *
  *     beta + v <= B_I            (bytes/s; beta = sum of admitted v)
  *     min(theta, d) > 3 I + mu   (ns; theta = min of admitted d)
@@ -64,7 +67,7 @@ typedef struct {
       GstGpuStreamSchedItem * items, guint n_items);
   /* Optional (both or neither): the batch in two halves, so that the worker
    * starts the batch of every pipeline on the device before it waits for
-   * any (paper 001, section 5: N CUDA streams, the copies and kernel of one
+   * any (Zhang et al., section 5: N CUDA streams, the copies and kernel of one
    * pipeline overlapping those of the others). When set, they replace
    * process_cpu / process_gpu on both backends (cuda_context is NULL on the
    * CPU backend, and NULL when the scheduler runs on the CPU): every cycle
@@ -124,7 +127,7 @@ void gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
 /* For elements that only batch through the scheduler (gpusrtpenc's
  * max-latency, ncencoder's and dxtenc's cycle): parameters for cycle with
  * admission off and no policing; their streams declare this rate and a
- * deadline of GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (Theorem 1's bound). */
+ * deadline of GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (3 I + mu, the bound the admission condition guarantees). */
 #define GST_GPUSTREAM_SCHED_UNLIMITED_RATE G_GUINT64_CONSTANT (1000000000000)
 /* the shortest cycle they accept: below it the worker's own work (swaps,
  * hand-offs, waking up) eats the cycle */

@@ -5,7 +5,9 @@
  *    elements and with nvcodec's through the "gst.cuda.context" GstContext;
  *  - kernel loading: the fatbin embedded at build time, loaded once per
  *    context with the driver API that gstreamer-cuda exposes;
- *  - the coder pool of paper 000 (Fig. 3, 4): one process-wide FCFS queue of
+ *  - the coder pool of Jin Zhao, Xinya Zhang, Xin Wang, "An Architecture
+ *    Design of GPU-Accelerated VoD Streaming Servers with Network Coding"
+ *    (2010), Fig. 3 and 4: one process-wide FCFS queue of
  *    GF(2^8) matrix products, CPU coder threads and one GPU coder per
  *    context, all self-scheduling from it.
  *
@@ -100,7 +102,7 @@ gboolean gst_gpustream_gpu_handle_context_query (GstElement * element,
 gboolean gst_gpustream_gpu_start (GstElement * element, GstGpuStreamGpu * gpu);
 void gst_gpustream_gpu_stop (GstGpuStreamGpu * gpu);
 
-/* ---- the coder pool (paper 000, Fig. 3 and 4) -------------------------- */
+/* ---- the coder pool (Zhao et al., Fig. 3 and 4) ------------------------ */
 
 /* One GF(2^8) matrix product: out[j] = sum_i coefs[j*m+i] * src[i], j < n,
  * blocks of k bytes. Encode, decode (inverse x payloads) and recode are all

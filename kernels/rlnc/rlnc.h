@@ -1,4 +1,6 @@
-/* rlnc.h: random linear network coding over GF(2^8) (paper 000, eq. 1-3).
+/* rlnc.h: random linear network coding over GF(2^8), eq. 1-3 of Jin Zhao,
+ * Xinya Zhang, Xin Wang, "An Architecture Design of GPU-Accelerated VoD
+ * Streaming Servers with Network Coding" (2010).
  *
  * Pure C11, no GLib. A generation is m source blocks of k bytes. A coded block
  * is sum_i c_i * src_i with c a coefficient vector of m bytes. Three paths per

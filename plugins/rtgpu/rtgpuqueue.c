@@ -1,5 +1,7 @@
-/* rtgpuqueue: deadline-keeping batched processing of packet streams (paper
- * 001, sections 4 and 5).
+/* rtgpuqueue: deadline-keeping batched processing of packet streams, the
+ * GPU-centric real-time model of Kai Zhang, Jiayu Hu, Bei Hua, "A holistic
+ * approach to build real-time stream processing system with GPU" (2015),
+ * sections 4 and 5.
  *
  * SECTION:element-rtgpuqueue
  * @title: rtgpuqueue
@@ -9,13 +11,18 @@
  * (bytes/s), given in the extra caps of the pad request
  * (`max-packet-size=(int)1400, deadline=(guint64)50000000,
  * max-rate=(guint64)1000000`) or taken from the element's `default-*`
- * properties. The stream is admitted only while Theorem 1 holds:
- * beta + v <= capacity (beta: the admitted rates) and min(theta, d) >
- * 3 x cycle + mu (theta: the admitted deadlines). A refused stream gets no
- * pad: the request returns NULL and the element posts a warning message
- * whose text names the limit. Admitted streams are policed to their
- * max-rate (a token bucket; excess packets are dropped and counted) so one
- * misbehaving stream cannot make the others miss.
+ * properties. The stream is admitted only while the admission condition
+ * of Zhang et al. holds, which guarantees every admitted packet leaves
+ * within its deadline: beta + v <= capacity (beta: the admitted rates) and
+ * min(theta, d) > 3 x cycle + mu (theta: the admitted deadlines). A stream
+ * refused while the element runs gets no pad: the request returns NULL and
+ * the element posts a warning whose text states the limit with its
+ * figures. A stream refused while the pipeline is being built (the element
+ * in NULL or READY, as in gst-launch-1.0) gets its pads, and READY->PAUSED
+ * fails with that text as the error, e.g. "stream refused: deadline 20 ms
+ * is not above 3 x cycle 10 ms + mu 0.1 ms". Admitted streams are policed
+ * to their max-rate (a token bucket; excess packets are dropped and
+ * counted) so one misbehaving stream cannot make the others miss.
  *
  * The packets of all streams are collected into `pipelines` batches without
  * a lock; every `cycle` the scheduler's worker takes the batches, runs
@@ -180,7 +187,8 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src_%u",
 
 /* A sink pad is a stream: its <w, d, v>, its src pad and its scheduler
  * stream (which holds a reference on the sink pad while items are in
- * flight). */
+ * flight). A pad requested while the element is stopped and refused has no
+ * stream but its refusal, which start reports. */
 struct _GstRtGpuQueuePad
 {
   GstPad parent;
@@ -190,6 +198,7 @@ struct _GstRtGpuQueuePad
   guint64 v;
   GstPad *srcpad;               /* owned */
   GstGpuStreamSchedStream *stream;
+  GError *refusal;              /* owned; set only while stream is NULL */
   gint last_ret;                /* atomic GstFlowReturn of the forwarder */
   guint64 drops_oversize;       /* atomic */
 };
@@ -903,7 +912,7 @@ gst_rt_gpu_queue_src_query (GstPad * pad, GstObject * parent,
       return gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self),
           &self->gpu, query);
     case GST_QUERY_LATENCY:{
-      /* Theorem 1: a packet leaves within 3 I + mu of its arrival */
+      /* admitted, a packet leaves within 3 I + mu of its arrival */
       GstClockTime min, max, add = rtgpu_added_latency (self);
       gboolean live;
 
@@ -965,6 +974,21 @@ caps_get_u64 (const GstStructure * s, const gchar * field, guint64 * out)
   return TRUE;
 }
 
+/* A refused stream as a bus message: the scheduler's text states the cause
+ * with its figures; the debug text names the pad and says what to do. */
+static void
+rtgpu_post_refusal (GstRtGpuQueue * self, GstMessageType type,
+    const GError * refusal, const gchar * pad_name, const gchar * remedy)
+{
+  gint code = g_error_matches (refusal, GST_GPUSTREAM_SCHEDULER_ERROR,
+      GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY) ? GST_RESOURCE_ERROR_BUSY :
+      GST_RESOURCE_ERROR_SETTINGS;
+
+  gst_element_message_full (GST_ELEMENT (self), type, GST_RESOURCE_ERROR,
+      code, g_strdup (refusal->message), g_strdup_printf ("pad %s: %s",
+          pad_name, remedy), __FILE__, GST_FUNCTION, __LINE__);
+}
+
 static GstPad *
 gst_rt_gpu_queue_request_new_pad (GstElement * element, GstPadTemplate * templ,
     const gchar * name, const GstCaps * caps)
@@ -976,6 +1000,8 @@ gst_rt_gpu_queue_request_new_pad (GstElement * element, GstPadTemplate * templ,
   guint id;
   gchar *pad_name;
   GError *err = NULL;
+  gboolean running = GST_STATE (element) > GST_STATE_READY ||
+      GST_STATE_TARGET (element) > GST_STATE_READY;
 
   GST_OBJECT_LOCK (self);
   if (name && sscanf (name, "sink_%u", &id) == 1) {
@@ -1000,7 +1026,8 @@ gst_rt_gpu_queue_request_new_pad (GstElement * element, GstPadTemplate * templ,
 
   pad_name = g_strdup_printf ("sink_%u", id);
   if ((existing = gst_element_get_static_pad (element, pad_name))) {
-    GST_WARNING_OBJECT (self, "pad %s exists", pad_name);
+    GST_ELEMENT_WARNING (self, CORE, PAD, ("pad %s already exists", pad_name),
+        ("each stream needs a pad name of its own"));
     gst_object_unref (existing);
     g_free (pad_name);
     return NULL;
@@ -1015,15 +1042,22 @@ gst_rt_gpu_queue_request_new_pad (GstElement * element, GstPadTemplate * templ,
   sinkpad->stream = gst_gpustream_scheduler_add_stream (self->sched,
       sinkpad->w, d, v, gst_object_ref (sinkpad), gst_object_unref, &err);
   if (!sinkpad->stream) {
-    /* the pad's own reference was taken for the stream: give both back */
+    /* the reference taken for the stream was not kept */
     gst_object_unref (sinkpad);
-    gst_object_ref_sink (sinkpad);
-    gst_object_unref (sinkpad);
-    GST_ELEMENT_WARNING (self, RESOURCE, BUSY, ("%s", err->message),
-        ("w %" G_GUINT64_FORMAT " B, d %" G_GUINT64_FORMAT " ns, v %"
-            G_GUINT64_FORMAT " B/s", w, d, v));
-    g_clear_error (&err);
-    return NULL;
+    if (running) {
+      /* the pipeline goes on without this stream */
+      rtgpu_post_refusal (self, GST_MESSAGE_WARNING, err,
+          GST_OBJECT_NAME (sinkpad), "not created");
+      gst_object_ref_sink (sinkpad);
+      gst_object_unref (sinkpad);
+      g_clear_error (&err);
+      return NULL;
+    }
+    /* While a pipeline is being built the pad is made anyway and the
+     * refusal becomes an error at READY->PAUSED: gst-launch gives up on a
+     * pad it cannot link with "could not link" alone and never reads the
+     * bus, so a refusal posted now would not reach the user. */
+    sinkpad->refusal = err;
   }
 
   pad_name = g_strdup_printf ("src_%u", id);
@@ -1055,8 +1089,9 @@ gst_rt_gpu_queue_request_new_pad (GstElement * element, GstPadTemplate * templ,
   }
   gst_element_add_pad (element, srcpad);
   gst_element_add_pad (element, GST_PAD (sinkpad));
-  GST_INFO_OBJECT (self, "stream %u admitted: w %u B, d %" GST_TIME_FORMAT
-      ", v %" G_GUINT64_FORMAT " B/s", id, sinkpad->w, GST_TIME_ARGS (d), v);
+  GST_INFO_OBJECT (self, "stream %u %s: w %u B, d %" GST_TIME_FORMAT
+      ", v %" G_GUINT64_FORMAT " B/s", id, sinkpad->stream ? "admitted" :
+      "refused, reported at start", sinkpad->w, GST_TIME_ARGS (d), v);
   return GST_PAD (sinkpad);
 }
 
@@ -1069,7 +1104,8 @@ gst_rt_gpu_queue_release_pad (GstElement * element, GstPad * pad)
 
   /* no chain call runs after this, so the stream can go */
   gst_pad_set_active (pad, FALSE);
-  gst_gpustream_scheduler_remove_stream (self->sched, qpad->stream);
+  if (qpad->stream)
+    gst_gpustream_scheduler_remove_stream (self->sched, qpad->stream);
   qpad->stream = NULL;
   /* pushes still in flight now fail fast instead of reaching downstream */
   gst_pad_set_active (srcpad, FALSE);
@@ -1301,6 +1337,7 @@ gst_rt_gpu_queue_pad_finalize (GObject * object)
   GstRtGpuQueuePad *pad = GST_RT_GPU_QUEUE_PAD (object);
 
   gst_clear_object (&pad->srcpad);
+  g_clear_error (&pad->refusal);
   G_OBJECT_CLASS (gst_rt_gpu_queue_pad_parent_class)->finalize (object);
 }
 
@@ -1385,6 +1422,36 @@ rtgpu_stage_setup (GstRtGpuQueue * self)
   return TRUE;
 }
 
+/* FALSE (error posted) when a pad was refused while the element was
+ * stopped: the first such pad is reported. */
+static gboolean
+rtgpu_check_refused_pads (GstRtGpuQueue * self)
+{
+  GError *refusal = NULL;
+  gchar *pad_name = NULL;
+  GList *l;
+
+  GST_OBJECT_LOCK (self);
+  for (l = GST_ELEMENT (self)->sinkpads; l && !refusal; l = l->next) {
+    GstRtGpuQueuePad *pad = l->data;
+
+    if (pad->refusal) {
+      refusal = g_error_copy (pad->refusal);
+      pad_name = g_strdup (GST_OBJECT_NAME (pad));
+    }
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (!refusal)
+    return TRUE;
+  rtgpu_post_refusal (self, GST_MESSAGE_ERROR, refusal, pad_name,
+      "refused when it was requested; release it, or set other figures "
+      "(the request's caps or the default-* properties; cycle, mu, "
+      "capacity) before requesting it");
+  g_error_free (refusal);
+  g_free (pad_name);
+  return FALSE;
+}
+
 static gboolean
 rtgpu_start (GstRtGpuQueue * self)
 {
@@ -1394,15 +1461,16 @@ rtgpu_start (GstRtGpuQueue * self)
   GST_OBJECT_LOCK (self);
   n = self->pipelines;
   GST_OBJECT_UNLOCK (self);
+  if (!rtgpu_check_refused_pads (self))
+    return FALSE;
   if (!rtgpu_stage_setup (self))
     return FALSE;
   rtgpu_apply_params (self);
   if (!gst_gpustream_scheduler_start (self->sched, n, self->gpu.resolved,
           self->gpu.cuda_context, &err)) {
+    /* the message says which limit, with its figures */
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", err->message),
-        ("the admitted streams are not schedulable with the current cycle, "
-            "capacity and mu, with the streams of the other elements that "
-            "share this device's worker"));
+        (NULL));
     g_clear_error (&err);
     stage_clear (&self->stage);
     return FALSE;
@@ -1642,8 +1710,10 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
           "(one forwarder thread each)", 1, 64, DEFAULT_PIPELINES, flags));
   g_object_class_install_property (gobject_class, PROP_ADMISSION,
       g_param_spec_boolean ("admission", "Admission",
-          "Refuse streams that would break Theorem 1 (off: admit all, and "
-          "deadlines may be missed)", DEFAULT_ADMISSION, flags_playing));
+          "Refuse streams that would break the admission condition "
+          "(capacity >= total max-rate, deadline > 3 x cycle + mu), which "
+          "keeps every admitted packet within its deadline (off: admit all, "
+          "and deadlines may be missed)", DEFAULT_ADMISSION, flags_playing));
   g_object_class_install_property (gobject_class, PROP_PROCESSOR,
       g_param_spec_enum ("processor", "Processor",
           "The stage run on every batch", GST_TYPE_RT_GPU_PROCESSOR,

@@ -1,4 +1,5 @@
-/* rtgpuqueue: the real-time scheduler of paper 001 in a pipeline. */
+/* rtgpuqueue: the real-time scheduler (the GPU-centric model of Zhang et
+ * al., 2015; see rtgpuqueue.c) in a pipeline. */
 #ifndef GST_RT_GPU_QUEUE_H
 #define GST_RT_GPU_QUEUE_H
 

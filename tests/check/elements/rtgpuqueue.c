@@ -1,10 +1,12 @@
-/* rtgpuqueue on the CPU backend: Theorem 1 (no admitted packet misses its
+/* rtgpuqueue on the CPU backend: the guarantee of the admission condition
+ * of Zhang, Hu, Hua, "A holistic approach to build real-time stream
+ * processing system with GPU" (2015) (no admitted packet misses its
  * deadline), admission under a 2x offer, streams joining and leaving,
  * policing, the LATENCY query, request pads and state cycles; and
  * processor=srtp-protect: srtpdec (libsrtp) gets the original packets back,
  * the bytes are gpusrtpenc's, a missing key fails clearly.
  *
- * Timing: cycle I = 2 ms, mu = 0.1 ms, so Theorem 1 bounds a packet's stay
+ * Timing: cycle I = 2 ms, mu = 0.1 ms, so the guarantee bounds a packet's stay
  * by 3I + mu = 6.1 ms. Deadlines are 100 ms: room for a shared 2-core
  * machine to stall our threads for ~90 ms (a container throttled by its CPU
  * quota does; 20 ms deadlines missed there under load), never room for an
@@ -305,7 +307,7 @@ stall_monitor_stop (StallMonitor * m)
 }
 
 /* The worst batch time T_S of the last run (its stats' worst-batch-time).
- * Theorem 1 assumes T_S <= I; a batch at capacity is 1.25 ms of work, so
+ * The guarantee assumes T_S <= I; a batch at capacity is 1.25 ms of work, so
  * one that took a quarter of the deadline means the worker lost its core
  * (another process on the 2 cores), not that the scheduler broke. */
 static guint64 last_worst_batch;
@@ -360,7 +362,7 @@ run_timed (guint64 (*attempt) (void), const gchar * what)
   fail ("%s: deadline misses in 3 runs", what);
 }
 
-/* ---- Theorem 1 ----------------------------------------------------------- */
+/* ---- the deadline guarantee (3I + mu) ------------------------------------ */
 
 static guint64
 theorem_attempt (void)
@@ -434,6 +436,10 @@ offer_twice_capacity (gboolean admission, guint * admitted)
   guint i, n = 0, warnings = 0;
 
   gst_element_set_bus (q, bus);
+  /* offered while running: a refused request gets no pad (a pad requested
+   * while stopped is refused at start instead: test_refusal_deadline) */
+  fail_unless_equals_int (gst_element_set_state (q, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
   for (i = 0; i < 8; i++) {
     Stream *s = stream_new (q, RATE, DEADLINE);
     if (s)
@@ -453,8 +459,6 @@ offer_twice_capacity (gboolean admission, guint * admitted)
   fail_unless_equals_int (warnings, 8 - n);
   *admitted = n;
 
-  fail_unless_equals_int (gst_element_set_state (q, GST_STATE_PLAYING),
-      GST_STATE_CHANGE_SUCCESS);
   for (i = 0; i < n; i++)
     streams[i]->catch_up = !admission;
   start_producers (streams, n, 2500);   /* 2 s */
@@ -503,29 +507,142 @@ GST_START_TEST (test_admission_off)
 
 GST_END_TEST;
 
+/* Running, a refused request gets no pad and a warning (the pipeline goes
+ * on); stopped, it gets a pad, nothing is posted, and READY->PAUSED fails
+ * with the refusal as the error. Either way the text states the cause once,
+ * with its figures, and the debug text names the pad. */
 GST_START_TEST (test_refusal_deadline)
 {
   GstElement *q = make_queue (TRUE);
   GstBus *bus = gst_bus_new ();
   GstMessage *msg;
   GError *err;
-  Stream *s;
+  gchar *debug;
+  Stream *s, *refused;
 
   gst_element_set_bus (q, bus);
+  fail_unless_equals_int (gst_element_set_state (q, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
   /* 6 ms is not above 3 x 2 + 0.1 ms */
   fail_unless (stream_new (q, 1000, 6 * GST_MSECOND) == NULL);
   msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
   fail_unless (msg != NULL);
-  gst_message_parse_warning (msg, &err, NULL);
+  gst_message_parse_warning (msg, &err, &debug);
   fail_unless_equals_string (err->message, "stream refused: deadline 6 ms "
       "is not above 3 x cycle 2 ms + mu 0.1 ms");
+  fail_unless (g_str_has_suffix (debug, "pad sink_0: not created"), "%s",
+      debug);
   g_error_free (err);
+  g_free (debug);
   gst_message_unref (msg);
   fail_unless ((s = stream_new (q, 1000, 6200 * GST_USECOND)) != NULL);
   stream_free (q, s);
+  gst_element_set_state (q, GST_STATE_NULL);
+
+  /* stopped: the pad is made, the refusal waits for the start */
+  fail_unless ((refused = stream_new (q, 1000, 6 * GST_MSECOND)) != NULL);
+  fail_unless (gst_bus_pop_filtered (bus,
+          GST_MESSAGE_WARNING | GST_MESSAGE_ERROR) == NULL);
+  fail_unless_equals_int (gst_element_set_state (q, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, &debug);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_SETTINGS));
+  fail_unless_equals_string (err->message, "stream refused: deadline 6 ms "
+      "is not above 3 x cycle 2 ms + mu 0.1 ms");
+  fail_unless (strstr (debug, "pad sink_2: refused when it was requested"),
+      "%s", debug);
+  g_error_free (err);
+  g_free (debug);
+  gst_message_unref (msg);
+  gst_element_set_state (q, GST_STATE_NULL);
+  /* released, it no longer stops the start */
+  stream_free (q, refused);
+  fail_unless_equals_int (gst_element_set_state (q, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_state (q, GST_STATE_NULL);
   gst_element_set_bus (q, NULL);
   gst_object_unref (bus);
   gst_object_unref (q);
+}
+
+GST_END_TEST;
+
+/* What gst-launch-1.0 does with a launch line: the pads are requested while
+ * the pipeline is built, so the line parses (no "could not link") and the
+ * refusal is the error of the state change, which gst-launch prints. */
+static void
+launch_refused (const gchar * desc, const gchar * message,
+    const gchar * pad_name, gint code)
+{
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch (desc, &err);
+  GstBus *bus;
+  GstMessage *msg;
+  gchar *debug, *want;
+
+  fail_unless (pipe != NULL && err == NULL, "%s: %s", desc,
+      err ? err->message : "?");
+  bus = gst_element_get_bus (pipe);
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "%s: no error", desc);
+  gst_message_parse_error (msg, &err, &debug);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR, code), "%s",
+      err->message);
+  fail_unless_equals_string (err->message, message);
+  want = g_strdup_printf ("pad %s: ", pad_name);
+  fail_unless (strstr (debug, want) != NULL, "%s", debug);
+  g_free (want);
+  g_error_free (err);
+  g_free (debug);
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+/* the launch lines of docs/elements/rtgpuqueue.md ("When a stream is
+ * refused"), and the first with a deadline that fits, which plays */
+#define LAUNCH_DEADLINE "rtgpuqueue name=q cycle=10000000 " \
+    "default-deadline=%s audiotestsrc num-buffers=10 ! q.sink_0 " \
+    "q.src_0 ! fakesink"
+#define LAUNCH_CAPACITY "rtgpuqueue name=q pipelines=2 capacity=1000000 " \
+    "default-max-rate=800000 " \
+    "audiotestsrc num-buffers=10 ! q.sink_0 q.src_0 ! fakesink " \
+    "audiotestsrc num-buffers=10 ! q.sink_1 q.src_1 ! fakesink"
+
+GST_START_TEST (test_refusal_launch_line)
+{
+  gchar *desc = g_strdup_printf (LAUNCH_DEADLINE, "20000000");
+  GstElement *pipe;
+  GstMessage *msg;
+  GError *err = NULL;
+
+  launch_refused (desc, "stream refused: deadline 20 ms is not above "
+      "3 x cycle 10 ms + mu 0.1 ms", "sink_0", GST_RESOURCE_ERROR_SETTINGS);
+  g_free (desc);
+  launch_refused (LAUNCH_CAPACITY, "stream refused: total rate 8e+05 + "
+      "8e+05 B/s exceeds capacity 1e+06 B/s", "sink_1",
+      GST_RESOURCE_ERROR_BUSY);
+
+  /* 40 ms > 30.1 ms: admitted, the same line plays to the end */
+  desc = g_strdup_printf (LAUNCH_DEADLINE, "40000000");
+  pipe = gst_parse_launch (desc, &err);
+  fail_unless (pipe != NULL && err == NULL);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe), 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+  g_free (desc);
 }
 
 GST_END_TEST;
@@ -1293,6 +1410,7 @@ rtgpuqueue_suite (void)
   tcase_add_test (tc, test_latency_query);
   tcase_add_test (tc, test_pads_and_states);
   tcase_add_test (tc, test_refusal_deadline);
+  tcase_add_test (tc, test_refusal_launch_line);
   tcase_add_test (tc, test_calibrate_action);
   tcase_add_test (tc, test_device_shared_admission);
   tcase_add_test (tc, test_theorem);
