@@ -819,12 +819,21 @@ gst_gpu_srtp_key_info_clear (GstGpuSrtpKeyInfo * info)
 }
 
 void
-gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc, guint32 roc)
+gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc, guint32 roc,
+    const gchar * firstfield, ...)
 {
   GValue v = G_VALUE_INIT;
+  GstStructure *s = gst_structure_new ("application/x-srtp-stream",
+      "ssrc", G_TYPE_UINT, ssrc, "roc", G_TYPE_UINT, roc, NULL);
 
+  if (firstfield) {
+    va_list args;
+
+    va_start (args, firstfield);
+    gst_structure_set_valist (s, firstfield, args);
+    va_end (args);
+  }
   g_value_init (&v, GST_TYPE_STRUCTURE);
-  g_value_take_boxed (&v, gst_structure_new ("application/x-srtp-stream",
-          "ssrc", G_TYPE_UINT, ssrc, "roc", G_TYPE_UINT, roc, NULL));
+  g_value_take_boxed (&v, s);
   gst_value_array_append_and_take_value (streams, &v);
 }

@@ -160,10 +160,12 @@ void gst_gpu_srtp_key_info_clear (GstGpuSrtpKeyInfo * info);
 void gst_gpu_srtp_mark_plugin_api (void);
 
 /* Appends one entry of the `streams` array both elements put in their stats
- * (as srtpenc does): a structure with the SSRC and its rollover counter.
- * streams is a GValue holding a GST_TYPE_ARRAY. */
+ * (as srtpenc / srtpdec do): an application/x-srtp-stream structure with the
+ * SSRC and its rollover counter (guint both), then the fields given as
+ * gst_structure_set takes them (NULL: none). streams is a GValue holding a
+ * GST_TYPE_ARRAY. */
 void gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc,
-    guint32 roc);
+    guint32 roc, const gchar * firstfield, ...);
 
 G_END_DECLS
 

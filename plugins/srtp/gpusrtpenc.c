@@ -1377,7 +1377,7 @@ gst_gpu_srtp_enc_get_stats (GstGpuSrtpEnc * self)
   while (g_hash_table_iter_next (&it, NULL, &value)) {
     EncStream *es = value;
 
-    gst_gpu_srtp_stats_add_stream (&streams, es->ssrc, es->ctx.roc);
+    gst_gpu_srtp_stats_add_stream (&streams, es->ssrc, es->ctx.roc, NULL);
   }
   s = gst_structure_new ("application/x-srtp-encoder-stats",
       "packets-in", G_TYPE_UINT64, self->st_packets_in,
