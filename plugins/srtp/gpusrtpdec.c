@@ -951,6 +951,8 @@ dec_make_pad (GstGpuSrtpDec * self, GstStaticPadTemplate * templ,
 static void
 gst_gpu_srtp_dec_init (GstGpuSrtpDec * self)
 {
+  /* here, not in class_init: that runs while our plugin loads */
+  gst_gpu_srtp_publish_srtpenc_types ();
   self->rtp_sink = dec_make_pad (self, &rtp_sink_template, "rtp_sink");
   self->rtp_src = dec_make_pad (self, &rtp_src_template, "rtp_src");
   self->rtcp_sink = dec_make_pad (self, &rtcp_sink_template, "rtcp_sink");

@@ -1725,6 +1725,8 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
 static void
 gst_gpu_srtp_enc_init (GstGpuSrtpEnc * self)
 {
+  /* here, not in class_init: that runs while our plugin loads */
+  gst_gpu_srtp_publish_srtpenc_types ();
   gst_gpustream_gpu_init (&self->gpu);
   g_mutex_init (&self->lock);
   g_mutex_init (&self->protect_lock);

@@ -5,6 +5,8 @@
 #endif
 
 #include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsrc.h>
@@ -1435,6 +1437,221 @@ GST_START_TEST (test_no_key_in_logs)
 
 GST_END_TEST;
 
+/* ---- srtpenc's enum types ---- */
+
+/* GType names are process-global and stay once registered, so each load
+ * order runs in a fresh process: this test binary again, with
+ * --load-order ORDER (see main). */
+static gchar *self_exe;
+
+#define CHILD_CHECK(cond, ...) G_STMT_START { if (!(cond)) { \
+    g_printerr ("load order %s: ", order); g_printerr (__VA_ARGS__); \
+    g_printerr ("\n"); return 1; } } G_STMT_END
+
+/* srtpenc's enum types are found by name with srtpenc's values and nicks. */
+static gint
+child_check_types (const gchar * order)
+{
+  GType types[2] = { g_type_from_name ("GstSrtpCipherType"),
+    g_type_from_name ("GstSrtpAuthType")
+  };
+  const gchar **nicks[2] = { ciphers, auths };
+  guint n[2] = { G_N_ELEMENTS (ciphers), G_N_ELEMENTS (auths) };
+  guint t, v;
+
+  for (t = 0; t < 2; t++) {
+    GEnumClass *k;
+
+    CHILD_CHECK (types[t] && G_TYPE_IS_ENUM (types[t]), "no enum type %s",
+        t ? "GstSrtpAuthType" : "GstSrtpCipherType");
+    k = g_type_class_ref (types[t]);
+    CHILD_CHECK (k->n_values == n[t], "%s has %u values",
+        g_type_name (types[t]), k->n_values);
+    for (v = 0; v < n[t]; v++) {
+      GEnumValue *ev = g_enum_get_value_by_nick (k, nicks[t][v]);
+      CHILD_CHECK (ev && ev->value == (gint) v, "%s: %s is not %u",
+          g_type_name (types[t]), nicks[t][v], v);
+    }
+    g_type_class_unref (k);
+  }
+  return 0;
+}
+
+/* Set by nick (as gst-launch and gst_util_set_object_arg do) and by a
+ * GValue of srtpenc's type; read back as numbers. */
+static gint
+child_check_props (const gchar * order, GstElement * e)
+{
+  GValue v = G_VALUE_INIT;
+  gint c = -1, a = -1, rc = -1;
+
+  gst_util_set_object_arg (G_OBJECT (e), "rtp-cipher", "aes-256-icm");
+  gst_util_set_object_arg (G_OBJECT (e), "rtp-auth", "hmac-sha1-32");
+  g_value_init (&v, g_type_from_name ("GstSrtpCipherType"));
+  g_value_set_enum (&v, 3);     /* aes-128-gcm */
+  g_object_set_property (G_OBJECT (e), "rtcp-cipher", &v);
+  g_value_unset (&v);
+  g_object_get (e, "rtp-cipher", &c, "rtp-auth", &a, "rtcp-cipher", &rc,
+      NULL);
+  CHILD_CHECK (c == 2 && a == 1 && rc == 3, "%s: rtp-cipher %d, rtp-auth %d, "
+      "rtcp-cipher %d", GST_OBJECT_NAME (e), c, a, rc);
+  return 0;
+}
+
+/* One protected run through enc (ciphers set by nick in the launch line)
+ * into dec: every packet decoded, and the encoder's caps announce the
+ * cipher and auth set by nick. */
+static gint
+child_run (const gchar * order, const gchar * enc, const gchar * dec)
+{
+  gchar *hex = key_hex (key46, 46);
+  gchar *desc = g_strdup_printf ("audiotestsrc num-buffers=5 "
+      "samplesperbuffer=160 ! audio/x-raw,rate=8000,channels=1 ! rtpL16pay ! "
+      "%s name=e key=%s rtp-cipher=aes-256-icm rtp-auth=hmac-sha1-32 "
+      "rtcp-cipher=aes-256-icm rtcp-auth=hmac-sha1-32 ! %s name=d ! "
+      "fakesink", enc, hex, dec);
+  GstElement *p = gst_parse_launch (desc, NULL), *e, *d;
+  GstMessage *msg;
+  GstStructure *stats;
+  GstCaps *caps;
+  GstPad *pad;
+  guint recv = 0, drop = 1;
+  const gchar *cipher = NULL, *auth = NULL;
+
+  g_free (hex);
+  CHILD_CHECK (p != NULL, "cannot parse %s", desc);
+  g_free (desc);
+  e = gst_bin_get_by_name (GST_BIN (p), "e");
+  d = gst_bin_get_by_name (GST_BIN (p), "d");
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (p), 10 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  CHILD_CHECK (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
+      "%s ! %s did not finish", enc, dec);
+  gst_message_unref (msg);
+  g_object_get (d, "stats", &stats, NULL);
+  gst_structure_get_uint (stats, "recv-count", &recv);
+  gst_structure_get_uint (stats, "recv-drop-count", &drop);
+  gst_structure_free (stats);
+  pad = gst_element_get_static_pad (e, "rtp_src_0");
+  caps = gst_pad_get_current_caps (pad);
+  if (caps) {
+    cipher = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+        "srtp-cipher");
+    auth = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+        "srtp-auth");
+  }
+  CHILD_CHECK (recv == 5 && drop == 0, "%s ! %s: recv-count %u, "
+      "recv-drop-count %u", enc, dec, recv, drop);
+  CHILD_CHECK (g_strcmp0 (cipher, "aes-256-icm") == 0 &&
+      g_strcmp0 (auth, "hmac-sha1-32") == 0, "%s announces %s / %s", enc,
+      cipher, auth);
+  gst_caps_unref (caps);
+  gst_object_unref (pad);
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (e);
+  gst_object_unref (d);
+  gst_object_unref (p);
+  return 0;
+}
+
+/* The child: creates the first element, checks srtpenc's type names
+ * resolve, creates the second, sets the enum properties of both by nick and
+ * by srtpenc's type, runs both directions. "no-srtpenc": a registry without
+ * gst-plugins-bad (set up by the parent), our elements alone. Prints the
+ * enum type gpusrtpenc's property has. G_DEBUG=fatal-criticals: srtpenc
+ * left without its types would abort here. */
+static gint
+load_order_child (const gchar * order)
+{
+  gboolean alone = g_str_equal (order, "no-srtpenc");
+  gboolean ours_first = alone || g_str_equal (order, "gpusrtpenc-first");
+  const gchar *first = ours_first ? "gpusrtpenc" : "srtpenc";
+  const gchar *second = ours_first ? "srtpenc" : "gpusrtpenc";
+  GstElement *e1, *e2 = NULL, *ours;
+  GParamSpec *ps;
+  gint r;
+
+  CHILD_CHECK (alone || ours_first || g_str_equal (order, "srtpenc-first"),
+      "unknown order");
+  e1 = gst_element_factory_make (first, NULL);
+  CHILD_CHECK (e1 != NULL, "no %s", first);
+  if ((r = child_check_types (order)))
+    return r;
+  if (!alone) {
+    e2 = gst_element_factory_make (second, NULL);
+    CHILD_CHECK (e2 != NULL, "no %s", second);
+    if ((r = child_check_types (order)) || (r = child_check_props (order, e2)))
+      return r;
+  } else {
+    CHILD_CHECK (gst_element_factory_find ("srtpenc") == NULL,
+        "srtpenc is in the registry");
+  }
+  if ((r = child_check_props (order, e1)))
+    return r;
+  ours = ours_first ? e1 : e2;
+  ps = g_object_class_find_property (G_OBJECT_GET_CLASS (ours), "rtp-cipher");
+  g_print ("rtp-cipher type: %s\n", g_type_name (ps->value_type));
+  if (!alone) {
+    if ((r = child_run (order, "srtpenc", "gpusrtpdec")) ||
+        (r = child_run (order, "gpusrtpenc", "srtpdec")))
+      return r;
+    gst_object_unref (e2);
+  }
+  gst_object_unref (e1);
+  return 0;
+}
+
+static const gchar *load_orders[] = { "srtpenc-first", "gpusrtpenc-first",
+  "no-srtpenc"
+};
+
+GST_START_TEST (test_enum_types_load_order)
+{
+  const gchar *order = load_orders[__i__];
+  gchar *argv[] = { self_exe, (gchar *) "--load-order", (gchar *) order,
+    NULL
+  };
+  gchar **envp = g_get_environ ();
+  gchar *out = NULL, *err = NULL, *registry = NULL, *expect;
+  GError *error = NULL;
+  gint status = -1;
+
+  if (g_str_equal (order, "no-srtpenc")) {
+    /* our plugins alone, in a registry of their own */
+    gint fd = g_file_open_tmp ("srtp-no-srtpenc-XXXXXX.registry", &registry,
+        NULL);
+    fail_unless (fd >= 0);
+    close (fd);
+    g_unlink (registry);
+    envp = g_environ_setenv (envp, "GST_PLUGIN_SYSTEM_PATH_1_0", "", TRUE);
+    envp = g_environ_setenv (envp, "GST_REGISTRY_1_0", registry, TRUE);
+  }
+  fail_unless (g_spawn_sync (NULL, argv, envp, G_SPAWN_DEFAULT, NULL, NULL,
+          &out, &err, &status, &error), "spawn: %s",
+      error ? error->message : "?");
+  GST_INFO ("%s: %s%s", order, out, err);
+  fail_unless (g_spawn_check_wait_status (status, NULL),
+      "load order %s failed (wait status 0x%x): %s%s", order, status, out,
+      err);
+  /* srtpenc first: our properties have srtpenc's own types; otherwise ours,
+   * with srtpenc's names taken by srtpenc's plugin (or by ours without it) */
+  expect = g_strdup_printf ("rtp-cipher type: %s\n",
+      g_str_equal (order, "srtpenc-first") ? "GstSrtpCipherType" :
+      "GstGpuSrtpCipherType");
+  fail_unless (strstr (out, expect) != NULL, "%s: %s", order, out);
+  if (registry) {
+    g_unlink (registry);
+    g_free (registry);
+  }
+  g_free (expect);
+  g_free (out);
+  g_free (err);
+  g_strfreev (envp);
+}
+
+GST_END_TEST;
+
 static Suite *
 srtp_suite (void)
 {
@@ -1459,7 +1676,25 @@ srtp_suite (void)
   tcase_add_loop_test (tc, test_key_change, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_loop_test (tc, test_state_cycles, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_no_key_in_logs);
+  tcase_add_loop_test (tc, test_enum_types_load_order, 0,
+      G_N_ELEMENTS (load_orders));
   return s;
 }
 
-GST_CHECK_MAIN (srtp);
+int
+main (int argc, char **argv)
+{
+  gint ret;
+
+  if (argc == 3 && g_str_equal (argv[1], "--load-order")) {
+    gint one = 1;
+
+    gst_check_init (&one, &argv);
+    return load_order_child (argv[2]);
+  }
+  gst_check_init (&argc, &argv);
+  self_exe = g_canonicalize_filename (argv[0], NULL);
+  ret = gst_check_run_suite (srtp_suite (), "srtp", __FILE__);
+  g_free (self_exe);
+  return ret;
+}
