@@ -1,5 +1,5 @@
 /* gpusrtpdec: SRTP / SRTCP authentication and decryption (RFC 3711, 6188,
- * 7714), a drop-in for srtpdec (paper 001).
+ * 7714), a drop-in for srtpdec.
  *
  * SECTION:element-gpusrtpdec
  * @title: gpusrtpdec
