@@ -504,25 +504,86 @@ gst_gpustream_srtp_unprotect_batch (GsSrtpPacket * pkts, gsize n,
 
 /* ---- shared by the elements ---------------------------------------------- */
 
+/* The enums under srtpenc's names. GType names are process-global and
+ * gst-plugins-bad's srtp plugin registers GstSrtpCipherType / GstSrtpAuthType
+ * without looking: whoever takes a name second gets no type. So we take
+ * srtpenc's names only when its plugin is loaded or cannot be; otherwise
+ * ours (GstGpuSrtp*) carry the same values and nicks, and a value of
+ * srtpenc's type converts to ours (enum to enum) in g_object_set_property. */
+
+static const GEnumValue cipher_values[] = {
+  {GST_GPU_SRTP_CIPHER_NULL, "GST_SRTP_CIPHER_NULL", "null"},
+  {GST_GPU_SRTP_CIPHER_AES_128_ICM, "GST_SRTP_CIPHER_AES_128_ICM",
+      "aes-128-icm"},
+  {GST_GPU_SRTP_CIPHER_AES_256_ICM, "GST_SRTP_CIPHER_AES_256_ICM",
+      "aes-256-icm"},
+  {GST_GPU_SRTP_CIPHER_AES_128_GCM, "GST_SRTP_CIPHER_AES_128_GCM",
+      "aes-128-gcm"},
+  {GST_GPU_SRTP_CIPHER_AES_256_GCM, "GST_SRTP_CIPHER_AES_256_GCM",
+      "aes-256-gcm"},
+  {0, NULL, NULL}
+};
+
+static const GEnumValue auth_values[] = {
+  {GST_GPU_SRTP_AUTH_NULL, "GST_SRTP_AUTH_NULL", "null"},
+  {GST_GPU_SRTP_AUTH_HMAC_SHA1_32, "GST_SRTP_AUTH_HMAC_SHA1_32",
+      "hmac-sha1-32"},
+  {GST_GPU_SRTP_AUTH_HMAC_SHA1_80, "GST_SRTP_AUTH_HMAC_SHA1_80",
+      "hmac-sha1-80"},
+  {0, NULL, NULL}
+};
+
+#define SRTPENC_CIPHER_TYPE_NAME "GstSrtpCipherType"
+#define SRTPENC_AUTH_TYPE_NAME "GstSrtpAuthType"
+
+/* type holds exactly values: the same numbers with the same nicks. */
+static gboolean
+enum_type_matches (GType type, const GEnumValue * values)
+{
+  GEnumClass *klass;
+  gboolean same;
+  guint i, n = 0;
+
+  if (!G_TYPE_IS_ENUM (type))
+    return FALSE;
+  klass = g_type_class_ref (type);
+  while (values[n].value_nick)
+    n++;
+  same = klass->n_values == n;
+  for (i = 0; same && i < n; i++) {
+    GEnumValue *v = g_enum_get_value (klass, values[i].value);
+    same = v && g_strcmp0 (v->value_nick, values[i].value_nick) == 0;
+  }
+  g_type_class_unref (klass);
+  return same;
+}
+
+/* srtpenc's type when its plugin registered it (and it has our values),
+ * else ours under own_name. Runs inside plugin loading (class_init of our
+ * elements), where loading srtpenc's plugin would deadlock: no loading
+ * here. */
+static GType
+enum_type (const gchar * srtpenc_name, const gchar * own_name,
+    const GEnumValue * values)
+{
+  GType t = g_type_from_name (srtpenc_name);
+
+  if (t && enum_type_matches (t, values))
+    return t;
+  if (t)
+    GST_WARNING ("%s has other values than srtpenc 1.22's, not using it",
+        srtpenc_name);
+  return g_enum_register_static (own_name, values);
+}
+
 GType
 gst_gpu_srtp_cipher_type_get_type (void)
 {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_GPU_SRTP_CIPHER_NULL, "GST_GPU_SRTP_CIPHER_NULL", "null"},
-    {GST_GPU_SRTP_CIPHER_AES_128_ICM, "GST_GPU_SRTP_CIPHER_AES_128_ICM",
-        "aes-128-icm"},
-    {GST_GPU_SRTP_CIPHER_AES_256_ICM, "GST_GPU_SRTP_CIPHER_AES_256_ICM",
-        "aes-256-icm"},
-    {GST_GPU_SRTP_CIPHER_AES_128_GCM, "GST_GPU_SRTP_CIPHER_AES_128_GCM",
-        "aes-128-gcm"},
-    {GST_GPU_SRTP_CIPHER_AES_256_GCM, "GST_GPU_SRTP_CIPHER_AES_256_GCM",
-        "aes-256-gcm"},
-    {0, NULL, NULL}
-  };
+  static gsize type = 0;
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstGpuSrtpCipherType", values);
+    GType t = enum_type (SRTPENC_CIPHER_TYPE_NAME, "GstGpuSrtpCipherType",
+        cipher_values);
     g_once_init_leave (&type, t);
   }
   return type;
@@ -531,21 +592,46 @@ gst_gpu_srtp_cipher_type_get_type (void)
 GType
 gst_gpu_srtp_auth_type_get_type (void)
 {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_GPU_SRTP_AUTH_NULL, "GST_GPU_SRTP_AUTH_NULL", "null"},
-    {GST_GPU_SRTP_AUTH_HMAC_SHA1_32, "GST_GPU_SRTP_AUTH_HMAC_SHA1_32",
-        "hmac-sha1-32"},
-    {GST_GPU_SRTP_AUTH_HMAC_SHA1_80, "GST_GPU_SRTP_AUTH_HMAC_SHA1_80",
-        "hmac-sha1-80"},
-    {0, NULL, NULL}
-  };
+  static gsize type = 0;
 
   if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstGpuSrtpAuthType", values);
+    GType t = enum_type (SRTPENC_AUTH_TYPE_NAME, "GstGpuSrtpAuthType",
+        auth_values);
     g_once_init_leave (&type, t);
   }
   return type;
+}
+
+void
+gst_gpu_srtp_publish_srtpenc_types (void)
+{
+  static gsize done = 0;
+
+  if (!g_once_init_enter (&done))
+    return;
+  if (!g_type_from_name (SRTPENC_CIPHER_TYPE_NAME) ||
+      !g_type_from_name (SRTPENC_AUTH_TYPE_NAME)) {
+    GstPluginFeature *f = gst_registry_find_feature (gst_registry_get (),
+        "srtpenc", GST_TYPE_ELEMENT_FACTORY);
+
+    if (f) {
+      /* its plugin registers both types when it loads */
+      GstPluginFeature *loaded = gst_plugin_feature_load (f);
+
+      GST_INFO ("loaded srtpenc's plugin for its enum types: %s",
+          loaded ? "ok" : "failed");
+      if (loaded)
+        gst_object_unref (loaded);
+      gst_object_unref (f);
+    }
+  }
+  /* no srtpenc that could take the names (none installed, or it failed to
+   * load): ours take them, so that code written for srtpenc finds them */
+  if (!g_type_from_name (SRTPENC_CIPHER_TYPE_NAME))
+    g_enum_register_static (SRTPENC_CIPHER_TYPE_NAME, cipher_values);
+  if (!g_type_from_name (SRTPENC_AUTH_TYPE_NAME))
+    g_enum_register_static (SRTPENC_AUTH_TYPE_NAME, auth_values);
+  g_once_init_leave (&done, 1);
 }
 
 void
@@ -819,12 +905,21 @@ gst_gpu_srtp_key_info_clear (GstGpuSrtpKeyInfo * info)
 }
 
 void
-gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc, guint32 roc)
+gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc, guint32 roc,
+    const gchar * firstfield, ...)
 {
   GValue v = G_VALUE_INIT;
+  GstStructure *s = gst_structure_new ("application/x-srtp-stream",
+      "ssrc", G_TYPE_UINT, ssrc, "roc", G_TYPE_UINT, roc, NULL);
 
+  if (firstfield) {
+    va_list args;
+
+    va_start (args, firstfield);
+    gst_structure_set_valist (s, firstfield, args);
+    va_end (args);
+  }
   g_value_init (&v, GST_TYPE_STRUCTURE);
-  g_value_take_boxed (&v, gst_structure_new ("application/x-srtp-stream",
-          "ssrc", G_TYPE_UINT, ssrc, "roc", G_TYPE_UINT, roc, NULL));
+  g_value_take_boxed (&v, s);
   gst_value_array_append_and_take_value (streams, &v);
 }

@@ -2,8 +2,7 @@
  * srtp-protect stage) share: one batch of protects or unprotects, as one
  * launch of the srtp_protect_batch / srtp_unprotect_batch kernel on the GPU
  * or through the kernels' batch API on the CPU; the cipher / auth enums
- * (srtpenc's values and nicks under our own GType names); caps fields; key
- * hygiene. */
+ * (srtpenc's types, values and nicks); caps fields; key hygiene; stats. */
 #ifndef GPS_SRTP_H
 #define GPS_SRTP_H
 
@@ -95,10 +94,22 @@ typedef enum {
   GST_GPU_SRTP_AUTH_HMAC_SHA1_80 = 2,
 } GstGpuSrtpAuthType;
 
+/* The enum GTypes of the cipher / auth properties: srtpenc's own
+ * GstSrtpCipherType / GstSrtpAuthType when gst-plugins-bad's srtp plugin was
+ * loaded first, else GstGpuSrtpCipherType / GstGpuSrtpAuthType with the same
+ * values and nicks (taking srtpenc's names before its plugin loads would
+ * leave srtpenc without its types). */
 GType gst_gpu_srtp_cipher_type_get_type (void);
 #define GST_TYPE_GPU_SRTP_CIPHER_TYPE (gst_gpu_srtp_cipher_type_get_type ())
 GType gst_gpu_srtp_auth_type_get_type (void);
 #define GST_TYPE_GPU_SRTP_AUTH_TYPE (gst_gpu_srtp_auth_type_get_type ())
+
+/* Makes g_type_from_name ("GstSrtpCipherType") / ("GstSrtpAuthType") work,
+ * as code written for srtpenc expects: loads srtpenc's plugin (which
+ * registers them) when the registry has it, else registers ours under those
+ * names. Once per process; called from the elements' instance init, never
+ * while a plugin is loading (loading another plugin there deadlocks). */
+void gst_gpu_srtp_publish_srtpenc_types (void);
 
 /* srtpenc's defaults (and range) for replay-window-size; the kernel keeps at
  * most GSRTP_MAX_WINDOW, larger values are clamped. */
@@ -160,10 +171,12 @@ void gst_gpu_srtp_key_info_clear (GstGpuSrtpKeyInfo * info);
 void gst_gpu_srtp_mark_plugin_api (void);
 
 /* Appends one entry of the `streams` array both elements put in their stats
- * (as srtpenc does): a structure with the SSRC and its rollover counter.
- * streams is a GValue holding a GST_TYPE_ARRAY. */
+ * (as srtpenc / srtpdec do): an application/x-srtp-stream structure with the
+ * SSRC and its rollover counter (guint both), then the fields given as
+ * gst_structure_set takes them (NULL: none). streams is a GValue holding a
+ * GST_TYPE_ARRAY. */
 void gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc,
-    guint32 roc);
+    guint32 roc, const gchar * firstfield, ...);
 
 G_END_DECLS
 

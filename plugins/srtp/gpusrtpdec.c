@@ -1,5 +1,5 @@
 /* gpusrtpdec: SRTP / SRTCP authentication and decryption (RFC 3711, 6188,
- * 7714), a drop-in for srtpdec (paper 001).
+ * 7714), a drop-in for srtpdec.
  *
  * SECTION:element-gpusrtpdec
  * @title: gpusrtpdec
@@ -102,6 +102,9 @@ typedef struct
   guint n_keys;
   GstGpuSrtpKeyInfo info;       /* to tell a re-sent key from a new one */
   gboolean soft_limit;
+  /* srtpdec's per-stream counters: packets checked with this key, and those
+   * of them refused; a new key starts them again, as srtpdec's new stream */
+  guint64 recv, drop;
 } DecStream;
 
 struct _GstGpuSrtpDec
@@ -419,15 +422,19 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
   }
   for (i = 0; i < k; i++) {
     GsSrtpResult r = pkts[i].result;
+    DecStream *s;
 
     if (r == GSRTP_ERR_BAD_MKI)
       r = pkts[i].result = dec_try_other_key (self, &pkts[i], ssrcs[i]);
     gst_buffer_unmap (bufs[i], &maps[i]);
+    s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrcs[i]));
+    if (s) {
+      s->recv++;
+      if (r != GSRTP_OK)
+        s->drop++;
+    }
     if (r == GSRTP_OK) {
-      DecStream *s;
-
       gst_buffer_set_size (bufs[i], pkts[i].len);
-      s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrcs[i]));
       if (!is_rtcp && s && !s->soft_limit && s->ctx.roc == G_MAXUINT32) {
         guint32 l[2] = { SIGNAL_SOFT_LIMIT, ssrcs[i] };
         s->soft_limit = TRUE;
@@ -675,6 +682,9 @@ gst_gpu_srtp_dec_remove_key (GstGpuSrtpDec * self, guint ssrc)
   g_mutex_unlock (&self->lock);
 }
 
+/* srtpdec's stats structure, field for field and type for type (guint
+ * counters that wrap as srtpdec's do), then ours under names of their own:
+ * 64-bit totals and the drops by reason. */
 static GstStructure *
 gst_gpu_srtp_dec_get_stats (GstGpuSrtpDec * self)
 {
@@ -689,11 +699,18 @@ gst_gpu_srtp_dec_get_stats (GstGpuSrtpDec * self)
   while (g_hash_table_iter_next (&it, NULL, &value)) {
     DecStream *ds = value;
 
-    gst_gpu_srtp_stats_add_stream (&streams, ds->ssrc, ds->ctx.roc);
+    gst_gpu_srtp_stats_add_stream (&streams, ds->ssrc, ds->ctx.roc,
+        "recv-count", G_TYPE_UINT, (guint) ds->recv,
+        "recv-drop-count", G_TYPE_UINT, (guint) ds->drop, NULL);
   }
-  s = gst_structure_new ("application/x-srtp-decoder-stats",
-      "recv-count", G_TYPE_UINT64, self->st_recv,
-      "recv-drop-count", G_TYPE_UINT64, self->st_drop,
+  s = gst_structure_new_empty ("application/x-srtp-decoder-stats");
+  gst_structure_take_value (s, "streams", &streams);
+  gst_structure_set (s,
+      "recv-count", G_TYPE_UINT, (guint) self->st_recv,
+      "recv-drop-count", G_TYPE_UINT, (guint) self->st_drop,
+      "packets-in", G_TYPE_UINT64, self->st_recv,
+      "packets-out", G_TYPE_UINT64, self->st_recv - self->st_drop,
+      "packets-dropped", G_TYPE_UINT64, self->st_drop,
       "auth-fail-count", G_TYPE_UINT64, self->st_auth,
       "replay-count", G_TYPE_UINT64, self->st_replay,
       "unknown-ssrc-count", G_TYPE_UINT64, self->st_unknown,
@@ -706,7 +723,6 @@ gst_gpu_srtp_dec_get_stats (GstGpuSrtpDec * self)
       "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
       NULL);
   g_mutex_unlock (&self->lock);
-  gst_structure_take_value (s, "streams", &streams);
   return s;
 }
 
@@ -841,10 +857,13 @@ gst_gpu_srtp_dec_class_init (GstGpuSrtpDecClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
-          "streams (array of ssrc, roc), recv-count, recv-drop-count, "
-          "auth-fail-count, replay-count, unknown-ssrc-count, "
-          "too-short-count, bad-header-count, hard-limit-count, batches, "
-          "backend", GST_TYPE_STRUCTURE,
+          "application/x-srtp-decoder-stats, as srtpdec's: streams (array "
+          "of application/x-srtp-stream: ssrc, roc, recv-count, "
+          "recv-drop-count), recv-count, recv-drop-count (guint); and "
+          "packets-in, packets-out, packets-dropped (64-bit), drops by "
+          "reason: auth-fail-count, replay-count, unknown-ssrc-count, "
+          "too-short-count, bad-header-count, hard-limit-count, "
+          "bad-mki-count; batches, gpu-batches, backend", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
       PROP_CUDA_DEVICE_ID);
@@ -932,6 +951,8 @@ dec_make_pad (GstGpuSrtpDec * self, GstStaticPadTemplate * templ,
 static void
 gst_gpu_srtp_dec_init (GstGpuSrtpDec * self)
 {
+  /* here, not in class_init: that runs while our plugin loads */
+  gst_gpu_srtp_publish_srtpenc_types ();
   self->rtp_sink = dec_make_pad (self, &rtp_sink_template, "rtp_sink");
   self->rtp_src = dec_make_pad (self, &rtp_src_template, "rtp_src");
   self->rtcp_sink = dec_make_pad (self, &rtcp_sink_template, "rtcp_sink");

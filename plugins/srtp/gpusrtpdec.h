@@ -1,5 +1,5 @@
 /* gpusrtpdec: SRTP / SRTCP authentication and decryption, a drop-in for
- * srtpdec (paper 001). */
+ * srtpdec. */
 #ifndef GST_GPU_SRTP_DEC_H
 #define GST_GPU_SRTP_DEC_H
 

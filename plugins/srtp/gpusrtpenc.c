@@ -1,5 +1,5 @@
 /* gpusrtpenc: SRTP / SRTCP protection (RFC 3711, 6188, 7714), a drop-in for
- * srtpenc (paper 001).
+ * srtpenc.
  *
  * SECTION:element-gpusrtpenc
  * @title: gpusrtpenc
@@ -1079,7 +1079,8 @@ gst_gpu_srtp_enc_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_LATENCY:
       if (self->scheduled) {
-        /* Theorem 1: three cycles at most between arrival and departure */
+        /* the GPU-centric model of Zhang et al. (2015) keeps a packet at
+         * most three cycles between arrival and departure */
         GstClockTime min, max, add = 3 * self->sched_cycle;
         gboolean live;
 
@@ -1177,8 +1178,8 @@ enc_sched_remove_pair (GstGpuSrtpEnc * self, EncPair * pair)
 }
 
 /* READY to PAUSED: with max-latency > 0, the pads' packets are protected in
- * batches of one cycle of max-latency / 3 (Theorem 1: a packet leaves
- * within 3 cycles), one forwarder per pad (up to 16) so that a sink
+ * batches of one cycle of max-latency / 3 (a packet leaves within 3
+ * cycles, the bound of the GPU-centric model of Zhang et al., 2015), one forwarder per pad (up to 16) so that a sink
  * blocking on one pad (prerolling) does not hold the others. */
 static gboolean
 enc_sched_start (GstGpuSrtpEnc * self)
@@ -1377,7 +1378,7 @@ gst_gpu_srtp_enc_get_stats (GstGpuSrtpEnc * self)
   while (g_hash_table_iter_next (&it, NULL, &value)) {
     EncStream *es = value;
 
-    gst_gpu_srtp_stats_add_stream (&streams, es->ssrc, es->ctx.roc);
+    gst_gpu_srtp_stats_add_stream (&streams, es->ssrc, es->ctx.roc, NULL);
   }
   s = gst_structure_new ("application/x-srtp-encoder-stats",
       "packets-in", G_TYPE_UINT64, self->st_packets_in,
@@ -1669,7 +1670,9 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
           "0: each buffer (or list) is protected as it arrives. Otherwise the "
           "packets of all pads are gathered and protected as one batch (one "
           "GPU launch) every max-latency / 3 ns, and leave within max-latency "
-          "ns (the real-time scheduler of paper 001; at least 300000)",
+          "ns (the real-time scheduler of Kai Zhang, Jiayu Hu, Bei Hua, "
+          "\"A holistic approach to build real-time stream processing "
+          "system with GPU\", 2015; at least 300000)",
           0, G_MAXUINT64, DEFAULT_MAX_LATENCY, flags));
   g_object_class_install_property (gobject_class, PROP_OUTPUT_LISTS,
       g_param_spec_boolean ("output-lists", "Output lists",
@@ -1725,6 +1728,8 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
 static void
 gst_gpu_srtp_enc_init (GstGpuSrtpEnc * self)
 {
+  /* here, not in class_init: that runs while our plugin loads */
+  gst_gpu_srtp_publish_srtpenc_types ();
   gst_gpustream_gpu_init (&self->gpu);
   g_mutex_init (&self->lock);
   g_mutex_init (&self->protect_lock);

@@ -1,4 +1,4 @@
-/* gpusrtpenc: SRTP / SRTCP protection, a drop-in for srtpenc (paper 001). */
+/* gpusrtpenc: SRTP / SRTCP protection, a drop-in for srtpenc. */
 #ifndef GST_GPU_SRTP_ENC_H
 #define GST_GPU_SRTP_ENC_H
 

@@ -5,6 +5,8 @@
 #endif
 
 #include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsrc.h>
@@ -109,17 +111,45 @@ typedef struct
                                  * buffer */
 } Feed;
 
+/* Takes the probe and the callbacks run_pipeline put on the sinks, which
+ * point into the Collected of this run: the next run of the same pipeline
+ * must not count into a freed one. */
+static void
+release_sinks (GstElement * pipe, const gchar ** sinks, gulong * probes,
+    guint n_sinks)
+{
+  guint i;
+
+  for (i = 0; i < n_sinks; i++) {
+    GstElement *s = gst_bin_get_by_name (GST_BIN (pipe), sinks[i]);
+    GstPad *sp = gst_element_get_static_pad (s, "sink");
+    GstAppSinkCallbacks none = { NULL, NULL, NULL };
+
+    gst_pad_remove_probe (sp, probes[i]);
+    gst_app_sink_set_callbacks (GST_APP_SINK (s), &none, NULL, NULL);
+    gst_object_unref (sp);
+    gst_object_unref (s);
+  }
+}
+
 /* Feeds packets into the named appsrcs, collects every named appsink
- * (sync=false), waits for EOS. Returns FALSE on an error message. */
+ * (sync=false), waits for EOS; there, before the pipeline stops (which ends
+ * the streams), takes the `stats` of the n_stats elements named in
+ * stats_of into stats[] (left NULL on error). Returns FALSE on an error
+ * message. */
 static gboolean
-run_pipeline (GstElement * pipe, Feed * feeds, guint n_feeds,
-    const gchar ** sinks, Collected ** out, guint n_sinks)
+run_pipeline_stats (GstElement * pipe, Feed * feeds, guint n_feeds,
+    const gchar ** sinks, Collected ** out, guint n_sinks,
+    const gchar ** stats_of, GstStructure ** stats, guint n_stats)
 {
   GstBus *bus = gst_element_get_bus (pipe);
   GstMessage *msg;
+  gulong *probes = g_new0 (gulong, MAX (n_sinks, 1));
   gboolean ok;
   guint i, j;
 
+  for (i = 0; i < n_stats; i++)
+    stats[i] = NULL;
   for (i = 0; i < n_sinks; i++) {
     GstElement *s = gst_bin_get_by_name (GST_BIN (pipe), sinks[i]);
     GstAppSinkCallbacks cb = { NULL, NULL, on_sample };
@@ -129,7 +159,7 @@ run_pipeline (GstElement * pipe, Feed * feeds, guint n_feeds,
     gst_app_sink_set_callbacks (GST_APP_SINK (s), &cb, out[i], NULL);
     {
       GstPad *sp = gst_element_get_static_pad (s, "sink");
-      gst_pad_add_probe (sp, GST_PAD_PROBE_TYPE_BUFFER |
+      probes[i] = gst_pad_add_probe (sp, GST_PAD_PROBE_TYPE_BUFFER |
           GST_PAD_PROBE_TYPE_BUFFER_LIST, count_arrival, out[i], NULL);
       gst_object_unref (sp);
     }
@@ -138,6 +168,8 @@ run_pipeline (GstElement * pipe, Feed * feeds, guint n_feeds,
   if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE) {
     gst_element_set_state (pipe, GST_STATE_NULL);
+    release_sinks (pipe, sinks, probes, n_sinks);
+    g_free (probes);
     gst_object_unref (bus);
     return FALSE;
   }
@@ -192,9 +224,26 @@ run_pipeline (GstElement * pipe, Feed * feeds, guint n_feeds,
   }
   fail_unless (msg != NULL, "pipeline timed out");
   gst_message_unref (msg);
+  for (i = 0; ok && i < n_stats; i++) {
+    GstElement *e = gst_bin_get_by_name (GST_BIN (pipe), stats_of[i]);
+
+    fail_unless (e != NULL, "no element %s", stats_of[i]);
+    g_object_get (e, "stats", &stats[i], NULL);
+    gst_object_unref (e);
+  }
   gst_element_set_state (pipe, GST_STATE_NULL);
+  release_sinks (pipe, sinks, probes, n_sinks);
+  g_free (probes);
   gst_object_unref (bus);
   return ok;
+}
+
+static gboolean
+run_pipeline (GstElement * pipe, Feed * feeds, guint n_feeds,
+    const gchar ** sinks, Collected ** out, guint n_sinks)
+{
+  return run_pipeline_stats (pipe, feeds, n_feeds, sinks, out, n_sinks, NULL,
+      NULL, 0);
 }
 
 static GstElement *
@@ -291,6 +340,87 @@ run_beside_srtpenc (const gchar * pol, const gchar * mode, GstCaps * caps,
   gst_object_unref (p);
   g_free (desc);
   return ok;
+}
+
+/* ---- stats ---- */
+
+static guint64
+stat_u64 (GstStructure * s, const gchar * f)
+{
+  guint64 v = G_MAXUINT64;
+  fail_unless (gst_structure_get_uint64 (s, f, &v), "no %s", f);
+  return v;
+}
+
+/* srtpdec's stats as code written for srtpdec 1.22 reads them: guint
+ * counters through gst_structure_get_uint, at the top and in each entry of
+ * `streams`. */
+typedef struct
+{
+  guint recv, drop;
+  guint n_streams;
+  guint ssrc[8], roc[8], stream_recv[8], stream_drop[8];
+} DecStats;
+
+static void
+read_dec_stats (const GstStructure * s, DecStats * d, const gchar * who)
+{
+  const GValue *streams;
+  guint i;
+
+  memset (d, 0, sizeof *d);
+  fail_unless (gst_structure_has_name (s, "application/x-srtp-decoder-stats"),
+      "%s: stats named %s", who, gst_structure_get_name (s));
+  fail_unless (gst_structure_get_uint (s, "recv-count", &d->recv),
+      "%s: no guint recv-count", who);
+  fail_unless (gst_structure_get_uint (s, "recv-drop-count", &d->drop),
+      "%s: no guint recv-drop-count", who);
+  streams = gst_structure_get_value (s, "streams");
+  fail_unless (streams && GST_VALUE_HOLDS_ARRAY (streams), "%s: no streams",
+      who);
+  d->n_streams = gst_value_array_get_size (streams);
+  fail_unless (d->n_streams <= G_N_ELEMENTS (d->ssrc));
+  for (i = 0; i < d->n_streams; i++) {
+    const GstStructure *e =
+        gst_value_get_structure (gst_value_array_get_value (streams, i));
+
+    fail_unless (gst_structure_has_name (e, "application/x-srtp-stream"));
+    fail_unless (gst_structure_get_uint (e, "ssrc", &d->ssrc[i]) &&
+        gst_structure_get_uint (e, "roc", &d->roc[i]) &&
+        gst_structure_get_uint (e, "recv-count", &d->stream_recv[i]) &&
+        gst_structure_get_uint (e, "recv-drop-count", &d->stream_drop[i]),
+        "%s: stream %u lacks a guint ssrc / roc / recv-count / "
+        "recv-drop-count", who, i);
+  }
+}
+
+/* Every field of theirs (srtpenc's / srtpdec's stats), at the top and in
+ * the entries of `streams`, is in ours with the same GType; same structure
+ * names. Ours may have more. */
+static void
+assert_fields_like (const GstStructure * theirs, const GstStructure * ours,
+    const gchar * what)
+{
+  guint i, n = gst_structure_n_fields (theirs);
+
+  fail_unless_equals_string (gst_structure_get_name (ours),
+      gst_structure_get_name (theirs));
+  for (i = 0; i < n; i++) {
+    const gchar *f = gst_structure_nth_field_name (theirs, i);
+    const GValue *t = gst_structure_get_value (theirs, f);
+    const GValue *o = gst_structure_get_value (ours, f);
+
+    fail_unless (o != NULL, "%s: no field %s", what, f);
+    fail_unless (G_VALUE_TYPE (o) == G_VALUE_TYPE (t),
+        "%s: %s is %s, theirs %s", what, f, G_VALUE_TYPE_NAME (o),
+        G_VALUE_TYPE_NAME (t));
+    if (GST_VALUE_HOLDS_ARRAY (t) && gst_value_array_get_size (t) > 0) {
+      fail_unless (gst_value_array_get_size (o) > 0, "%s: %s empty", what, f);
+      assert_fields_like (gst_value_get_structure (gst_value_array_get_value
+              (t, 0)), gst_value_get_structure (gst_value_array_get_value (o,
+                  0)), what);
+    }
+  }
 }
 
 /* ---- tests ---- */
@@ -539,6 +669,51 @@ GST_START_TEST (test_stats_roc)
 
 GST_END_TEST;
 
+/* gpusrtpenc's stats read as srtpenc's: the same structure and fields
+ * (streams of ssrc, roc as guint), the same values, for the same packets
+ * across a ROC step. */
+GST_START_TEST (test_enc_stats_like_srtpenc)
+{
+  GstCaps *caps;
+  GPtrArray *rtp = make_audio_rtp (0x5eed5eed, 65530, 12, &caps);
+  gchar *hex = key_hex (key46, 30);
+  gchar *desc = g_strdup_printf ("appsrc name=r ! tee name=t "
+      "t. ! queue ! srtpenc name=e1 key=%s ! appsink name=a1 "
+      "t. ! queue ! gpusrtpenc name=e2 key=%s ! appsink name=a2", hex, hex);
+  GstElement *p = parse (desc);
+  Feed feeds[] = { {"r", caps, rtp, FALSE} };
+  const gchar *sinks[] = { "a1", "a2" }, *encs[] = { "e1", "e2" };
+  Collected *out[2];
+  GstStructure *stats[2];
+  guint i;
+
+  fail_unless (run_pipeline_stats (p, feeds, 1, sinks, out, 2, encs, stats,
+          2));
+  assert_same (out[0]->bytes, out[1]->bytes, "beside srtpenc");
+  assert_fields_like (stats[0], stats[1], "srtpenc / gpusrtpenc");
+  for (i = 0; i < 2; i++) {
+    const GValue *streams = gst_structure_get_value (stats[i], "streams");
+    const GstStructure *e;
+    guint ssrc = 0, roc = 0;
+
+    fail_unless_equals_int (gst_value_array_get_size (streams), 1);
+    e = gst_value_get_structure (gst_value_array_get_value (streams, 0));
+    fail_unless (gst_structure_get_uint (e, "ssrc", &ssrc));
+    fail_unless (gst_structure_get_uint (e, "roc", &roc));
+    fail_unless_equals_int_hex (ssrc, 0x5eed5eed);
+    fail_unless_equals_int (roc, 1);
+    gst_structure_free (stats[i]);
+    collected_free (out[i]);
+  }
+  gst_object_unref (p);
+  g_free (desc);
+  g_free (hex);
+  g_ptr_array_unref (rtp);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
 /* 8 SSRCs on 8 request pads: identical to srtpenc's 8 pads; all 8
  * interleaved into one gpusrtpdec that gets its keys from request-key. */
 static GstCaps *
@@ -569,7 +744,7 @@ GST_START_TEST (test_eight_ssrcs)
   GstElement *p, *d;
   guint i, j, requests = 0;
   GstStructure *stats;
-  guint64 drops;
+  guint drops;
 
   g_string_append_printf (desc, "srtpenc name=e1 key=%s gpusrtpenc name=e2 "
       "key=%s %s ", hex, hex, enc_modes[__i__]);
@@ -632,7 +807,7 @@ GST_START_TEST (test_eight_ssrcs)
   assert_same (all, dout->bytes, "8 ssrcs through gpusrtpdec");
   fail_unless_equals_int (requests, 8);
   g_object_get (d, "stats", &stats, NULL);
-  gst_structure_get_uint64 (stats, "recv-drop-count", &drops);
+  fail_unless (gst_structure_get_uint (stats, "recv-drop-count", &drops));
   fail_unless_equals_int (drops, 0);
   gst_structure_free (stats);
 
@@ -720,14 +895,6 @@ modified (GBytes * b, gssize at, gssize new_len)
   return g_bytes_new_take (d, new_len >= 0 ? (gsize) new_len : len);
 }
 
-static guint64
-stat_u64 (GstStructure * s, const gchar * f)
-{
-  guint64 v = G_MAXUINT64;
-  fail_unless (gst_structure_get_uint64 (s, f, &v), "no %s", f);
-  return v;
-}
-
 GST_START_TEST (test_negative)
 {
   GstCaps *caps;
@@ -744,7 +911,7 @@ GST_START_TEST (test_negative)
   GstElement *pipe, *d;
   Collected *out;
   const gchar *o[] = { "o" };
-  GstStructure *stats;
+  GstStructure *stats, *gpusrtpdec_stats = NULL;
   guint8 shortpkt[17];
 
   memset (wrong_key, 0x5a, sizeof wrong_key);
@@ -791,18 +958,58 @@ GST_START_TEST (test_negative)
   gst_structure_set_name (gst_caps_get_structure (scaps, 0),
       "application/x-srtp");
 
-  for (i = 0; i < 2; i++) {
-    /* one buffer at a time, then as one list */
+  for (i = 0; i < 3; i++) {
+    /* one buffer at a time, then as one list; then srtpdec (one at a time:
+     * srtpdec 1.22 mishandles lists) read by the same code */
     Feed f = { "s", scaps, in, i == 1 };
+    const gchar *dn[] = { "d" };
+    DecStats ds;
     guint64 v;
 
-    pipe = parse ("appsrc name=s ! gpusrtpdec name=d ! appsink name=o");
+    pipe = parse (i < 2 ? "appsrc name=s ! gpusrtpdec name=d ! appsink name=o"
+        : "appsrc name=s ! srtpdec name=d ! appsink name=o");
     d = gst_bin_get_by_name (GST_BIN (pipe), "d");
-    fail_unless (run_pipeline (pipe, &f, 1, o, &out, 1));
-    assert_same (expect, out->bytes, "negative");
+    fail_unless (run_pipeline_stats (pipe, &f, 1, o, &out, 1, dn, &stats, 1));
+    assert_same (expect, out->bytes, i < 2 ? "negative" : "negative, srtpdec");
+    /* while running, each stream with its counters: every packet of SSRC
+     * 0x77777777 that reached its key (all but the 6-byte one and the
+     * unknown SSRC's) and the 6 of those refused (payload, tag, replay,
+     * truncated, 17 bytes, wrong key); the same with srtpdec */
+    read_dec_stats (stats, &ds, i < 2 ? "gpusrtpdec" : "srtpdec");
+    fail_unless_equals_int (ds.n_streams, 1);
+    fail_unless_equals_int_hex (ds.ssrc[0], 0x77777777);
+    fail_unless_equals_int (ds.roc[0], 0);
+    fail_unless_equals_int (ds.stream_recv[0], in->len - 2);
+    fail_unless_equals_int (ds.stream_drop[0], 6);
+    if (i == 2) {
+      /* srtpdec counts only packets of an SSRC with a key at the top too */
+      fail_unless_equals_int (ds.recv, in->len - 2);
+      fail_unless_equals_int (ds.drop, 6);
+      assert_fields_like (stats, gpusrtpdec_stats, "srtpdec / gpusrtpdec");
+      gst_structure_free (stats);
+      g_object_get (d, "stats", &stats, NULL);
+      read_dec_stats (stats, &ds, "srtpdec stopped");
+      fail_unless_equals_int (ds.n_streams, 0);
+      fail_unless_equals_int (ds.recv, in->len - 2);
+      gst_structure_free (stats);
+      collected_free (out);
+      gst_object_unref (d);
+      gst_object_unref (pipe);
+      continue;
+    }
+    if (i == 0)
+      gpusrtpdec_stats = gst_structure_copy (stats);
+    gst_structure_free (stats);
+    /* stopped: no streams (their keys are gone), the counters stay; every
+     * packet counted at the top, the ones no key reached included */
     g_object_get (d, "stats", &stats, NULL);
-    fail_unless_equals_int (stat_u64 (stats, "recv-count"), in->len);
-    fail_unless_equals_int (stat_u64 (stats, "recv-drop-count"),
+    read_dec_stats (stats, &ds, "gpusrtpdec stopped");
+    fail_unless_equals_int (ds.n_streams, 0);
+    fail_unless_equals_int (ds.recv, in->len);
+    fail_unless_equals_int (ds.drop, in->len - expect->len);
+    fail_unless_equals_int (stat_u64 (stats, "packets-in"), in->len);
+    fail_unless_equals_int (stat_u64 (stats, "packets-out"), expect->len);
+    fail_unless_equals_int (stat_u64 (stats, "packets-dropped"),
         in->len - expect->len);
     /* payload, tag, truncated, wrong key */
     fail_unless_equals_int (stat_u64 (stats, "auth-fail-count"), 4);
@@ -817,6 +1024,7 @@ GST_START_TEST (test_negative)
     gst_object_unref (pipe);
   }
 
+  gst_structure_free (gpusrtpdec_stats);
   for (i = 0; i < 10; i++)
     g_bytes_unref (p[i]);
   gsrtp_ctx_clear (&ctx);
@@ -993,7 +1201,12 @@ GST_START_TEST (test_mki_two_keys)
 
       g_object_get (e, "stats", &stats, NULL);
       fail_unless_equals_int (stat_u64 (stats, "bad-mki-count"), 1);
-      fail_unless_equals_int (stat_u64 (stats, "recv-drop-count"), 1);
+      fail_unless_equals_int (stat_u64 (stats, "packets-dropped"), 1);
+      {
+        DecStats ds;
+        read_dec_stats (stats, &ds, "gpusrtpdec, two keys");
+        fail_unless_equals_int (ds.drop, 1);
+      }
       gst_structure_free (stats);
       gst_object_unref (e);
     }
@@ -1224,6 +1437,221 @@ GST_START_TEST (test_no_key_in_logs)
 
 GST_END_TEST;
 
+/* ---- srtpenc's enum types ---- */
+
+/* GType names are process-global and stay once registered, so each load
+ * order runs in a fresh process: this test binary again, with
+ * --load-order ORDER (see main). */
+static gchar *self_exe;
+
+#define CHILD_CHECK(cond, ...) G_STMT_START { if (!(cond)) { \
+    g_printerr ("load order %s: ", order); g_printerr (__VA_ARGS__); \
+    g_printerr ("\n"); return 1; } } G_STMT_END
+
+/* srtpenc's enum types are found by name with srtpenc's values and nicks. */
+static gint
+child_check_types (const gchar * order)
+{
+  GType types[2] = { g_type_from_name ("GstSrtpCipherType"),
+    g_type_from_name ("GstSrtpAuthType")
+  };
+  const gchar **nicks[2] = { ciphers, auths };
+  guint n[2] = { G_N_ELEMENTS (ciphers), G_N_ELEMENTS (auths) };
+  guint t, v;
+
+  for (t = 0; t < 2; t++) {
+    GEnumClass *k;
+
+    CHILD_CHECK (types[t] && G_TYPE_IS_ENUM (types[t]), "no enum type %s",
+        t ? "GstSrtpAuthType" : "GstSrtpCipherType");
+    k = g_type_class_ref (types[t]);
+    CHILD_CHECK (k->n_values == n[t], "%s has %u values",
+        g_type_name (types[t]), k->n_values);
+    for (v = 0; v < n[t]; v++) {
+      GEnumValue *ev = g_enum_get_value_by_nick (k, nicks[t][v]);
+      CHILD_CHECK (ev && ev->value == (gint) v, "%s: %s is not %u",
+          g_type_name (types[t]), nicks[t][v], v);
+    }
+    g_type_class_unref (k);
+  }
+  return 0;
+}
+
+/* Set by nick (as gst-launch and gst_util_set_object_arg do) and by a
+ * GValue of srtpenc's type; read back as numbers. */
+static gint
+child_check_props (const gchar * order, GstElement * e)
+{
+  GValue v = G_VALUE_INIT;
+  gint c = -1, a = -1, rc = -1;
+
+  gst_util_set_object_arg (G_OBJECT (e), "rtp-cipher", "aes-256-icm");
+  gst_util_set_object_arg (G_OBJECT (e), "rtp-auth", "hmac-sha1-32");
+  g_value_init (&v, g_type_from_name ("GstSrtpCipherType"));
+  g_value_set_enum (&v, 3);     /* aes-128-gcm */
+  g_object_set_property (G_OBJECT (e), "rtcp-cipher", &v);
+  g_value_unset (&v);
+  g_object_get (e, "rtp-cipher", &c, "rtp-auth", &a, "rtcp-cipher", &rc,
+      NULL);
+  CHILD_CHECK (c == 2 && a == 1 && rc == 3, "%s: rtp-cipher %d, rtp-auth %d, "
+      "rtcp-cipher %d", GST_OBJECT_NAME (e), c, a, rc);
+  return 0;
+}
+
+/* One protected run through enc (ciphers set by nick in the launch line)
+ * into dec: every packet decoded, and the encoder's caps announce the
+ * cipher and auth set by nick. */
+static gint
+child_run (const gchar * order, const gchar * enc, const gchar * dec)
+{
+  gchar *hex = key_hex (key46, 46);
+  gchar *desc = g_strdup_printf ("audiotestsrc num-buffers=5 "
+      "samplesperbuffer=160 ! audio/x-raw,rate=8000,channels=1 ! rtpL16pay ! "
+      "%s name=e key=%s rtp-cipher=aes-256-icm rtp-auth=hmac-sha1-32 "
+      "rtcp-cipher=aes-256-icm rtcp-auth=hmac-sha1-32 ! %s name=d ! "
+      "fakesink", enc, hex, dec);
+  GstElement *p = gst_parse_launch (desc, NULL), *e, *d;
+  GstMessage *msg;
+  GstStructure *stats;
+  GstCaps *caps;
+  GstPad *pad;
+  guint recv = 0, drop = 1;
+  const gchar *cipher = NULL, *auth = NULL;
+
+  g_free (hex);
+  CHILD_CHECK (p != NULL, "cannot parse %s", desc);
+  g_free (desc);
+  e = gst_bin_get_by_name (GST_BIN (p), "e");
+  d = gst_bin_get_by_name (GST_BIN (p), "d");
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (p), 10 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  CHILD_CHECK (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
+      "%s ! %s did not finish", enc, dec);
+  gst_message_unref (msg);
+  g_object_get (d, "stats", &stats, NULL);
+  gst_structure_get_uint (stats, "recv-count", &recv);
+  gst_structure_get_uint (stats, "recv-drop-count", &drop);
+  gst_structure_free (stats);
+  pad = gst_element_get_static_pad (e, "rtp_src_0");
+  caps = gst_pad_get_current_caps (pad);
+  if (caps) {
+    cipher = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+        "srtp-cipher");
+    auth = gst_structure_get_string (gst_caps_get_structure (caps, 0),
+        "srtp-auth");
+  }
+  CHILD_CHECK (recv == 5 && drop == 0, "%s ! %s: recv-count %u, "
+      "recv-drop-count %u", enc, dec, recv, drop);
+  CHILD_CHECK (g_strcmp0 (cipher, "aes-256-icm") == 0 &&
+      g_strcmp0 (auth, "hmac-sha1-32") == 0, "%s announces %s / %s", enc,
+      cipher, auth);
+  gst_caps_unref (caps);
+  gst_object_unref (pad);
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (e);
+  gst_object_unref (d);
+  gst_object_unref (p);
+  return 0;
+}
+
+/* The child: creates the first element, checks srtpenc's type names
+ * resolve, creates the second, sets the enum properties of both by nick and
+ * by srtpenc's type, runs both directions. "no-srtpenc": a registry without
+ * gst-plugins-bad (set up by the parent), our elements alone. Prints the
+ * enum type gpusrtpenc's property has. G_DEBUG=fatal-criticals: srtpenc
+ * left without its types would abort here. */
+static gint
+load_order_child (const gchar * order)
+{
+  gboolean alone = g_str_equal (order, "no-srtpenc");
+  gboolean ours_first = alone || g_str_equal (order, "gpusrtpenc-first");
+  const gchar *first = ours_first ? "gpusrtpenc" : "srtpenc";
+  const gchar *second = ours_first ? "srtpenc" : "gpusrtpenc";
+  GstElement *e1, *e2 = NULL, *ours;
+  GParamSpec *ps;
+  gint r;
+
+  CHILD_CHECK (alone || ours_first || g_str_equal (order, "srtpenc-first"),
+      "unknown order");
+  e1 = gst_element_factory_make (first, NULL);
+  CHILD_CHECK (e1 != NULL, "no %s", first);
+  if ((r = child_check_types (order)))
+    return r;
+  if (!alone) {
+    e2 = gst_element_factory_make (second, NULL);
+    CHILD_CHECK (e2 != NULL, "no %s", second);
+    if ((r = child_check_types (order)) || (r = child_check_props (order, e2)))
+      return r;
+  } else {
+    CHILD_CHECK (gst_element_factory_find ("srtpenc") == NULL,
+        "srtpenc is in the registry");
+  }
+  if ((r = child_check_props (order, e1)))
+    return r;
+  ours = ours_first ? e1 : e2;
+  ps = g_object_class_find_property (G_OBJECT_GET_CLASS (ours), "rtp-cipher");
+  g_print ("rtp-cipher type: %s\n", g_type_name (ps->value_type));
+  if (!alone) {
+    if ((r = child_run (order, "srtpenc", "gpusrtpdec")) ||
+        (r = child_run (order, "gpusrtpenc", "srtpdec")))
+      return r;
+    gst_object_unref (e2);
+  }
+  gst_object_unref (e1);
+  return 0;
+}
+
+static const gchar *load_orders[] = { "srtpenc-first", "gpusrtpenc-first",
+  "no-srtpenc"
+};
+
+GST_START_TEST (test_enum_types_load_order)
+{
+  const gchar *order = load_orders[__i__];
+  gchar *argv[] = { self_exe, (gchar *) "--load-order", (gchar *) order,
+    NULL
+  };
+  gchar **envp = g_get_environ ();
+  gchar *out = NULL, *err = NULL, *registry = NULL, *expect;
+  GError *error = NULL;
+  gint status = -1;
+
+  if (g_str_equal (order, "no-srtpenc")) {
+    /* our plugins alone, in a registry of their own */
+    gint fd = g_file_open_tmp ("srtp-no-srtpenc-XXXXXX.registry", &registry,
+        NULL);
+    fail_unless (fd >= 0);
+    close (fd);
+    g_unlink (registry);
+    envp = g_environ_setenv (envp, "GST_PLUGIN_SYSTEM_PATH_1_0", "", TRUE);
+    envp = g_environ_setenv (envp, "GST_REGISTRY_1_0", registry, TRUE);
+  }
+  fail_unless (g_spawn_sync (NULL, argv, envp, G_SPAWN_DEFAULT, NULL, NULL,
+          &out, &err, &status, &error), "spawn: %s",
+      error ? error->message : "?");
+  GST_INFO ("%s: %s%s", order, out, err);
+  fail_unless (g_spawn_check_wait_status (status, NULL),
+      "load order %s failed (wait status 0x%x): %s%s", order, status, out,
+      err);
+  /* srtpenc first: our properties have srtpenc's own types; otherwise ours,
+   * with srtpenc's names taken by srtpenc's plugin (or by ours without it) */
+  expect = g_strdup_printf ("rtp-cipher type: %s\n",
+      g_str_equal (order, "srtpenc-first") ? "GstSrtpCipherType" :
+      "GstGpuSrtpCipherType");
+  fail_unless (strstr (out, expect) != NULL, "%s: %s", order, out);
+  if (registry) {
+    g_unlink (registry);
+    g_free (registry);
+  }
+  g_free (expect);
+  g_free (out);
+  g_free (err);
+  g_strfreev (envp);
+}
+
+GST_END_TEST;
+
 static Suite *
 srtp_suite (void)
 {
@@ -1237,6 +1665,7 @@ srtp_suite (void)
   tcase_add_test (tc, test_interop_srtpenc_gpusrtpdec);
   tcase_add_test (tc, test_roc_wrap);
   tcase_add_test (tc, test_stats_roc);
+  tcase_add_test (tc, test_enc_stats_like_srtpenc);
   tcase_add_loop_test (tc, test_eight_ssrcs, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_loop_test (tc, test_buffer_lists, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_negative);
@@ -1247,7 +1676,25 @@ srtp_suite (void)
   tcase_add_loop_test (tc, test_key_change, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_loop_test (tc, test_state_cycles, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_no_key_in_logs);
+  tcase_add_loop_test (tc, test_enum_types_load_order, 0,
+      G_N_ELEMENTS (load_orders));
   return s;
 }
 
-GST_CHECK_MAIN (srtp);
+int
+main (int argc, char **argv)
+{
+  gint ret;
+
+  if (argc == 3 && g_str_equal (argv[1], "--load-order")) {
+    gint one = 1;
+
+    gst_check_init (&one, &argv);
+    return load_order_child (argv[2]);
+  }
+  gst_check_init (&argc, &argv);
+  self_exe = g_canonicalize_filename (argv[0], NULL);
+  ret = gst_check_run_suite (srtp_suite (), "srtp", __FILE__);
+  g_free (self_exe);
+  return ret;
+}
