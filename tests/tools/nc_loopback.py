@@ -39,26 +39,6 @@ def _wait(pipeline, timeout_s, what):
         raise RuntimeError("%s: %s (%s)" % (what, err.message, dbg))
 
 
-def _pace(pad, bits_per_s):
-    """Holds each buffer (or list) going through pad until a token bucket of
-    bits_per_s lets it go, so packets leave at that rate."""
-    clock = {"next": 0.0}
-
-    def probe(_pad, info):
-        if info.type & Gst.PadProbeType.BUFFER_LIST:
-            size = info.get_buffer_list().calculate_size()
-        else:
-            size = info.get_buffer().get_size()
-        now = time.monotonic()
-        start = max(now, clock["next"])
-        clock["next"] = start + size * 8.0 / bits_per_s
-        if start > now:
-            time.sleep(start - now)
-        return Gst.PadProbeReturn.OK
-
-    pad.add_probe(Gst.PadProbeType.BUFFER | Gst.PadProbeType.BUFFER_LIST, probe)
-
-
 def make_test_ts(path, frames=300, width=640, height=360):
     """A test video as MPEG-TS (H.264), the demo's built-in input."""
     p = Gst.parse_launch(
@@ -113,18 +93,16 @@ def run(input_path, output_path, encoder=None, impairment=None,
     relay = Relay(("127.0.0.1", 0), ("127.0.0.1", rx_port), impairment,
                   rate_bps=rate_bps).start()
 
-    # The sender is paced to send_bitrate: unpaced, it bursts the whole file
-    # onto loopback at close to 1 Gb/s, where socket buffers overflow (loss we
-    # did not ask the relay for) and a few ms of jitter reorders hundreds of
-    # packets. udpsink's max-bitrate paces only with sync=true and timestamps,
-    # which a file's bytes do not have, so a probe paces it here.
+    # The sender is paced to send_bitrate, as a user paces it: ncencoder's
+    # max-bitrate timestamps the packets of the untimed file and udpsink
+    # (sync=true) sends them on time. Unpaced, the whole file would burst onto
+    # loopback at close to 1 Gb/s into the receiver's socket buffer.
     tx = Gst.parse_launch(
-        "filesrc location=%s blocksize=65536 ! ncencoder name=enc %s ! "
-        "rtpncpay name=pay ssrc=%d ! %sudpsink name=sink host=127.0.0.1 "
-        "port=%d sync=false"
-        % (input_path, _props(encoder), ssrc, tx_srtp, relay.port))
-    if send_bitrate:
-        _pace(tx.get_by_name("sink").get_static_pad("sink"), send_bitrate)
+        "filesrc location=%s blocksize=65536 ! ncencoder name=enc "
+        "max-bitrate=%d %s ! rtpncpay name=pay ssrc=%d ! %sudpsink name=sink "
+        "host=127.0.0.1 port=%d sync=%s"
+        % (input_path, send_bitrate, _props(encoder), ssrc, tx_srtp,
+           relay.port, "true" if send_bitrate else "false"))
     t0 = time.monotonic()
     tx.set_state(Gst.State.PLAYING)
     try:
