@@ -39,14 +39,15 @@ def _wait(pipeline, timeout_s, what):
         raise RuntimeError("%s: %s (%s)" % (what, err.message, dbg))
 
 
-def make_test_ts(path, frames=300, width=640, height=360):
-    """A test video as MPEG-TS (H.264), the demo's built-in input."""
+def make_test_ts(path, frames=300, width=640, height=360, pattern="ball"):
+    """A test video as MPEG-TS (H.264), the demo's built-in input (snow: as
+    many bytes as the bitrate allows, for multi-megabyte files)."""
     p = Gst.parse_launch(
-        "videotestsrc num-buffers=%d pattern=ball ! "
+        "videotestsrc num-buffers=%d pattern=%s ! "
         "video/x-raw,width=%d,height=%d,framerate=30/1 ! "
         "x264enc speed-preset=ultrafast tune=zerolatency bitrate=2000 "
         "key-int-max=30 ! h264parse ! mpegtsmux ! filesink location=%s"
-        % (frames, width, height, path))
+        % (frames, pattern, width, height, path))
     p.set_state(Gst.State.PLAYING)
     try:
         _wait(p, 120, "making the test MPEG-TS")
