@@ -242,6 +242,12 @@ class ByteStreams(unittest.TestCase):
         self.assertEqual(len(payloads), len(direct))
         dec = decode(payloads)
         self.assertEqual(dec.byte_stream(), [(self.data, False)])
+        with tempfile.TemporaryDirectory() as tmp:
+            dump = os.path.join(tmp, "rtp")
+            wire.write_dump(dump, rtp)
+            res = subprocess.run([sys.executable, DECODER, "--rtp", dump],
+                                 capture_output=True, check=True)
+            self.assertEqual(res.stdout, self.data)
 
     def test_the_command_line_decodes_a_dump(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -255,8 +261,9 @@ class ByteStreams(unittest.TestCase):
 
 
 def reference_and_packets(source, encoder):
-    """What an appsink gets from source, and the packets ncencoder makes of
-    the same buffers (one run: a live source is not repeatable)."""
+    """What an appsink gets from source (bytes, pts, duration, caps), and
+    the packets ncencoder makes of the same buffers with their timestamps
+    (one run: a live source is not repeatable)."""
     r = Run(source + " ! tee name=t t. ! queue ! appsink name=in sync=false "
             "t. ! queue ! " + encoder + " ! appsink name=pkts sync=false")
     try:
@@ -265,7 +272,8 @@ def reference_and_packets(source, encoder):
         ref = [(buffer_bytes(s.get_buffer()), s.get_buffer().pts,
                 s.get_buffer().duration, s.get_caps().to_string())
                for s in r.samples["in"]]
-        return ref, [buffer_bytes(b) for b in r.buffers("pkts")]
+        packets = [(buffer_bytes(b), b.pts) for b in r.buffers("pkts")]
+        return ref, [p for p, _ in packets], packets, r.buffers("in")
     finally:
         r.stop()
 
@@ -281,7 +289,7 @@ class FramedStreams(unittest.TestCase):
              "video/x-raw,format=RGBA,width=64,height=48")
 
     def test_video_frames_come_back_with_timestamps_and_caps(self):
-        ref, pkts = reference_and_packets(
+        ref, pkts, _, _ = reference_and_packets(
             self.VIDEO, "ncencoder generation-size=8 block-size=700")
         self.assertTrue(all(wire.Packet.parse(p).flags & wire.FLAG_FRAMED
                             for p in pkts))
@@ -293,7 +301,7 @@ class FramedStreams(unittest.TestCase):
         self.assertEqual(dec.counts["records-corrupt"], 0)
 
     def test_a_lost_generation_costs_the_frames_it_touches(self):
-        ref, pkts = reference_and_packets(
+        ref, pkts, _, _ = reference_and_packets(
             self.VIDEO, "ncencoder generation-size=8 block-size=700")
         gens = by_generation(pkts)
         # records: a CAPS record, then frames of 32 + 12288 bytes from about
@@ -310,7 +318,7 @@ class FramedStreams(unittest.TestCase):
         self.assertEqual([b.discont for b in bufs], [False, False, True, False])
 
     def test_live_audio_in_partial_generations(self):
-        ref, pkts = reference_and_packets(
+        ref, pkts, stamped, _ = reference_and_packets(
             "audiotestsrc is-live=true num-buffers=40 samplesperbuffer=160 "
             "wave=white-noise ! audio/x-raw,rate=8000,channels=1",
             "ncencoder max-latency=20000000 block-size=92 redundancy-percent=25")
@@ -319,10 +327,27 @@ class FramedStreams(unittest.TestCase):
         dec = decode(pkts)
         self.assertEqual(len(ref), 40)
         self.assertEqual(as_tuples(dec.buffers()), ref)
-        # each generation's prefix pts is the sender's, a buffer's pts at most
+        # a generation's prefix pts is the pts its packets went out with
+        sent = {}
+        for raw, pts in stamped:
+            sent.setdefault(wire.Packet.parse(raw).generation, set()).add(pts)
         for gid, data in dec.generation_data():
-            self.assertLessEqual(int.from_bytes(data[8:16], "big"),
-                                 ref[-1][1])
+            self.assertEqual({int.from_bytes(data[8:16], "big")}, sent[gid])
+
+    def test_h264_buffer_flags_and_dts(self):
+        ref, pkts, _, inbufs = reference_and_packets(
+            "videotestsrc num-buffers=12 ! video/x-raw,width=160,height=120 ! "
+            "x264enc key-int-max=5", "ncencoder generation-size=8 block-size=700")
+        bufs = decode(pkts).buffers()
+        self.assertEqual(as_tuples(bufs), ref)
+        self.assertEqual([b.dts for b in bufs], [b.dts for b in inbufs])
+        # record flag bits: DELTA_UNIT, HEADER, GAP, DROPPABLE
+        carried = (Gst.BufferFlags.DELTA_UNIT, Gst.BufferFlags.HEADER,
+                   Gst.BufferFlags.GAP, Gst.BufferFlags.DROPPABLE)
+        want = [sum(1 << i for i, f in enumerate(carried) if b.has_flags(f))
+                for b in inbufs]
+        self.assertEqual([b.flags for b in bufs], want)
+        self.assertEqual(want.count(0), 3)  # key frames 0, 5 and 10
 
     def test_late_join_learns_caps_from_the_repeated_record(self):
         # 160x120 RGBA: records of 32 + 76800 bytes, about 13.8 generations
@@ -330,7 +355,7 @@ class FramedStreams(unittest.TestCase):
         # A receiver joining at generation 16 reads from the first record
         # that starts after it (generation 27), where the encoder repeats
         # the CAPS record: frames 2.. come back, typed
-        ref, pkts = reference_and_packets(
+        ref, pkts, _, _ = reference_and_packets(
             "videotestsrc num-buffers=6 ! video/x-raw,format=RGBA,width=160,"
             "height=120", "ncencoder generation-size=8 block-size=700")
         dec = decode([p for p in pkts if wire.Packet.parse(p).generation >= 16])

@@ -457,7 +457,6 @@ def main(argv):
                 " DISCONT" if b.discont else "", b.caps), file=sys.stderr)
     else:
         blob = b"".join(d for d, _ in dec.byte_stream())
-        dec.generation_data()
     if args.out:
         with open(args.out, "wb") as f:
             f.write(blob)
