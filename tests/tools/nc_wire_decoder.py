@@ -358,11 +358,14 @@ class StreamDecoder:
                 pending, in_sync, discont = b"", False, True
                 continue
             first_record, reserved, _pts = struct.unpack(">IIQ", data[:PREFIX])
+            # a record header starts after the prefix and inside the data
+            if reserved or (first_record != NO_RECORD
+                            and not PREFIX <= first_record < len(data)):
+                self._count("records-corrupt")
+                pending, in_sync, discont = b"", False, True
+                continue
             if not in_sync:
                 if first_record == NO_RECORD:
-                    continue
-                if not PREFIX <= first_record <= len(data):
-                    self._count("records-corrupt")
                     continue
                 pending, in_sync = data[first_record:], True
             else:
@@ -371,9 +374,8 @@ class StreamDecoder:
                 rtype, rflags, rres, length, pts, dts, dur = struct.unpack(
                     ">BBHIQQQ", pending[:RECORD_HEADER])
                 if (rtype not in (RECORD_BUFFER, RECORD_CAPS) or rres != 0
-                        or length > RECORD_MAX
-                        or (rtype == RECORD_BUFFER and rflags & 0xF0)
-                        or (rtype == RECORD_CAPS and (rflags or length == 0))):
+                        or rflags & 0xF0 or length > RECORD_MAX
+                        or (rtype == RECORD_CAPS and length == 0)):
                     self._count("records-corrupt")
                     pending, in_sync, discont = b"", False, True
                     break
