@@ -767,10 +767,11 @@ dec_packet (GstNcDecoder * self, DecState * st, GstBuffer * buf,
     g_hash_table_insert (st->gens, GUINT_TO_POINTER (g->id), g);
   }
 
-  if (h.m != g->m || h.data_length != g->data_length) {
+  if (h.m != g->m || h.data_length != g->data_length ||
+      ((h.flags & NC_FLAG_FRAMED) != 0) != g->framed) {
     /* every packet of a generation describes it alike */
-    dec_warn_bad (self, st, "packet disagrees with its generation's m or "
-        "length");
+    dec_warn_bad (self, st, "packet disagrees with its generation's m, "
+        "length or framing");
     GST_OBJECT_LOCK (self);
     self->st_bad++;
     GST_OBJECT_UNLOCK (self);

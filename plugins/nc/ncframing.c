@@ -41,7 +41,7 @@ nc_record_header_parse (const guint8 in[NC_RECORD_HEADER_SIZE],
     return FALSE;
   if (h->length > NC_RECORD_MAX_LENGTH)
     return FALSE;
-  if (h->type == NC_RECORD_CAPS && h->length == 0)
+  if (h->type == NC_RECORD_CAPS && (h->length == 0 || h->flags != 0))
     return FALSE;
   return TRUE;
 }
