@@ -7,6 +7,7 @@
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
+#include "ncframing.h"
 #include "ncpacket.h"
 
 #define TEST_M 16
@@ -308,6 +309,232 @@ GST_START_TEST (test_fuzz)
 
 GST_END_TEST;
 
+
+/* ---- framing records (ncframing.h) --------------------------------------- */
+
+/* Writes records into generations of gen_bytes as ncencoder does: a prefix
+ * per generation, records back to back across them. */
+typedef struct
+{
+  gsize gen_bytes;
+  GPtrArray *gens;              /* GByteArray each */
+  GByteArray *cur;
+  guint32 first;
+} FrameWriter;
+
+static void
+fw_begin (FrameWriter * w)
+{
+  static const guint8 zeros[NC_FRAMING_PREFIX_SIZE] = { 0 };
+  w->cur = g_byte_array_new ();
+  g_byte_array_append (w->cur, zeros, sizeof (zeros));
+  w->first = NC_FRAMING_NO_RECORD;
+}
+
+static void
+fw_end (FrameWriter * w)
+{
+  nc_framing_prefix_write (w->cur->data, w->first, 1000 * w->gens->len);
+  g_ptr_array_add (w->gens, w->cur);
+  w->cur = NULL;
+}
+
+static void
+fw_bytes (FrameWriter * w, const guint8 * d, gsize n)
+{
+  while (n > 0) {
+    gsize room;
+    if (!w->cur)
+      fw_begin (w);
+    room = MIN (n, w->gen_bytes - w->cur->len);
+    g_byte_array_append (w->cur, d, room);
+    d += room;
+    n -= room;
+    if (w->cur->len == w->gen_bytes)
+      fw_end (w);
+  }
+}
+
+static void
+fw_record (FrameWriter * w, guint8 type, const guint8 * payload, guint32 len,
+    GstClockTime pts)
+{
+  NcRecordHeader h = { type, 0, len, pts, GST_CLOCK_TIME_NONE, 10 };
+  guint8 hdr[NC_RECORD_HEADER_SIZE];
+
+  if (!w->cur)
+    fw_begin (w);
+  if (w->first == NC_FRAMING_NO_RECORD)
+    w->first = w->cur->len;
+  nc_record_header_write (hdr, &h);
+  fw_bytes (w, hdr, sizeof (hdr));
+  fw_bytes (w, payload, len);
+}
+
+/* Reads every record out of gens (skipping those in skip); checks each
+ * BUFFER record against what was written. Returns the records read. */
+static guint
+read_back (GPtrArray * gens, guint skip, guint8 * const *payloads,
+    const guint32 * lens, guint n_records, gboolean * seen)
+{
+  NcDeframer *d = nc_deframer_new ();
+  guint i, got = 0;
+
+  for (i = 0; i < gens->len; i++) {
+    GByteArray *g = g_ptr_array_index (gens, i);
+    GstClockTime pts;
+    NcRecordHeader h;
+    GstBuffer *payload;
+    NcDeframeResult r;
+
+    if (i == skip) {
+      nc_deframer_lost (d);
+      continue;
+    }
+    fail_unless (nc_deframer_push (d, g->data, g->len, &pts));
+    fail_unless_equals_uint64 (pts, 1000 * i);
+    while ((r = nc_deframer_next (d, &h, &payload)) == NC_DEFRAME_RECORD) {
+      guint idx = (guint) h.pts;
+      fail_unless (idx < n_records);
+      fail_unless_equals_int (h.type, NC_RECORD_BUFFER);
+      fail_unless_equals_int (h.length, lens[idx]);
+      fail_unless_equals_uint64 (h.duration, 10);
+      fail_unless (gst_buffer_memcmp (payload, 0, payloads[idx], lens[idx]) == 0);
+      seen[idx] = TRUE;
+      gst_buffer_unref (payload);
+      got++;
+    }
+    fail_unless_equals_int (r, NC_DEFRAME_NEED_MORE);
+  }
+  nc_deframer_free (d);
+  return got;
+}
+
+GST_START_TEST (test_framing_round_trip_and_loss)
+{
+  FrameWriter w = { 1000, g_ptr_array_new_with_free_func (
+        (GDestroyNotify) g_byte_array_unref), NULL, 0
+  };
+  guint8 *payloads[40];
+  guint32 lens[40];
+  gboolean seen[40] = { 0 };
+  GRand *rand = g_rand_new_with_seed (7);
+  guint i, j, got;
+
+  /* sizes from 0 to several generations */
+  for (i = 0; i < 40; i++) {
+    lens[i] = (i % 5 == 4) ? 2500 + i : (guint32) g_rand_int_range (rand, 0, 400);
+    payloads[i] = g_malloc (lens[i] + 1);
+    for (j = 0; j < lens[i]; j++)
+      payloads[i][j] = (guint8) g_rand_int (rand);
+    fw_record (&w, NC_RECORD_BUFFER, payloads[i], lens[i], i);
+  }
+  fw_end (&w);
+
+  got = read_back (w.gens, G_MAXUINT, payloads, lens, 40, seen);
+  fail_unless_equals_int (got, 40);
+
+  /* a lost generation: the records it touches go, every other comes back */
+  for (j = 1; j < w.gens->len - 1; j++) {
+    memset (seen, 0, sizeof (seen));
+    got = read_back (w.gens, j, payloads, lens, 40, seen);
+    fail_unless (got < 40 && got >= 40 - 6, "lost %u: %u back", j, got);
+  }
+  for (i = 0; i < 40; i++)
+    g_free (payloads[i]);
+  g_ptr_array_unref (w.gens);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_framing_fuzz)
+{
+  FrameWriter w = { 700, g_ptr_array_new_with_free_func (
+        (GDestroyNotify) g_byte_array_unref), NULL, 0
+  };
+  GRand *rand = g_rand_new_with_seed (11);
+  guint8 payload[3000];
+  guint i, round, records = 0, corrupt = 0;
+
+  for (i = 0; i < sizeof (payload); i++)
+    payload[i] = (guint8) i;
+  for (i = 0; i < 60; i++)
+    fw_record (&w, i % 9 ? NC_RECORD_BUFFER : NC_RECORD_CAPS, payload,
+        g_rand_int_range (rand, 1, sizeof (payload)), i);
+  fw_end (&w);
+
+  /* mutated, truncated and random generations, in random order: whatever
+   * comes out is bounded, nothing reads out of bounds */
+  for (round = 0; round < 3000; round++) {
+    NcDeframer *d = nc_deframer_new ();
+    guint n = g_rand_int_range (rand, 1, 12);
+
+    for (i = 0; i < n; i++) {
+      GByteArray *g = g_ptr_array_index (w.gens,
+          g_rand_int_range (rand, 0, w.gens->len));
+      gsize size = g->len;
+      guint8 *data = g_memdup2 (g->data, size);
+      GstClockTime pts;
+      NcRecordHeader h;
+      GstBuffer *p;
+      NcDeframeResult r;
+      guint flips = g_rand_int_range (rand, 0, 4), f;
+
+      if (round % 3 == 0)
+        size = g_rand_int_range (rand, 0, size + 1);
+      for (f = 0; f < flips && size > 0; f++)
+        data[g_rand_int_range (rand, 0, size)] ^= 1 << g_rand_int_range (rand,
+            0, 8);
+      if (round % 7 == 0)
+        for (f = 0; f < size; f++)
+          data[f] = (guint8) g_rand_int (rand);
+      if (!nc_deframer_push (d, data, size, &pts))
+        nc_deframer_lost (d);
+      while ((r = nc_deframer_next (d, &h, &p)) != NC_DEFRAME_NEED_MORE) {
+        if (r == NC_DEFRAME_CORRUPT) {
+          corrupt++;
+          continue;
+        }
+        fail_unless (h.length <= NC_RECORD_MAX_LENGTH);
+        fail_unless_equals_int (gst_buffer_get_size (p), h.length);
+        gst_buffer_unref (p);
+        records++;
+      }
+      g_free (data);
+    }
+    nc_deframer_free (d);
+  }
+  fail_unless (records > 1000 && corrupt > 100, "%u records, %u corrupt",
+      records, corrupt);
+  g_ptr_array_unref (w.gens);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_framing_prefix_rules)
+{
+  guint8 d[64] = { 0 };
+  guint32 first_rec;
+  GstClockTime pts;
+
+  nc_framing_prefix_write (d, 16, 5);
+  fail_unless (nc_framing_prefix_parse (d, 64, &first_rec, &pts));
+  fail_unless_equals_int (first_rec, 16);
+  fail_unless_equals_uint64 (pts, 5);
+  fail_if (nc_framing_prefix_parse (d, 15, &first_rec, &pts));    /* short */
+  fail_if (nc_framing_prefix_parse (d, 16, &first_rec, &pts));    /* 16 >= len */
+  nc_framing_prefix_write (d, 15, 5);                         /* in the prefix */
+  fail_if (nc_framing_prefix_parse (d, 64, &first_rec, &pts));
+  nc_framing_prefix_write (d, NC_FRAMING_NO_RECORD, GST_CLOCK_TIME_NONE);
+  fail_unless (nc_framing_prefix_parse (d, 16, &first_rec, &pts));
+  d[5] = 1;                                                   /* reserved */
+  fail_if (nc_framing_prefix_parse (d, 64, &first_rec, &pts));
+}
+
+GST_END_TEST;
+
 static Suite *
 ncpacket_suite (void)
 {
@@ -321,6 +548,9 @@ ncpacket_suite (void)
   tcase_add_test (tc, test_bit_flips);
   tcase_add_test (tc, test_bad_fields);
   tcase_add_test (tc, test_fuzz);
+  tcase_add_test (tc, test_framing_round_trip_and_loss);
+  tcase_add_test (tc, test_framing_fuzz);
+  tcase_add_test (tc, test_framing_prefix_rules);
   return s;
 }
 
