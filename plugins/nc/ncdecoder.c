@@ -1,36 +1,39 @@
-/* ncdecoder: progressive decoding of an RLNC stream (paper 000).
+/* ncdecoder: progressive decoding of an RLNC stream, buffers or bytes.
  *
  * SECTION:element-ncdecoder
  * @title: ncdecoder
  *
- * Takes the coded packets of ncencoder (one per buffer, ncpacket.h), runs
- * Gauss-Jordan elimination on each generation as its packets arrive, and the
- * moment a generation reaches full rank turns its packets back into the
- * source bytes (inverse x payloads, one GF(2^8) product on the shared coder
- * pool: GPU or CPU). Generations leave in order.
+ * Takes the coded packets of ncencoder (one per buffer,
+ * docs/elements/nc-wire-format.md), runs Gauss-Jordan elimination on each
+ * generation as its packets arrive, and the moment a generation reaches full
+ * rank turns its packets back into the source bytes (inverse x payloads, one
+ * GF(2^8) product on the shared coder pool: GPU or CPU). Generations leave in
+ * order: a byte stream as generation-sized buffers typed by typefinding, a
+ * framed stream as the encoder's input buffers, timestamps and caps.
  *
  * A generation that cannot complete is declared lost, never waited for
  * forever: when more than `max-generations-in-flight` newer generations are
  * pending, when it has waited longer than `generation-timeout`, or at EOS.
- * The next buffer pushed then carries DISCONT and the loss is counted in
- * `stats`. generation-timeout is measured on the monotonic clock from the
- * arrival of the generation's first packet (for a generation of which nothing
- * arrived: of the oldest packet pending after it), so it works whatever the
- * packets' timestamps are, and a timer enforces it even when no packet
- * arrives any more (a live source that stops without EOS does not keep
- * decoded data waiting behind an incomplete generation). Packets that fail to parse (CRC included), carry
- * another m/k than the stream, or belong to a generation already output or
- * lost are dropped and counted.
+ * The next buffer pushed then carries DISCONT, the loss is counted in
+ * `stats` and said on the bus (an `nc-generations-lost` element message each
+ * time, a warning at most once a second), and an EOS after which nothing at
+ * all could be decoded is an error. generation-timeout is measured on the
+ * monotonic clock from the arrival of the generation's first packet (for a
+ * generation of which nothing arrived: of the oldest packet pending after
+ * it), so it works whatever the packets' timestamps are, and a timer enforces
+ * it even when no packet arrives any more. Packets that fail to parse (CRC
+ * included), carry another k than the stream, or belong to a generation
+ * already output or lost are dropped and counted.
  *
  * ## Example launch line
  * |[
  * gst-launch-1.0 filesrc location=/etc/services ! ncencoder ! ncdecoder ! \
  *     filesink location=/tmp/services.copy
  * ]|
- * receiving over RTP:
+ * receiving over RTP, and playing what arrives:
  * |[
- * gst-launch-1.0 udpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-RLNC,sprop-generation-size=(string)32,sprop-block-size=(string)1316" ! \
- *     rtpncdepay ! ncdecoder ! filesink location=/tmp/stream.ts
+ * gst-launch-1.0 udpsrc port=5004 buffer-size=4194304 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-RLNC,payload=96" ! \
+ *     rtpncdepay ! ncdecoder ! decodebin ! autovideosink
  * ]|
  */
 #ifdef HAVE_CONFIG_H

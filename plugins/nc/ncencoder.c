@@ -1,20 +1,28 @@
-/* ncencoder: random linear network coding of any byte stream (paper 000).
+/* ncencoder: random linear network coding of any stream (Zhao, Zhang, Wang,
+ * "An Architecture Design of GPU-Accelerated VoD Streaming Servers with
+ * Network Coding", 2010).
  *
  * SECTION:element-ncencoder
  * @title: ncencoder
  *
- * Cuts the incoming bytes into generations of `generation-size` (m) blocks of
- * `block-size` (k) bytes and outputs one buffer per coded packet
- * (ncpacket.h): with `systematic` the m source blocks first, then
- * `redundancy` coded packets, each a random GF(2^8) combination of the m
- * blocks. The products run on the process-wide coder pool of libgstgpustream,
- * on the GPU, the CPU or both (`backend`), several generations at a time;
- * packets still leave strictly in generation order.
+ * Cuts the incoming stream into generations of `generation-size` (m) blocks
+ * of `block-size` (k) bytes and outputs one buffer per coded packet
+ * (docs/elements/nc-wire-format.md): with `systematic` the m source blocks
+ * first, then `redundancy` coded packets, each a random GF(2^8) combination
+ * of the m blocks. A partial generation (`max-latency`, the end of the
+ * stream) is coded as one of only the blocks that hold data. With input caps
+ * the coded bytes are records of the input buffers and caps (`framing`), so
+ * the decoder gives back the same buffers with their timestamps. The products
+ * run on the process-wide coder pool of libgstgpustream, on the GPU, the CPU
+ * or both (`backend`), several generations at a time; packets still leave
+ * strictly in generation order. `max-bitrate` timestamps the packets of an
+ * untimed input (a file) so that udpsink sends them at that rate.
  *
  * With `application/x-rlnc` on its sink pad the element is a relay: it keeps
  * the innovative packets of the current generation and sends, for each one,
  * a fresh random mix of everything it holds (recoding without decoding), plus
- * `redundancy` more mixes when the generation ends.
+ * `redundancy` more mixes when the generation ends. It takes m and k from
+ * its caps, or from the first packet when the caps lack them.
  *
  * ## Example launch line
  * |[
@@ -22,9 +30,9 @@
  *     ncencoder generation-size=32 block-size=1316 redundancy-percent=25 ! \
  *     rtpncpay ! udpsink host=127.0.0.1 port=5004
  * ]|
- * and a relay in the middle of the path:
+ * a relay in the middle of the path:
  * |[
- * gst-launch-1.0 udpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-RLNC,sprop-generation-size=(string)32,sprop-block-size=(string)1316" ! \
+ * gst-launch-1.0 udpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-RLNC,payload=96" ! \
  *     rtpncdepay ! ncencoder redundancy=4 ! rtpncpay ! udpsink host=127.0.0.1 port=5006
  * ]|
  */
