@@ -246,6 +246,12 @@ ensure_src_caps (GstNcDecoder * self, DecState * st, GstBuffer * first)
 
   if (st->caps_sent)
     return;
+  /* bytes of no known type (a file, or input without caps) may still be a
+   * type that typefinding knows */
+  if (st->out_caps && first && gst_caps_is_fixed (st->out_caps) &&
+      gst_structure_has_name (gst_caps_get_structure (st->out_caps, 0),
+          "application/octet-stream"))
+    gst_clear_caps (&st->out_caps);
   if (!st->out_caps && first) {
     GstTypeFindProbability prob = GST_TYPE_FIND_NONE;
     GstCaps *found = gst_type_find_helper_for_buffer (GST_OBJECT (self),
@@ -944,8 +950,21 @@ gst_nc_decoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       }
       break;
     case GST_EVENT_FLUSH_STOP:
-      if (st)
+      if (st) {
+        GList *l = st->pending_events;
+
+        /* a segment held for the caps is replaced by the one that follows
+         * the flush */
+        while (l) {
+          GList *next = l->next;
+          if (GST_EVENT_TYPE (l->data) == GST_EVENT_SEGMENT) {
+            gst_event_unref (l->data);
+            st->pending_events = g_list_delete_link (st->pending_events, l);
+          }
+          l = next;
+        }
         dec_reset (st);
+      }
       break;
     default:
       /* sticky events that must follow the caps wait for them */

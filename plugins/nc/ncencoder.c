@@ -828,14 +828,16 @@ enc_append_buffer_record (GstNcEncoder * self, EncState * st, GstBuffer * buf,
 
   if (st->fill == 0)
     enc_gen_begin (st, buf, rt);
-  if (st->caps_record_due && st->caps_string) {
-    NcRecordHeader ch = { NC_RECORD_CAPS, 0, (guint32) strlen (st->caps_string),
+  if (st->caps_record_due) {
+    /* input without caps: the decoder typefinds what the buffers are */
+    const gchar *caps = st->caps_string ? st->caps_string :
+        "application/octet-stream";
+    NcRecordHeader ch = { NC_RECORD_CAPS, 0, (guint32) strlen (caps),
       GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE
     };
 
     st->caps_record_due = FALSE;
-    ret = enc_append_record (self, st, buf, rt, &ch,
-        (const guint8 *) st->caps_string);
+    ret = enc_append_record (self, st, buf, rt, &ch, (const guint8 *) caps);
     if (ret != GST_FLOW_OK)
       return ret;
   }

@@ -130,6 +130,42 @@ class FramedStreams(unittest.TestCase):
         ref.stop()
         got.stop()
 
+    def test_through_a_relay(self):
+        ref = Run(RAW + " ! appsink name=out sync=false")
+        got = Run(RAW + " ! ncencoder generation-size=16 block-size=1000 "
+                  "! ncencoder name=relay redundancy=2 ! ncdecoder "
+                  "! appsink name=out sync=false")
+        a, b = ref.buffers(), got.buffers()
+        self.assertEqual([(buffer_bytes(x), x.pts) for x in a],
+                         [(buffer_bytes(y), y.pts) for y in b])
+        self.assertGreater(got.stats("relay")["packets-innovative"], 0)
+        ref.stop()
+        got.stop()
+
+    def test_buffers_of_a_file_are_typefound(self):
+        # framing=buffers on input without caps: the buffers come back, and
+        # what they are is found by typefinding, as for a byte stream
+        path = os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                            "nc-tf-%d.ts" % os.getpid())
+        sys.path.insert(0, os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "..", "tools"))
+        import nc_loopback
+        nc_loopback.make_test_ts(path, frames=30)
+        try:
+            got = Run("filesrc location=%s blocksize=4096 ! ncencoder "
+                      "framing=buffers ! ncdecoder ! appsink name=out "
+                      "sync=false" % path)
+            caps = got.samples["out"][0].get_caps().get_structure(0)
+            self.assertEqual(caps.get_name(), "video/mpegts")
+            with open(path, "rb") as f:
+                data = f.read()
+            self.assertEqual([b.get_size() for b in got.buffers()],
+                             [min(4096, len(data) - i)
+                              for i in range(0, len(data), 4096)])
+            got.stop()
+        finally:
+            os.unlink(path)
+
     def test_loss_drops_only_the_frames_it_touches(self):
         # a frame is 76800 bytes, a generation 16000: generation 7 holds
         # bytes of frame 1 only; frames 0 and 2.. come back intact
