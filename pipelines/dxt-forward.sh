@@ -1,14 +1,20 @@
 #!/bin/sh
-# The scenario of paper 003: uncompressed HD video (UYVY, the paper's YUV422)
-# sent as RTP raw video; a forwarder in the middle compresses it to DXT on the
-# fly (dxtenc, HAP framing) and forwards it; the receiver decodes and counts.
+# The scenario of Kim, Yoo, Kim and Kim, "In-network Processing of the
+# GPU-based Real-time DXT Compression" (2011): uncompressed HD video (UYVY, the
+# paper's YUV422) sent as RTP raw video; a forwarder in the middle compresses
+# it to DXT on the fly (dxtenc, HAP framing) and forwards it; the receiver
+# decodes and counts.
 #
 #   sender    videotestsrc 1280x720 UYVY ! rtpvrawpay ! udpsink :$RAW_PORT
 #   forwarder udpsrc :$RAW_PORT ! rtpvrawdepay ! dxtenc ! rtpgstpay ! udpsink :$DXT_PORT
 #   receiver  udpsrc :$DXT_PORT ! rtpgstdepay ! dxtdec ! fakesink
 #
-# The forwarder runs in pipelines/dxt_forwarder.py, which prints the per-frame
-# latency through it: first RTP packet in -> last RTP packet out (p50/p99/max).
+# The forwarder runs in pipelines/dxt_forwarder.py, which prints how many
+# frames it depayloaded and sent on, and the per-frame latency through it:
+# first RTP packet in -> last RTP packet out (p50/p99/max). The script then
+# prints the frames the receiver decoded out of those sent (and the frames
+# dxtdec dropped as corrupt), the host's UDP receive-buffer overruns during
+# the run, and any error or warning of the forwarder or the receiver.
 #
 # Usage: pipelines/dxt-forward.sh [frames] [dxtenc properties...]
 #   FRAMES=100 by default; e.g. pipelines/dxt-forward.sh 200 format=ycocg-dxt5 batch-blocks=5760
@@ -29,11 +35,12 @@ trap 'kill $RECV_PID $FWD_PID 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
 RAW_CAPS="application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,sampling=YCbCr-4:2:2,depth=(string)8,width=(string)1280,height=(string)720,colorimetry=BT601-5,payload=96"
 
-# receiver: counts decoded frames (fakesink's last buffer = frame count)
-$LAUNCH -q udpsrc port="$DXT_PORT" buffer-size=8388608 \
+# receiver: with -v, fakesink silent=false logs a "last-message = chain" line
+# for every decoded frame it gets, which is how the frames are counted
+$LAUNCH -v udpsrc port="$DXT_PORT" buffer-size=8388608 \
     caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST,payload=96" ! \
     rtpgstdepay ! dxtdec name=dec ! video/x-raw,format=RGBA ! \
-    fakesink name=sink signal-handoffs=false sync=false \
+    fakesink name=sink silent=false sync=false \
     > "$TMP/recv.log" 2>&1 &
 RECV_PID=$!
 
@@ -57,7 +64,12 @@ $LAUNCH -q videotestsrc num-buffers="$FRAMES" pattern=smpte ! \
 sleep 1
 kill -INT $FWD_PID $RECV_PID 2>/dev/null || true
 wait $FWD_PID 2>/dev/null || true
+wait $RECV_PID 2>/dev/null || true
 echo "dxt-forward: $FRAMES UYVY 1280x720 frames sent through dxtenc $ENC_PROPS"
 grep "^dxt-forwarder: [0-9]\|latency" "$TMP/fwd.log" || echo "dxt-forward: no latency figures"
+DECODED=$(grep -c "GstFakeSink:sink: last-message = chain" "$TMP/recv.log" || true)
+CORRUPT=$(grep -c "Corrupt DXT / HAP frame" "$TMP/recv.log" || true)
+echo "dxt-forward: receiver decoded $DECODED of $FRAMES frames ($CORRUPT dropped by dxtdec as corrupt, $((FRAMES - DECODED)) lost in all)"
 echo "dxt-forward: UDP receive buffer overruns during the run (host-wide): $(( $(rcvbuf_errors) - RCVBUF0 ))"
-cat "$TMP/fwd.log" "$TMP/recv.log" | grep -iE "error|warn" || echo "dxt-forward: no errors"
+cat "$TMP/fwd.log" "$TMP/recv.log" | grep -v "last-message = " | grep -iE "error|warn" ||
+    echo "dxt-forward: no errors"

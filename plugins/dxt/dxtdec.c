@@ -1,4 +1,4 @@
-/* dxtdec: raw DXT block streams and HAP frames to RGBA / BGRA (paper 003).
+/* dxtdec: raw DXT block streams and HAP frames to RGBA / BGRA.
  *
  * SECTION:element-dxtdec
  * @title: dxtdec
@@ -6,6 +6,10 @@
  * Decodes `video/x-dxt` (format DXT1, DXT5 or YCoCg-DXT5) and `video/x-hap`
  * (Hap1, Hap5, HapY; uncompressed, Snappy, or chunked with decode
  * instructions) to RGBA or BGRA, for display and for quality measurement.
+ * It also takes the `video/x-gst-fourcc-Hap1` (-Hap5, -HapY) caps qtdemux
+ * gives the HAP track of a .mov, and its rank (secondary) lets decodebin and
+ * playbin pick it for those: GStreamer 1.22 has no other HAP decoder, and
+ * the DXT / HAP caps are ours alone, so it is picked for nothing else.
  * The texture format of a HAP frame is read from the frame itself. A frame
  * that is truncated, of the wrong size or otherwise corrupt is dropped with
  * a GST_ELEMENT_WARNING and counted in `stats` (frames-dropped); the parser
@@ -21,6 +25,7 @@
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,format=RGBA,width=640,height=360 ! \
  *     dxtenc format=ycocg-dxt5 hap=true snappy=true ! dxtdec ! videoconvert ! fakesink
+ * gst-launch-1.0 filesrc location=x.mov ! decodebin ! videoconvert ! autovideosink
  * ]|
  */
 #ifdef HAVE_CONFIG_H
@@ -35,6 +40,7 @@
 
 #include "dxtdec.h"
 #include "hap.h"
+#include "hapcaps.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_dxt_dec_debug);
 #define GST_CAT_DEFAULT gst_dxt_dec_debug
@@ -55,9 +61,7 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/x-dxt, "
         "format = (string) { DXT1, DXT5, YCoCg-DXT5 }, "
-        "width = (int) [ 1, MAX ], height = (int) [ 1, MAX ]; "
-        "video/x-hap, format = (string) { Hap1, Hap5, HapY }, "
-        "width = (int) [ 1, MAX ], height = (int) [ 1, MAX ]"));
+        "width = (int) [ 1, MAX ], height = (int) [ 1, MAX ]; " GS_HAP_CAPS));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
@@ -96,7 +100,7 @@ struct _GstDxtDec
 #define gst_dxt_dec_parent_class parent_class
 G_DEFINE_TYPE (GstDxtDec, gst_dxt_dec, GST_TYPE_VIDEO_DECODER);
 
-GST_ELEMENT_REGISTER_DEFINE (dxtdec, "dxtdec", GST_RANK_NONE,
+GST_ELEMENT_REGISTER_DEFINE (dxtdec, "dxtdec", GST_RANK_SECONDARY,
     GST_TYPE_DXT_DEC);
 
 /* ---- the data path ------------------------------------------------------- */
@@ -187,18 +191,20 @@ gst_dxt_dec_set_format (GstVideoDecoder * dec, GstVideoCodecState * state)
   DecState *st = self->state;
   GstStructure *s = gst_caps_get_structure (state->caps, 0);
   const gchar *f = gst_structure_get_string (s, "format");
-  gint w = 0, h = 0;
+  gint w = 0, h = 0, hap_tex = gs_hap_caps_tex_format (s);
   GstVideoCodecState *out;
 
-  if (!st || !f || !gst_structure_get_int (s, "width", &w) ||
+  if (!st || (!f && !hap_tex) || !gst_structure_get_int (s, "width", &w) ||
       !gst_structure_get_int (s, "height", &h) || w <= 0 || h <= 0)
     return FALSE;
-  st->hap = gst_structure_has_name (s, "video/x-hap");
-  if (g_str_equal (f, "DXT1") || g_str_equal (f, "Hap1"))
+  /* HAP: the caps' format is a first guess, each frame says its own */
+  st->hap = hap_tex != 0;
+  if (hap_tex == GS_HAP_TEX_DXT1 || (!st->hap && g_str_equal (f, "DXT1")))
     st->codec = DXT_BC1;
-  else if (g_str_equal (f, "DXT5") || g_str_equal (f, "Hap5"))
+  else if (hap_tex == GS_HAP_TEX_DXT5 || (!st->hap && g_str_equal (f, "DXT5")))
     st->codec = DXT_BC3;
-  else if (g_str_equal (f, "YCoCg-DXT5") || g_str_equal (f, "HapY"))
+  else if (hap_tex == GS_HAP_TEX_YCOCG || (!st->hap &&
+          g_str_equal (f, "YCoCg-DXT5")))
     st->codec = DXT_YCOCG;
   else
     return FALSE;

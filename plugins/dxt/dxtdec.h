@@ -1,4 +1,4 @@
-/* dxtdec: raw DXT and HAP frames to RGBA / BGRA (paper 003). */
+/* dxtdec: raw DXT and HAP frames to RGBA / BGRA. */
 #ifndef GST_DXT_DEC_H
 #define GST_DXT_DEC_H
 

@@ -1,4 +1,6 @@
-/* dxtenc: real-time DXT (S3TC) compression of raw video (paper 003).
+/* dxtenc: real-time DXT (S3TC) compression of raw video, after Kim, Yoo,
+ * Kim and Kim, "In-network Processing of the GPU-based Real-time DXT
+ * Compression" (2011).
  *
  * SECTION:element-dxtenc
  * @title: dxtenc
@@ -9,8 +11,9 @@
  * blocks replicate the last column / row). Output is either the raw block
  * stream, `video/x-dxt` (ceil(w/4) x ceil(h/4) blocks, row-major, 8 or 16
  * bytes each), or one HAP frame per buffer, `video/x-hap` (format Hap1,
- * Hap5 or HapY; with `snappy` the Snappy second stage, one chunk), which
- * FFmpeg and HAP players read once muxed into .mov (pipelines/hap2mov.c).
+ * Hap5 or HapY; with `snappy` the Snappy second stage; large frames in
+ * `chunks` second-stage chunks that players decompress in parallel), which
+ * `hapmovmux` writes into a .mov that FFmpeg and HAP players open.
  *
  * GStreamer 1.22 defines no caps for either; ours are
  * `video/x-dxt, format=(string){DXT1,DXT5,YCoCg-DXT5}, width, height,
@@ -29,7 +32,9 @@
  * the bytes are the same for any slice size and backend.
  *
  * With `cycle` > 0 the frames go through the device's real-time scheduler
- * (gpsscheduler.h, paper 001) instead: collected as they come, coded as one
+ * (gpsscheduler.h, the GPU-centric model of Zhang, Hu and Hua, "A
+ * holistic approach to build real-time stream processing system with GPU",
+ * 2015) instead: collected as they come, coded as one
  * batch per cycle by the device's worker thread (one launch per cycle for
  * every scheduled dxtenc on that device) and finished in order by a
  * forwarder thread; the same bytes, within 3 cycles (the reported latency).
@@ -38,6 +43,8 @@
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=60 ! video/x-raw,format=UYVY,width=1280,height=720 ! \
  *     dxtenc format=dxt1 hap=true snappy=true ! dxtdec ! videoconvert ! fakesink
+ * gst-launch-1.0 videotestsrc num-buffers=60 ! video/x-raw,width=640,height=360 ! \
+ *     dxtenc format=dxt5 hap=true snappy=true ! hapmovmux ! filesink location=x.mov
  * ]|
  */
 #ifdef HAVE_CONFIG_H
@@ -63,6 +70,13 @@ GST_DEBUG_CATEGORY_STATIC (gst_dxt_enc_debug);
 #define DEFAULT_QUALITY GST_DXT_ENC_QUALITY_FAST
 #define DEFAULT_HAP FALSE
 #define DEFAULT_SNAPPY FALSE
+/* 0: chunks by frame size (hap_auto_chunks) */
+#define DEFAULT_CHUNKS 0
+#define MAX_CHUNKS 64
+/* auto chunks: one per this many texture bytes (rounded), so that a 1080p
+ * frame is a few chunks and a 4K frame a dozen or more, which a player
+ * decompresses on as many threads; a small frame stays one section */
+#define AUTO_CHUNK_BYTES (512 * 1024)
 /* The paper's best latency was 2880-5760 blocks per batch on its GPU. On an
  * H100 each slice costs ~9 us of API calls, so small slices lose both ways:
  * 1080p UYVY one frame at a time takes 410 us in slices of 2880 and 126 us
@@ -82,6 +96,7 @@ enum
   PROP_QUALITY,
   PROP_HAP,
   PROP_SNAPPY,
+  PROP_CHUNKS,
   PROP_BATCH_BLOCKS,
   PROP_THREADS,
   PROP_STATS,
@@ -167,12 +182,14 @@ typedef struct
   DxtCodec codec;
   DxtQuality quality;
   gboolean hap, snappy;
+  guint chunks;                 /* the property; per caps: tex_chunks */
   guint batch_blocks;
   guint threads;
 
   DxtFormat in_format;
   GstVideoInfo info;
   gsize tex_size;
+  guint tex_chunks;             /* HAP: second-stage chunks of a frame */
   guint8 *tex;                  /* HAP: the block stream before framing */
 
   /* GPU path: the element's GstCudaContext (a ref), NULL on the CPU */
@@ -195,6 +212,7 @@ struct _GstDxtEnc
   GstDxtEncQuality quality;
   gboolean hap;
   gboolean snappy;
+  guint chunks;
   guint batch_blocks;
   guint threads;
   GstClockTime cycle;
@@ -328,7 +346,8 @@ encode_device_frame (GstDxtEnc * self, EncState * st, GstObject * cuda_context,
 static gsize
 enc_output_max (EncState * st)
 {
-  return st->hap ? gs_hap_max_frame_size (st->tex_size) : st->tex_size;
+  return st->hap ? gs_hap_max_frame_size (st->tex_size, st->tex_chunks) :
+      st->tex_size;
 }
 
 /* Codes frame's input into its output buffer (enc_output_max bytes) and
@@ -416,7 +435,8 @@ encode_frame (GstDxtEnc * self, EncState * st, GstVideoCodecFrame * frame,
 coded:
   if (st->hap) {
     out_size = gs_hap_write_frame (omap.data, omap.size,
-        hap_tex_formats[st->codec], st->snappy, st->tex, st->tex_size);
+        hap_tex_formats[st->codec], st->snappy, st->tex_chunks, st->tex,
+        st->tex_size);
     g_assert (out_size > 0);
   }
   gst_buffer_unmap (frame->output_buffer, &omap);
@@ -451,8 +471,8 @@ coded:
  * not all of them. A frame the scheduler will not forward (flushed,
  * or in flight at stop) comes back through sched_drop. */
 
-/* Frames in flight: at least 8, or what comes in 3 cycles (Theorem 1's
- * bound on a frame's stay) at the caps' frame rate, so the bound never
+/* Frames in flight: at least 8, or what comes in 3 cycles (the
+ * scheduler's bound on a frame's stay) at the caps' frame rate, so the bound never
  * slows a stream down; at most 64, however long the cycle, so that a
  * blocked downstream holds a bounded amount of memory. */
 #define DXT_ENC_SCHED_MIN_IN_FLIGHT 8
@@ -789,7 +809,8 @@ enc_state_free (EncState * st)
   g_free (st);
 }
 
-/* what the LATENCY query adds: Theorem 1's 3 cycles when scheduled */
+/* what the LATENCY query adds: the scheduler's bound of 3 cycles on a
+ * frame's stay when scheduled */
 static void
 enc_update_latency (GstDxtEnc * self)
 {
@@ -809,6 +830,7 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
   st->quality = (DxtQuality) self->quality;
   st->hap = self->hap;
   st->snappy = self->snappy;
+  st->chunks = self->chunks;
   st->batch_blocks = self->batch_blocks;
   st->threads = self->threads ? self->threads : dxt_cpu_count ();
   self->st_frames = self->st_bytes_in = self->st_bytes_out = 0;
@@ -902,6 +924,11 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
       return FALSE;
     }
     st->tex = g_malloc (st->tex_size);
+    st->tex_chunks = st->chunks ? st->chunks :
+        (guint) MIN (MAX_CHUNKS, MAX (1, (st->tex_size + AUTO_CHUNK_BYTES / 2) /
+            AUTO_CHUNK_BYTES));
+    GST_INFO_OBJECT (self, "HAP frames of %" G_GSIZE_FORMAT " texture bytes "
+        "in %u chunk(s)", st->tex_size, st->tex_chunks);
   }
   if (self->scheduled) {
     guint64 n = DXT_ENC_SCHED_MIN_IN_FLIGHT;
@@ -1101,6 +1128,9 @@ gst_dxt_enc_set_property (GObject * object, guint prop_id,
     case PROP_SNAPPY:
       self->snappy = g_value_get_boolean (value);
       break;
+    case PROP_CHUNKS:
+      self->chunks = g_value_get_uint (value);
+      break;
     case PROP_BATCH_BLOCKS:
       self->batch_blocks = g_value_get_uint (value);
       break;
@@ -1145,6 +1175,9 @@ gst_dxt_enc_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_SNAPPY:
       g_value_set_boolean (value, self->snappy);
+      break;
+    case PROP_CHUNKS:
+      g_value_set_uint (value, self->chunks);
       break;
     case PROP_BATCH_BLOCKS:
       g_value_set_uint (value, self->batch_blocks);
@@ -1202,9 +1235,17 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
           "(video/x-dxt)", DEFAULT_HAP, flags));
   g_object_class_install_property (gobject_class, PROP_SNAPPY,
       g_param_spec_boolean ("snappy", "Snappy",
-          "With hap: Snappy second-stage compression (one chunk; stored "
-          "uncompressed when Snappy does not shrink the frame)",
+          "With hap: Snappy second-stage compression of each chunk (a chunk "
+          "is stored uncompressed when Snappy does not shrink it)",
           DEFAULT_SNAPPY, flags));
+  g_object_class_install_property (gobject_class, PROP_CHUNKS,
+      g_param_spec_uint ("chunks", "Chunks",
+          "With hap: second-stage chunks per frame, cut at block boundaries "
+          "and described by the frame's decode instructions, so that "
+          "players decompress a large frame on several threads (as FFmpeg's "
+          "-chunks); 1 = one section; 0 = one chunk per 512 KiB of texture "
+          "(rounded; a 720p Hap1 frame is 1 chunk, 1080p Hap1 2, 4K HapY 16)",
+          0, MAX_CHUNKS, DEFAULT_CHUNKS, flags));
   g_object_class_install_property (gobject_class, PROP_BATCH_BLOCKS,
       g_param_spec_uint ("batch-blocks", "Batch blocks",
           "4x4 blocks per slice, rounded down to whole block rows (at least "
@@ -1273,6 +1314,7 @@ gst_dxt_enc_init (GstDxtEnc * self)
   self->quality = DEFAULT_QUALITY;
   self->hap = DEFAULT_HAP;
   self->snappy = DEFAULT_SNAPPY;
+  self->chunks = DEFAULT_CHUNKS;
   self->batch_blocks = DEFAULT_BATCH_BLOCKS;
   self->threads = DEFAULT_THREADS;
   self->cycle = DEFAULT_CYCLE;

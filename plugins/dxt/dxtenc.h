@@ -1,5 +1,5 @@
 /* dxtenc: DXT (BC1/BC3/YCoCg-DXT5) compression of raw video, raw or HAP
- * frames (paper 003). */
+ * frames. */
 #ifndef GST_DXT_ENC_H
 #define GST_DXT_ENC_H
 

@@ -213,23 +213,26 @@ gs_hap_decode (const uint8_t *data, size_t len, uint8_t *tex, size_t tex_size)
 }
 
 size_t
-gs_hap_max_frame_size (size_t tex_size)
+gs_hap_max_frame_size (size_t tex_size, unsigned chunks)
 {
   size_t s = snappy_max_compressed_length (tex_size);
 
-  return 8 + (s > tex_size ? s : tex_size);
+  if (chunks <= 1)
+    return 8 + (s > tex_size ? s : tex_size);
+  /* top header, instructions container, compressor and size tables (8-byte
+   * headers at most), then each chunk's worst case: Snappy's bound of the
+   * largest chunk, which is at most tex_size / chunks + 16 bytes */
+  return 8 + 8 + 8 + chunks + 8 + 4 * (size_t) chunks +
+      chunks * snappy_max_compressed_length (tex_size / chunks + 16);
 }
 
-size_t
-gs_hap_write_frame (uint8_t *out, size_t out_cap, int tex_format, int snappy,
+/* One top-level section (0xA? or 0xB?): the whole texture, one chunk. */
+static size_t
+write_single (uint8_t *out, size_t out_cap, int tex_format, int snappy,
     const uint8_t *tex, size_t tex_size)
 {
   size_t hl = tex_size <= 0xFFFFFF ? 4 : 8;
 
-  if (!out || !tex || tex_size == 0 || tex_size > 0xFFFFFFFFu ||
-      (tex_format != GS_HAP_TEX_DXT1 && tex_format != GS_HAP_TEX_DXT5 &&
-          tex_format != GS_HAP_TEX_YCOCG))
-    return 0;
   if (snappy && out_cap > 8) {
     size_t clen = out_cap - 8;
 
@@ -247,6 +250,106 @@ gs_hap_write_frame (uint8_t *out, size_t out_cap, int tex_format, int snappy,
   hl = write_header (out, GS_HAP_COMP_NONE | tex_format, tex_size);
   memcpy (out + hl, tex, tex_size);
   return hl + tex_size;
+}
+
+static void
+wr32 (uint8_t *p, uint32_t v)
+{
+  p[0] = v & 0xFF;
+  p[1] = (v >> 8) & 0xFF;
+  p[2] = (v >> 16) & 0xFF;
+  p[3] = (v >> 24) & 0xFF;
+}
+
+/* The chunked form (0xC?): a decode instructions container holding the
+ * chunk compressor table (0x02) and the chunk size table (0x03), then the
+ * chunks back to back, as FFmpeg's hap encoder and the HAP SDK write it.
+ * Chunk i holds blocks [i * n / chunks, (i + 1) * n / chunks) of the n
+ * blocks, so every chunk decodes on its own to whole blocks. */
+static size_t
+write_chunked (uint8_t *out, size_t out_cap, int tex_format, int snappy,
+    unsigned chunks, size_t block_bytes, const uint8_t *tex, size_t tex_size)
+{
+  size_t n_blocks = tex_size / block_bytes;
+  size_t comp_len = chunks, sizes_len = 4 * (size_t) chunks;
+  size_t comp_hl = 4, sizes_hl = 4;
+  size_t instr_len = comp_hl + comp_len + sizes_hl + sizes_len;
+  size_t instr_hl = 4;
+  size_t top_hl, pos, data_len = 0, i;
+  uint8_t *comp, *sizes, *data;
+
+  /* headers whose size may need 8 bytes are sized before anything is
+   * written: the tables are small, the top section may not be */
+  if (sizes_len > 0xFFFFFF) {
+    sizes_hl = 8;
+    comp_hl = comp_len > 0xFFFFFF ? 8 : 4;
+    instr_len = comp_hl + comp_len + sizes_hl + sizes_len;
+  }
+  if (instr_len > 0xFFFFFF)
+    instr_hl = 8;
+  /* the top header is written last, once the data size is known: leave it
+   * 8 bytes and move everything down 4 when 4 are enough */
+  pos = 8;
+  if (out_cap < pos + instr_hl + instr_len)
+    return 0;
+  pos += write_header (out + pos, 0x01, instr_len);
+  pos += write_header (out + pos, 0x02, comp_len);
+  comp = out + pos;
+  pos += comp_len;
+  pos += write_header (out + pos, 0x03, sizes_len);
+  sizes = out + pos;
+  pos += sizes_len;
+  data = out + pos;
+
+  for (i = 0; i < chunks; i++) {
+    size_t b0 = i * n_blocks / chunks, b1 = (i + 1) * n_blocks / chunks;
+    const uint8_t *src = tex + b0 * block_bytes;
+    size_t len = (b1 - b0) * block_bytes, room = out_cap - pos - data_len;
+    size_t clen = room;
+
+    if (snappy && snappy_compress ((const char *) src, len,
+            (char *) data + data_len, &clen) == SNAPPY_OK && clen < len) {
+      comp[i] = 0x0B;
+    } else {
+      if (room < len)
+        return 0;
+      memcpy (data + data_len, src, len);
+      comp[i] = 0x0A;
+      clen = len;
+    }
+    wr32 (sizes + 4 * i, (uint32_t) clen);
+    data_len += clen;
+  }
+
+  {
+    size_t sec_len = (size_t) (data - (out + 8)) + data_len;
+
+    if (sec_len > 0xFFFFFFFFu)
+      return 0;
+    top_hl = write_header (out, GS_HAP_COMP_COMPLEX | tex_format, sec_len);
+    if (top_hl == 4)
+      memmove (out + 4, out + 8, sec_len);
+    return top_hl + sec_len;
+  }
+}
+
+size_t
+gs_hap_write_frame (uint8_t *out, size_t out_cap, int tex_format, int snappy,
+    unsigned chunks, const uint8_t *tex, size_t tex_size)
+{
+  size_t block_bytes = tex_format == GS_HAP_TEX_DXT1 ? 8 : 16;
+
+  if (!out || !tex || tex_size == 0 || tex_size > 0xFFFFFFFFu ||
+      (tex_format != GS_HAP_TEX_DXT1 && tex_format != GS_HAP_TEX_DXT5 &&
+          tex_format != GS_HAP_TEX_YCOCG) || tex_size % block_bytes)
+    return 0;
+  /* never more chunks than blocks: each chunk holds at least one */
+  if (chunks > tex_size / block_bytes)
+    chunks = (unsigned) (tex_size / block_bytes);
+  if (chunks <= 1)
+    return write_single (out, out_cap, tex_format, snappy, tex, tex_size);
+  return write_chunked (out, out_cap, tex_format, snappy, chunks, block_bytes,
+      tex, tex_size);
 }
 
 const char *

@@ -1,17 +1,19 @@
 /* hap.h: HAP frames (github.com/Vidvox/hap, documentation/HapVideo.md)
  * around a DXT block stream. Pure C, libc + libsnappy (snappy-c.h), no GLib,
- * so the fuzz test and hap2mov link it without GStreamer.
+ * so the fuzz test links it without GStreamer.
  *
  * A frame is one top-level section: a 4-byte header (3-byte little-endian
  * size, 1 type byte) or, when the size does not fit in 24 bits, 3 zero bytes,
  * the type byte and a 4-byte size. Type = second-stage compressor (high
  * nibble: 0xA none, 0xB Snappy, 0xC decode instructions) | texture format
  * (low nibble: 0xB DXT1 "Hap1", 0xE DXT5 "Hap5", 0xF scaled YCoCg DXT5
- * "HapY"). We write 0xA? or 0xB? (one Snappy chunk); we read those and the
- * chunked 0xC? form (decode instructions container 0x01 holding the chunk
- * compressor 0x02, size 0x03 and optional offset 0x04 tables) other
- * encoders write. Every length read from the frame is checked against the
- * bytes that remain before it is used. */
+ * "HapY"). We write 0xA? or 0xB? (one chunk) or, with several chunks, the
+ * 0xC? form: a decode instructions container 0x01 holding the chunk
+ * compressor 0x02 and size 0x03 tables, then the chunks, each Snappy or
+ * stored, so that a player decompresses them in parallel. We read all of
+ * these, and the optional offset table 0x04 other encoders write. Every
+ * length read from the frame is checked against the bytes that remain
+ * before it is used. */
 #ifndef GS_HAP_H
 #define GS_HAP_H
 
@@ -57,15 +59,19 @@ int gs_hap_peek (const uint8_t *data, size_t len, GsHapInfo *info);
 int gs_hap_decode (const uint8_t *data, size_t len, uint8_t *tex,
                    size_t tex_size);
 
-/* Upper bound of a frame holding tex_size texture bytes. */
-size_t gs_hap_max_frame_size (size_t tex_size);
+/* Upper bound of a frame holding tex_size texture bytes in chunks chunks. */
+size_t gs_hap_max_frame_size (size_t tex_size, unsigned chunks);
 
-/* Writes one frame (tex_format GS_HAP_TEX_*; snappy: compress with one
- * Snappy chunk, but store uncompressed when Snappy would not shrink it, as
- * the HAP reference encoder does). Returns the frame size, 0 on error
- * (out_cap too small). */
+/* Writes one frame (tex_format GS_HAP_TEX_*) of tex_size bytes (whole
+ * blocks). chunks <= 1: one section; more: the chunked 0xC? form, the
+ * texture cut at block boundaries into chunks parts of (nearly) equal size
+ * (at most one chunk a block). snappy: compress each chunk with Snappy, but
+ * store it uncompressed when Snappy would not shrink it, as the HAP
+ * reference encoder does. Returns the frame size, 0 on error (bad
+ * arguments, out_cap too small). */
 size_t gs_hap_write_frame (uint8_t *out, size_t out_cap, int tex_format,
-                           int snappy, const uint8_t *tex, size_t tex_size);
+                           int snappy, unsigned chunks, const uint8_t *tex,
+                           size_t tex_size);
 
 const char *gs_hap_result_str (int r);
 

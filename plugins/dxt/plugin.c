@@ -1,4 +1,6 @@
-/* The gpustreamdxt plugin: DXT / HAP compression of raw video (paper 003). */
+/* The gpustreamdxt plugin: DXT / HAP compression of raw video, after Kim,
+ * Yoo, Kim and Kim, "In-network Processing of the GPU-based Real-time DXT
+ * Compression" (2011), and HAP in QuickTime files. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -8,6 +10,7 @@
 
 #include "dxtenc.h"
 #include "dxtdec.h"
+#include "hapmovmux.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -18,6 +21,7 @@ plugin_init (GstPlugin * plugin)
 
   ret |= GST_ELEMENT_REGISTER (dxtenc, plugin);
   ret |= GST_ELEMENT_REGISTER (dxtdec, plugin);
+  ret |= GST_ELEMENT_REGISTER (hapmovmux, plugin);
 
   return ret;
 }

@@ -78,10 +78,40 @@ reference_encode (const GstVideoInfo * info, GstBuffer * buf, DxtFormat fmt,
   return out;
 }
 
-/* One frame through dxtenc; checks caps and bytes against the kernels. */
+/* The chunk compressor table of a chunked (0xC?) HAP frame: its length,
+ * and *table pointing at it. 0 when the frame is not chunked. */
+static gsize
+hap_chunk_table (const guint8 * frame, gsize len, const guint8 ** table)
+{
+  GsHapInfo hi;
+  const guint8 *p;
+  gsize instr_len, pos;
+
+  if (gs_hap_peek (frame, len, &hi) != GS_HAP_OK ||
+      hi.compressor != GS_HAP_COMP_COMPLEX)
+    return 0;
+  /* our instructions and their tables have 4-byte headers */
+  p = frame + hi.header_len;
+  fail_unless_equals_int (p[3], 0x01);
+  instr_len = p[0] | (p[1] << 8) | (p[2] << 16);
+  for (pos = 4; pos < 4 + instr_len;) {
+    gsize sl = p[pos] | (p[pos + 1] << 8) | (p[pos + 2] << 16);
+
+    if (p[pos + 3] == 0x02) {
+      *table = p + pos + 4;
+      return sl;
+    }
+    pos += 4 + sl;
+  }
+  fail ("no chunk compressor table");
+  return 0;
+}
+
+/* One frame through dxtenc (chunks: its property, 0 = by size); checks caps
+ * and bytes against the kernels, and the HAP frame's chunks. */
 static void
-check_encode (guint fi, DxtCodec codec, gboolean hap, gboolean snappy,
-    guint w, guint h, DxtQuality q, guint batch)
+check_encode_chunks (guint fi, DxtCodec codec, gboolean hap, gboolean snappy,
+    guint w, guint h, DxtQuality q, guint batch, guint chunks)
 {
   GstVideoInfo info;
   GstHarness *hr;
@@ -99,8 +129,8 @@ check_encode (guint fi, DxtCodec codec, gboolean hap, gboolean snappy,
   GST_VIDEO_INFO_FPS_N (&info) = 30;
   GST_VIDEO_INFO_FPS_D (&info) = 1;
   launch = g_strdup_printf ("dxtenc format=%s hap=%d snappy=%d quality=%s "
-      "batch-blocks=%u", codec_nick[codec], hap, snappy,
-      q == DXT_HIGH ? "high" : "fast", batch);
+      "batch-blocks=%u chunks=%u", codec_nick[codec], hap, snappy,
+      q == DXT_HIGH ? "high" : "fast", batch, chunks);
   hr = gst_harness_new_parse (launch);
   caps = gst_video_info_to_caps (&info);
   gst_harness_set_src_caps (hr, caps);
@@ -128,11 +158,27 @@ check_encode (guint fi, DxtCodec codec, gboolean hap, gboolean snappy,
         codec_nick[codec], w, h);
   } else {
     GsHapInfo hi;
+    gsize n_blocks = ref_size / dxt_block_bytes (codec);
+    /* the element's rule: one chunk per 512 KiB of texture, rounded */
+    gsize n_chunks = chunks ? chunks :
+        MIN (64, MAX (1, (ref_size + 256 * 1024) / (512 * 1024)));
+    const guint8 *table = NULL;
+    gsize i;
 
+    n_chunks = MIN (n_chunks, n_blocks);
     fail_unless_equals_int (gs_hap_peek (map.data, map.size, &hi), GS_HAP_OK);
     fail_unless_equals_int (hi.header_len + hi.section_len, map.size);
     fail_unless_equals_int (hi.tex_format, hap_tex[codec]);
-    if (!snappy) {
+    if (n_chunks > 1) {
+      /* chunked: one compressor byte a chunk, Snappy where it shrinks
+       * (every chunk of make_input () at these sizes), stored otherwise */
+      fail_unless_equals_int (hi.compressor, GS_HAP_COMP_COMPLEX);
+      fail_unless_equals_int (hap_chunk_table (map.data, map.size, &table),
+          n_chunks);
+      for (i = 0; i < n_chunks; i++)
+        if (!snappy || ref_size / n_chunks >= 4096)
+          fail_unless_equals_int (table[i], snappy ? 0x0B : 0x0A);
+    } else if (!snappy) {
       fail_unless_equals_int (hi.compressor, GS_HAP_COMP_NONE);
     } else if (w * h >= 4096) {
       /* 64x64 and larger frames of make_input () compress */
@@ -153,6 +199,13 @@ check_encode (guint fi, DxtCodec codec, gboolean hap, gboolean snappy,
   g_free (ref);
   g_free (launch);
   gst_harness_teardown (hr);
+}
+
+static void
+check_encode (guint fi, DxtCodec codec, gboolean hap, gboolean snappy,
+    guint w, guint h, DxtQuality q, guint batch)
+{
+  check_encode_chunks (fi, codec, hap, snappy, w, h, q, batch, 0);
 }
 
 GST_START_TEST (test_encode_matrix)
@@ -180,6 +233,24 @@ GST_START_TEST (test_encode_full_hd)
     check_encode (fi, DXT_BC1, FALSE, FALSE, 1918, 1080, DXT_FAST, 2880);
   check_encode (4, DXT_YCOCG, TRUE, TRUE, 1918, 1080, DXT_FAST, 5760);
   check_encode (0, DXT_BC3, TRUE, FALSE, 1918, 1080, DXT_FAST, 0);
+}
+
+GST_END_TEST;
+
+/* HAP chunks: by size (1918x1080 BC1 is 2 chunks, YCoCg 4), as set, one
+ * section with chunks=1, never more chunks than blocks; every frame must
+ * decode to the kernels' block stream (check_encode_chunks) */
+GST_START_TEST (test_hap_chunks)
+{
+  check_encode_chunks (0, DXT_BC1, TRUE, TRUE, 1918, 1080, DXT_FAST, 0, 1);
+  check_encode_chunks (0, DXT_BC1, TRUE, TRUE, 1918, 1080, DXT_FAST, 0, 0);
+  check_encode_chunks (0, DXT_YCOCG, TRUE, FALSE, 1918, 1080, DXT_FAST, 0,
+      0);
+  check_encode_chunks (4, DXT_BC1, TRUE, FALSE, 1918, 1080, DXT_FAST, 2880,
+      7);
+  check_encode_chunks (0, DXT_BC3, TRUE, TRUE, 1280, 720, DXT_FAST, 0, 64);
+  check_encode_chunks (0, DXT_BC3, TRUE, TRUE, 70, 37, DXT_FAST, 0, 64);
+  check_encode_chunks (0, DXT_BC1, TRUE, FALSE, 5, 3, DXT_FAST, 0, 8);
 }
 
 GST_END_TEST;
@@ -846,9 +917,9 @@ random_dxt_frame (DxtCodec codec, guint hap, guint w, guint h, guint seed,
       hap ? hap_caps_fmt[codec] : dxt_caps_fmt[codec], w, h);
   if (!hap)
     return gst_buffer_new_wrapped (g_memdup2 (*tex, size), size);
-  frame = g_malloc (gs_hap_max_frame_size (size));
-  len = gs_hap_write_frame (frame, gs_hap_max_frame_size (size),
-      hap_formats[codec], hap == 2, *tex, size);
+  frame = g_malloc (gs_hap_max_frame_size (size, 1));
+  len = gs_hap_write_frame (frame, gs_hap_max_frame_size (size, 1),
+      hap_formats[codec], hap == 2, 1, *tex, size);
   fail_unless (len > 0);
   return gst_buffer_new_wrapped (frame, len);
 }
@@ -1419,6 +1490,7 @@ dxt_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_encode_matrix);
   tcase_add_test (tc, test_encode_full_hd);
+  tcase_add_test (tc, test_hap_chunks);
   tcase_add_test (tc, test_encode_quality_and_batch);
   tcase_add_test (tc, test_roundtrip_psnr);
   tcase_add_test (tc, test_caps_refused);

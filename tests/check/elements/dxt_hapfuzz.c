@@ -14,6 +14,7 @@
 
 #include "hap.h"
 
+#define N_SEEDS 7               /* valid frames the mutations start from */
 #define TEX_SIZE 2048           /* a 32x32 DXT5 / 64x32 DXT1 texture */
 #define ITERATIONS 100000
 
@@ -110,8 +111,8 @@ make_complex (uint8_t *out, const uint8_t *tex, int with_offsets)
 int
 main (void)
 {
-  static uint8_t frames[5][TEX_SIZE * 2 + 256];
-  size_t flen[5];
+  static uint8_t frames[N_SEEDS][TEX_SIZE * 2 + 256];
+  size_t flen[N_SEEDS];
   uint8_t tex[TEX_SIZE], check[TEX_SIZE];
   long n_ok = 0, n_err = 0, i;
   int f;
@@ -120,14 +121,24 @@ main (void)
     tex[i] = (i % 97 < 50) ? (uint8_t) (i / 7) : (uint8_t) next ();
 
   flen[0] = gs_hap_write_frame (frames[0], sizeof (frames[0]), GS_HAP_TEX_DXT1,
-      0, tex, TEX_SIZE);
+      0, 1, tex, TEX_SIZE);
   flen[1] = gs_hap_write_frame (frames[1], sizeof (frames[1]), GS_HAP_TEX_DXT5,
-      1, tex, TEX_SIZE);
+      1, 1, tex, TEX_SIZE);
   flen[2] = make_complex (frames[2], tex, 0);
   flen[3] = make_complex (frames[3], tex, 1);
   flen[4] = put_header (frames[4], 0xAF, TEX_SIZE, 1);
   memcpy (frames[4] + 8, tex, TEX_SIZE);
   flen[4] += TEX_SIZE;
+  /* our own chunked writer, stored and Snappy chunks */
+  flen[5] = gs_hap_write_frame (frames[5], sizeof (frames[5]),
+      GS_HAP_TEX_YCOCG, 0, 5, tex, TEX_SIZE);
+  flen[6] = gs_hap_write_frame (frames[6], sizeof (frames[6]),
+      GS_HAP_TEX_DXT1, 1, 3, tex, TEX_SIZE);
+  if (flen[5] == 0 || frames[5][3] != 0xCF || flen[6] == 0 ||
+      frames[6][3] != 0xCB) {
+    fprintf (stderr, "chunked frames not written as 0xC?\n");
+    return 1;
+  }
   if (frames[1][3] != 0xBE) {
     fprintf (stderr, "Snappy frame not compressed (type 0x%02x)\n",
         frames[1][3]);
@@ -135,7 +146,7 @@ main (void)
   }
 
   /* the valid frames decode to the texture */
-  for (f = 0; f < 5; f++) {
+  for (f = 0; f < N_SEEDS; f++) {
     int r = gs_hap_decode (frames[f], flen[f], check, TEX_SIZE);
 
     if (r != GS_HAP_OK || memcmp (check, tex, TEX_SIZE) != 0) {
@@ -150,7 +161,7 @@ main (void)
     size_t out_size;
     GsHapInfo info;
 
-    f = next () % 5;
+    f = next () % N_SEEDS;
     len = flen[f];
     switch (next () % 4) {
       case 0:                  /* truncation */
