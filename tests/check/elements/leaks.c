@@ -136,6 +136,12 @@ GST_START_TEST (test_state_cycles_leave_nothing)
       "sizetype=fixed sizemax=8192 filltype=random ! "
       "video/x-raw,format=RGBA,width=64,height=32,framerate=30/1 ! "
       "dxtenc format=dxt5 hap=true cycle=2000000" SINK);
+  /* a framed NC stream (input with caps): records, caps records and the
+   * decoder's reassembly, stopped mid-record every other cycle */
+  cycle ("fakesrc name=src signal-handoffs=true num-buffers=20 format=time "
+      "sizetype=fixed sizemax=8192 filltype=random ! "
+      "video/x-raw,format=RGBA,width=64,height=32,framerate=30/1 ! "
+      "ncencoder generation-size=8 block-size=700 ! ncdecoder" SINK);
 
   fail_unless (objects_seen > 0);
   fail_unless_equals_int (g_atomic_int_get (&objects_finalized),
