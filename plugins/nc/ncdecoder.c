@@ -736,6 +736,9 @@ dec_packet (GstNcDecoder * self, DecState * st, GstBuffer * buf,
         "resynchronising", st->next, h.generation);
     ret = dec_advance (self, st, TRUE);
     st->have_next = FALSE;
+    /* a new sender: its clock, and where its records start, are new too */
+    st->have_ts_offset = FALSE;
+    nc_deframer_lost (st->deframer);
     if (ret != GST_FLOW_OK)
       return ret;
   }
