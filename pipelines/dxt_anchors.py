@@ -109,7 +109,7 @@ def fetch_squish_source(anchors):
     return None
 
 
-def meson_link_command(build, target="kernels/dxt/bench_dxt"):
+def meson_link_command(build, target="kernels/bench/bench_dxt"):
     """bench_dxt's link command as ninja runs it (cwd: build)."""
     ok, out = sh(["ninja", "-C", build, "-t", "commands", target])
     if not ok:
@@ -285,7 +285,7 @@ def bench(build, results, krows, bench_dxt=None):
     """bench.py's dxt area after bench_dxt ran (krows: its JSON rows):
     the SSE2 libsquish and quicktex anchors, our figures against them.
     Returns the new rows (also added to results when given)."""
-    bench_dxt = bench_dxt or os.path.join(build, "kernels", "dxt", "bench_dxt")
+    bench_dxt = bench_dxt or os.path.join(build, "kernels", "bench", "bench_dxt")
     new = []
 
     def add(r):

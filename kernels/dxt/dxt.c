@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/cpu.h"
 #include "dxt/dxt.h"
 #include "dxt/dxt_block.h"
 #include "dxt/dxt_simd.h"
@@ -33,13 +34,10 @@ static DxtRowFn row_fn = NULL;
 static int
 cpu_has (DxtCpuPath p)
 {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init ();
   if (p == DXT_CPU_AVX2)
-    return __builtin_cpu_supports ("avx2");
+    return !!(gs_cpu_features () & GS_CPU_AVX2);
   if (p == DXT_CPU_SSE41)
-    return __builtin_cpu_supports ("sse4.1");
-#endif
+    return !!(gs_cpu_features () & GS_CPU_SSE41);
   return p == DXT_CPU_SCALAR;
 }
 

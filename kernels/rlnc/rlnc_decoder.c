@@ -14,6 +14,7 @@
 #include <string.h>
 #include <isa-l/erasure_code.h>
 #include <isa-l/gf_vect_mul.h>
+#include "common/cpu.h"
 #include "rlnc/rlnc.h"
 #include "gf256/gf256.h"
 #include "rlnc/rlnc_rowops.h"
@@ -81,7 +82,7 @@ rlnc_decoder_new (int m, size_t k)
   for (int s = 0; s < m; s++)
     d->payloads[s] = d->payload_mem + (size_t) s * k;
 #ifdef RLNC_HAVE_AVX2_ROWOPS
-  d->avx2 = __builtin_cpu_supports ("avx2");
+  d->avx2 = !!(gs_cpu_features () & GS_CPU_AVX2);
 #endif
   rlnc_decoder_reset (d);
   return d;

@@ -6,6 +6,7 @@
  * srtp_sha1_mb.c), chosen at run time, with the GS_HD reference as fallback. AES-GCM
  * goes through srtp_gcm_accel.c (AES + GHASH in one pass) where the CPU allows. */
 #include <string.h>
+#include "common/cpu.h"
 #include "srtp/srtp_kernels.h"
 #include "srtp/srtp_internal.h"
 #include "srtp/srtp_gcm_accel.h"
@@ -13,7 +14,6 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define GS_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -270,25 +270,8 @@ ghash_clmul (uint8_t x[16], const uint8_t h[16], const uint8_t *buf, uint32_t le
 unsigned
 gsrtp_cpu_features (void)
 {
-  unsigned f = 0;
-#ifdef GS_X86
-  unsigned a, b, c, d;
-  __builtin_cpu_init ();
-  if (__builtin_cpu_supports ("aes"))
-    f |= 1;
-  if (__builtin_cpu_supports ("pclmul"))
-    f |= 2;
-  if (__builtin_cpu_supports ("avx2"))
-    f |= 8;
-  /* (libgcc checks that the OS saves the ZMM state too) */
-  if (__builtin_cpu_supports ("avx512f"))
-    f |= 16;
-  /* SHA extensions: CPUID.(7,0):EBX bit 29 (needs SSE4.1 for our code) */
-  if (__get_cpuid_count (7, 0, &a, &b, &c, &d) && (b & (1u << 29))
-      && __builtin_cpu_supports ("sse4.1"))
-    f |= 4;
-#endif
-  return f;
+  return gs_cpu_features () & (GS_CPU_AES | GS_CPU_PCLMUL | GS_CPU_SHA | GS_CPU_AVX2
+      | GS_CPU_AVX512F);
 }
 
 typedef void (*Sha1x2Fn) (uint32_t sa[5], const uint8_t *da, uint32_t sb[5], const uint8_t *db,
@@ -358,11 +341,7 @@ typedef struct {
 static void
 prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
 {
-  static int feat = -1;
-  unsigned f;
-  if (feat < 0)
-    feat = (int) gsrtp_cpu_features ();
-  f = impl == GSRTP_IMPL_SCALAR ? 0 : (unsigned) feat;
+  unsigned f = impl == GSRTP_IMPL_SCALAR ? 0 : gs_cpu_features ();
   p->ctr = ctr_ref;
   p->sha1 = sha1_ref;
   p->sha1x2 = sha1x2_ref;
@@ -376,11 +355,11 @@ prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
     p->gcm = gcm_cache;
   }
 #ifdef GS_X86
-  if (f & 1)
+  if (f & GS_CPU_AES)
     p->ctr = ctr_aesni;
-  if (f & 2)
+  if (f & GS_CPU_PCLMUL)
     p->ghash = ghash_clmul;
-  if ((f & 4) && gs_sha1_level () == GS_SHA1_SHANI) {
+  if ((f & GS_CPU_SHA) && gs_sha1_level () == GS_SHA1_SHANI) {
     p->sha1 = sha1_shani;
     p->sha1x2 = sha1_shani_x2;
   }

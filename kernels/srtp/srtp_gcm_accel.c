@@ -9,11 +9,11 @@
  * dot is associative, so dot-powers of the key aggregate as usual. */
 #include <stdlib.h>
 #include <string.h>
+#include "common/cpu.h"
 #include "srtp/srtp_gcm_accel.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define GS_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -24,19 +24,11 @@ gs_gcm_accel_level (void)
 {
   static int level = -1;
   if (level < 0) {
+    const unsigned f = gs_cpu_features ();
+    const unsigned need1 = GS_CPU_AES | GS_CPU_PCLMUL | GS_CPU_AVX;
     int l = 0;
-    __builtin_cpu_init ();
-    if (__builtin_cpu_supports ("aes") && __builtin_cpu_supports ("pclmul")
-        && __builtin_cpu_supports ("avx")) {
-      unsigned a, b, c, d;
-      l = 1;
-      /* VAES and VPCLMULQDQ: CPUID.(7,0):ECX bits 9 and 10 (read directly:
-       * not every compiler's __builtin_cpu_supports knows them); "avx2"
-       * also says the OS saves the 256-bit registers */
-      if (__builtin_cpu_supports ("avx2") && __get_cpuid_count (7, 0, &a, &b, &c, &d)
-          && (c & (1u << 9)) && (c & (1u << 10)))
-        l = 2;
-    }
+    if ((f & need1) == need1)
+      l = (f & GS_CPU_AVX2) && (f & GS_CPU_VAES) ? 2 : 1;
     /* GS_SRTP_GCM_LEVEL caps the level, so that the tests run every
      * implementation on a CPU that has the best one */
     {

@@ -2,7 +2,8 @@
  * SHA-1 implementation for the batched SRTP path; see srtp_sha1_mb.h. */
 #include <stdlib.h>
 #include <string.h>
-#include "srtp/srtp_kernels.h"
+#include "common/cpu.h"
+#include "srtp/srtp_hd.h"
 #include "srtp/srtp_sha1_mb.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -12,22 +13,12 @@
 
 static unsigned prog_cap = GS_SHA1_AVX512;
 
-/* gsrtp_cpu_features once: CPUID can cost microseconds under a hypervisor */
-static unsigned
-features (void)
-{
-  static int f = -1;
-  if (f < 0)
-    f = (int) gsrtp_cpu_features ();
-  return (unsigned) f;
-}
-
 /* Whether the CPU has what level needs. */
 static int
 cpu_has (unsigned level)
 {
-  static const unsigned need[] = { 0, 8, 4, 16 };
-  return (features () & need[level]) == need[level];
+  static const unsigned need[] = { 0, GS_CPU_AVX2, GS_CPU_SHA, GS_CPU_AVX512F };
+  return (gs_cpu_features () & need[level]) == need[level];
 }
 
 /* The best level the CPU has at or below cap: a CPU may have any of them
