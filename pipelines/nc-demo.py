@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "tests", "tools"))
+sys.path.insert(0, os.path.join(here, "..", "tools"))
 import nc_loopback  # noqa: E402
 from udp_impair import Impairment  # noqa: E402
 

@@ -3,7 +3,7 @@
 # HOST:PORT, in real time: tsparse timestamps the stream and udpsink syncs on
 # them (udpsink's max-bitrate would do nothing here, it needs timestamps too).
 #   pipelines/nc-sender.sh [FILE] [HOST] [PORT]
-# Pair with nc-receiver.sh; put nc-relay.sh or tests/tools/udp_impair.py between them.
+# Pair with nc-receiver.sh; put nc-relay.sh or tools/udp_impair.py between them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 eval "$("$here/run" env)"

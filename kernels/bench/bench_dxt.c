@@ -3,7 +3,7 @@
  * YCoCg-DXT5 and the anchors stb_dxt (normal, highqual) and libsquish
  * (range fit, cluster fit; block by block, one thread). Prints a table and
  * one JSON line per figure; --json FILE also writes the JSON lines there.
- * Helpers for the anchors that live outside this program (pipelines/dxt_anchors.py):
+ * Helpers for the anchors that live outside this program (bench/dxt_anchors.py):
  *   --squish-only LABEL   measure only libsquish (the build this binary is linked
  *                         with: rows squish-LABEL-rangefit/-clusterfit) and our
  *                         high mode against squish-LABEL-clusterfit

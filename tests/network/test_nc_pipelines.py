@@ -148,7 +148,7 @@ class FramedStreams(unittest.TestCase):
         path = os.path.join(os.environ.get("TMPDIR", "/tmp"),
                             "nc-tf-%d.ts" % os.getpid())
         sys.path.insert(0, os.path.join(os.path.dirname(
-            os.path.abspath(__file__)), "..", "tools"))
+            os.path.abspath(__file__)), "..", "..", "tools"))
         import nc_loopback
         nc_loopback.make_test_ts(path, frames=30)
         try:

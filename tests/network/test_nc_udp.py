@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "tools"))
+                                "..", "..", "tools"))
 import nc_loopback  # noqa: E402
 from udp_impair import Impairment  # noqa: E402
 

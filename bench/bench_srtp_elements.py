@@ -9,7 +9,7 @@ comparison with the OpenSSL per-packet anchor is kernels/bench/bench_srtp.
 chain_list, so the encoder gets the same packets one buffer at a time (the
 per-buffer path: payloaders without aggregation).
 
-    pipelines/bench_srtp_elements.py [--packets N] [--runs N] [--stat best|median]
+    bench/bench_srtp_elements.py [--packets N] [--runs N] [--stat best|median]
         [--input lists|buffers|both] [--elements a,b] [--profiles a,b]
         [--payloads 1316,188] [--json FILE]
 
@@ -139,7 +139,7 @@ def measure(n_packets, runs, stat="best", inputs=("lists",), elements=None,
 
 
 def bench(results, n_packets=60000, runs=3):
-    """For pipelines/bench.py: the table, and the rows into its results."""
+    """For bench/bench.py: the table, and the rows into its results."""
     for r in measure(n_packets, runs, "median", ("lists", "buffers")):
         results.add(r)
 

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Run ON THE GPU MACHINE, from the repository root, after
-# pipelines/gpu-deps.sh on a machine with a Debian mirror and its .gpudeps/
-# copied into this checkout:
-#   bash pipelines/gpu-session.sh
-# It unpacks .gpudeps/ into /tmp/gpudeps, builds the kernels without
-# GStreamer (the machine has none), runs every kernel test (each GPU kernel
+# The first half of ./run gpu-check, ON THE GPU MACHINE. Where the machine
+# has no Debian mirror, ./run gpu-check pack on one that has, and copy its
+# .gpudeps/ into this checkout first.
+# It unpacks .gpudeps/ (if any) into /tmp/gpudeps, builds the kernels without
+# GStreamer (the machine may have none), runs every kernel test (each GPU kernel
 # against its CPU reference, byte for byte) and the kernel benchmarks, and
 # leaves in $OUT: the test log, the JSON lines and a markdown report
-# (pipelines/bench_report.py) to commit under docs/benchmarks/.
+# (bench/bench_report.py) to commit under docs/benchmarks/.
 # GS_GPU_ARCHS (default 90) picks the native code built (sm_90: H100/H200).
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/gpu-out}
 mkdir -p "$out"
 deps=/tmp/gpudeps
@@ -46,5 +45,5 @@ export GS_MESON_ARGS="-Dplugins=disabled -Dcuda=enabled -Dcuda-archs=${GS_GPU_AR
 cp "$build/meson-logs/testlog.txt" "$out/testlog.txt" 2>/dev/null
 "$here/run" bench kernels 2>&1 | tee "$out/bench.log"
 cp "$build/bench/latest.jsonl" "$out/bench.jsonl" 2>/dev/null
-python3 "$here/pipelines/bench_report.py" "$out/bench.jsonl" \
+python3 "$here/bench/bench_report.py" "$out/bench.jsonl" \
   --machine "$out/machine.txt" > "$out/report.md" && cat "$out/report.md"

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# Run ON THE GPU MACHINE, from the repository root, after
-# pipelines/gpu-runtime.sh on a build machine and its .gpurt/ copied into
-# this checkout:
-#   OUT=DIR bash pipelines/gpu-elements.sh
+# The second half of ./run gpu-check, ON THE GPU MACHINE, from .gpurt/
+# (pack-runtime.sh made it, here or on a build machine).
 # Runs the element and library tests with the GStreamer runtime in .gpurt/: with a device there, backend=auto takes the GPU, and the tests
 # that compare backend=gpu with backend=cpu run instead of skipping; then
 # times dxtenc / gpusrtpenc pipelines and runs the scheduler benchmark on the
@@ -10,7 +8,7 @@
 # own log and rtgpu-gpu.jsonl in element-logs.tar.gz (few files to copy
 # back).
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 rt="$here/.gpurt"
 out=${OUT:-/tmp/gpu-out}
 logs=/tmp/gpu-element-logs

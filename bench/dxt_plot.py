@@ -3,7 +3,7 @@
 ./run bench dxt: one point per encoder, mode and format, Mpix/s on a log x
 axis, RGB PSNR on y, labelled. Hand-written SVG, no plotting library.
 
-  pipelines/dxt_plot.py [JSONL ...] [-o OUT.svg] [--title TEXT]
+  bench/dxt_plot.py [JSONL ...] [-o OUT.svg] [--title TEXT]
 
 JSONL defaults to build/bench/latest.jsonl; a figure measured twice (our
 high mode beside each anchor) is plotted once, at its first value. BC1 only

@@ -8,15 +8,15 @@ Areas:
   srtp      SRTP protect (AES-CM + HMAC-SHA1-80, AES-GCM) vs OpenSSL per
             packet, as libsrtp's OpenSSL backend does it, and vs libsrtp2;
             then gpusrtpenc (per buffer and batched) vs srtpenc in the same
-            pipeline (pipelines/bench_srtp_elements.py)
+            pipeline (bench/bench_srtp_elements.py)
   dxt       DXT compression vs stb_dxt and libsquish, PSNR beside speed; then
             the anchors built at bench time under build/anchors (libsquish
             built with SSE2 from Debian's source package, quicktex from PyPI
-            in a venv) and the PSNR-vs-speed plot (pipelines/dxt_anchors.py)
+            in a venv) and the PSNR-vs-speed plot (bench/dxt_anchors.py)
   rtgpu     the real-time scheduler on the CPU backend (Zhang et al. 2015, Fig. 12/13):
             latency CDF per stream and deadline misses vs offered load and
             cycle I, admission on and off, SRTP protect as the stage; and its
-            overhead per packet vs GstQueue (pipelines/bench_rtgpu.{c,py})
+            overhead per packet vs GstQueue (bench/bench_rtgpu.{c,py})
   kernels   every kernel benchmark (nc, srtp, dxt without the elements and
             the anchors built at bench time)
   all       everything

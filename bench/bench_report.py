@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """JSON lines of ./run bench -> a markdown report for docs/benchmarks/.
 
-  pipelines/bench_report.py [RESULTS.jsonl] [--machine machine.txt]
+  bench/bench_report.py [RESULTS.jsonl] [--machine machine.txt]
 
 One table per benchmark, every field of its rows (the anchor and the ratio
 beside each figure, as the benchmarks write them), and the run's context

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Run on a build machine before running the element tests on a GPU machine
-# that has CUDA but no GStreamer: this builds the plugins with native sm_90
-# code (build-gpu/) and copies into .gpurt/ (git ignores it; copy it to the
-# GPU machine's checkout) the test
-# programs, our plugins and library, the GStreamer plugins the tests use and
-# every shared library they load, less glibc and the C++ runtime, which the
-# GPU machine has in newer versions. pipelines/gpu-elements.sh runs them
-# there. GS_GPU_ARCHS (default 90) picks the native code.
+# ./run gpu-check pack, on a build machine with the CUDA toolkit, for a GPU
+# machine that has CUDA but no GStreamer (./run gpu-check runs it itself on a
+# GPU machine with GStreamer's development files): builds the plugins with
+# native sm_90 code (build-gpu/) and copies into .gpurt/ (git ignores it;
+# copy it to the GPU machine's checkout) the test programs, our plugins and
+# library, the GStreamer plugins the tests use and every shared library they
+# load, less glibc and the C++ runtime, which the GPU machine has in newer
+# versions. elements.sh runs them there. GS_GPU_ARCHS (default 90) picks the
+# native code.
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build="$here/build-gpu"
 rt="$here/.gpurt"
 sysgst=/usr/lib/x86_64-linux-gnu/gstreamer-1.0
@@ -32,7 +33,7 @@ done
 for t in gpssrtp gpustream scheduler; do
   cp "$build/tests/check/libs/$t" "$rt/bin/libs-$t"
 done
-cp "$build/plugins/rtgpu/bench_rtgpu" "$rt/bin/"
+cp "$build/bench/bench_rtgpu" "$rt/bin/"
 for p in $gst_plugins; do cp "$sysgst/libgst$p.so" "$rt/gst/"; done
 cp /usr/bin/gst-launch-1.0 /usr/bin/gst-inspect-1.0 "$rt/bin/"
 cp /usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner "$rt/bin/"

@@ -20,7 +20,7 @@ theirs is in the repository):
                          as a check that they are plain BC1, by its own.
 
 bench.py's dxt area calls bench(); run alone:
-  pipelines/dxt_anchors.py --build BUILD [--bench-dxt PATH]"""
+  bench/dxt_anchors.py --build BUILD [--bench-dxt PATH]"""
 
 import argparse
 import json

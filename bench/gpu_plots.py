@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""GPU benchmark JSON lines (pipelines/gpu-session.sh's bench.jsonl) -> SVG.
+"""GPU benchmark JSON lines (the bench.jsonl of ./run gpu-check) -> SVG.
 
-  pipelines/gpu_plots.py BENCH.jsonl OUTDIR
+  bench/gpu_plots.py BENCH.jsonl OUTDIR
 
   srtp-gpu-latency.svg   per-packet latency p99 against end-to-end Gbit/s,
                          one point per batch size, one line per CUDA stream

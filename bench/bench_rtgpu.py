@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The rtgpu area of ./run bench: runs bench_rtgpu (pipelines/bench_rtgpu.c,
-built in plugins/rtgpu) and draws its figures as SVG, without matplotlib.
+"""The rtgpu area of ./run bench: runs bench_rtgpu (bench/bench_rtgpu.c,
+built in build/bench) and draws its figures as SVG, without matplotlib.
 
   bench(build, results)             run it, add its JSON lines to results,
                                     write the SVGs next to them in build/bench
@@ -22,7 +22,7 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
 def find_bench(build):
-    exe = os.path.join(build, "plugins", "rtgpu", "bench_rtgpu")
+    exe = os.path.join(build, "bench", "bench_rtgpu")
     return exe if os.access(exe, os.X_OK) else None
 
 
