@@ -292,7 +292,7 @@ gst_gpustream_sched_client_wait (GstGpuStreamSchedClientStream * cs,
     client_wait_locked (client);
   }
   if (ret == GST_FLOW_OK)
-    ret = client_take_ret_locked (cs);
+    ret = cs->ret;              /* left for the next push to return */
   g_mutex_unlock (&client->lock);
   return ret;
 }
@@ -304,6 +304,18 @@ gst_gpustream_sched_client_flush_start (GstGpuStreamSchedClientStream * cs)
 
   g_mutex_lock (&client->lock);
   cs->flushing = TRUE;
+  g_cond_broadcast (&client->cond);
+  g_mutex_unlock (&client->lock);
+}
+
+void
+gst_gpustream_sched_client_flush_start_all (GstGpuStreamSchedClient * client)
+{
+  GList *l;
+
+  g_mutex_lock (&client->lock);
+  for (l = client->streams; l; l = l->next)
+    ((GstGpuStreamSchedClientStream *) l->data)->flushing = TRUE;
   g_cond_broadcast (&client->cond);
   g_mutex_unlock (&client->lock);
 }

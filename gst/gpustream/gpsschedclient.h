@@ -117,7 +117,9 @@ gboolean gst_gpustream_sched_client_push_event (GstGpuStreamSchedClientStream
     * stream, GstEvent * event);
 /* Waits until at most max_items items of the stream are in flight (0: all
  * output or dropped: what EOS and a caps change need). GST_FLOW_FLUSHING
- * when the stream flushes meanwhile, else as push. */
+ * when the stream flushes meanwhile, else the first non-OK return of
+ * output not yet returned by a push (which the next push still returns),
+ * or GST_FLOW_OK. */
 GstFlowReturn gst_gpustream_sched_client_wait (GstGpuStreamSchedClientStream
     * stream, guint max_items);
 /* FLUSH_START (any thread): waiting pushes give up, nothing more is
@@ -127,6 +129,10 @@ void gst_gpustream_sched_client_flush_start (GstGpuStreamSchedClientStream *
     stream);
 void gst_gpustream_sched_client_flush_stop (GstGpuStreamSchedClientStream *
     stream);
+/* FLUSH_START of every stream of the client: for an element that cannot
+ * hold its stream pointer safely in the thread that sees FLUSH_START. */
+void gst_gpustream_sched_client_flush_start_all (GstGpuStreamSchedClient *
+    client);
 
 /* What the element's LATENCY answer adds while running: 3 cycles. */
 GstClockTime gst_gpustream_sched_client_get_latency (GstGpuStreamSchedClient *
