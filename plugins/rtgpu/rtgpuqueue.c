@@ -39,10 +39,12 @@
  * processor and sets `capacity` to the largest rate that keeps it under the
  * cycle.
  *
- * `processor=srtp-protect` protects every packet with SRTP (RFC 3711, 6188,
- * 7714), as gpusrtpenc does and with the same bytes: one SRTP context per
- * SSRC (the first packet of an SSRC creates it, ROC 0), the master key ||
- * salt in `srtp-key`, the transform in `srtp-cipher` and `srtp-auth`. A
+ * `processor=srtp-protect` runs the library's processor of that name
+ * (gpsprocessor.h): every packet protected with SRTP (RFC 3711, 6188, 7714),
+ * as gpusrtpenc does and with the same bytes: one SRTP context per SSRC
+ * (the first packet of an SSRC creates it, ROC 0), configured by
+ * `processor-config` (srtp-key: the master key || salt, srtp-cipher,
+ * srtp-auth; the deprecated properties of those names when it is unset). A
  * packet whose second byte is 192..223 is RTCP (the RFC 5761 rule) and is
  * protected as SRTCP with the same policy; everything else must be RTP. The
  * source pads announce application/x-srtp (application/x-srtcp for a stream
@@ -66,7 +68,7 @@
  * Two RTP streams protected, then checked by libsrtp:
  * |[
  * gst-launch-1.0 rtgpuqueue name=q processor=srtp-protect pipelines=2 \
- *     srtp-key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d \
+ *     processor-config="srtp-protect, srtp-key=(buffer)000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d" \
  *     audiotestsrc is-live=true num-buffers=200 ! rtpL16pay ssrc=1 ! q.sink_0 \
  *     audiotestsrc is-live=true num-buffers=200 ! rtpL16pay ssrc=2 ! q.sink_1 \
  *     q.src_0 ! srtpdec ! rtpL16depay ! fakesink \
