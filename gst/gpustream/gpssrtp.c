@@ -974,53 +974,36 @@ srtp_protect_ctx_free (gpointer data)
   g_free (data);
 }
 
-/* field of config as an enum value: a nick, an enum or an integer */
+/* field of config as a value of enum_type: a nick, an enum or an integer */
 static gboolean
 srtp_config_enum (const GstStructure * config, const gchar * field,
-    gboolean (*from_nick) (const gchar *, gint *), gint * out,
-    GError ** error)
+    GType enum_type, gint * out, GError ** error)
 {
   const GValue *v = config ? gst_structure_get_value (config, field) : NULL;
+  GEnumValue *ev = NULL;
 
   if (!v)
     return TRUE;
-  if (G_VALUE_HOLDS_STRING (v) && from_nick (g_value_get_string (v), out))
-    return TRUE;
-  if (G_VALUE_HOLDS_ENUM (v)) {
+  if (G_VALUE_HOLDS_STRING (v) && g_value_get_string (v)) {
+    GEnumClass *klass = g_type_class_ref (enum_type);
+
+    ev = g_enum_get_value_by_nick (klass, g_value_get_string (v));
+    if (ev)
+      *out = ev->value;
+    g_type_class_unref (klass);
+    if (ev)
+      return TRUE;
+  } else if (G_VALUE_HOLDS_ENUM (v)) {
     *out = g_value_get_enum (v);
     return TRUE;
-  }
-  if (G_VALUE_HOLDS_INT (v) || G_VALUE_HOLDS_UINT (v)) {
-    *out = G_VALUE_HOLDS_INT (v) ? g_value_get_int (v) :
-        (gint) g_value_get_uint (v);
+  } else if (G_VALUE_HOLDS_INT (v)) {
+    *out = g_value_get_int (v);
     return TRUE;
   }
   g_set_error (error, GST_GPUSTREAM_PROCESSOR_ERROR,
       GST_GPUSTREAM_PROCESSOR_ERROR_CONFIG,
       "srtp-protect: %s is not a known value", field);
   return FALSE;
-}
-
-static gboolean
-cipher_from_nick_int (const gchar * nick, gint * out)
-{
-  GstGpuSrtpCipherType c;
-
-  if (!gst_gpu_srtp_cipher_from_nick (nick, &c))
-    return FALSE;
-  *out = c;
-  return TRUE;
-}
-
-static gboolean
-auth_from_nick_int (const gchar * nick, gint * out)
-{
-  GstGpuSrtpAuthType a;
-
-  if (!gst_gpu_srtp_auth_from_nick (nick, &a))
-    return FALSE;
-  *out = a;
-  return TRUE;
 }
 
 static void srtp_protect_teardown (gpointer data);
@@ -1039,8 +1022,9 @@ srtp_protect_setup (const GstStructure * config, GstElement * owner,
   gsize want, have;
 
   sp->owner = owner;
-  if (!srtp_config_enum (config, "srtp-cipher", cipher_from_nick_int, &cipher,
-          error) || !srtp_config_enum (config, "srtp-auth", auth_from_nick_int,
+  if (!srtp_config_enum (config, "srtp-cipher",
+          GST_TYPE_GPU_SRTP_CIPHER_TYPE, &cipher, error) ||
+      !srtp_config_enum (config, "srtp-auth", GST_TYPE_GPU_SRTP_AUTH_TYPE,
           &auth, error))
     goto refused;
   if (cipher < GST_GPU_SRTP_CIPHER_NULL ||

@@ -321,6 +321,27 @@ pusher_main (gpointer data)
   return NULL;
 }
 
+/* Starts a thread pushing n items from first with the gate closed, and
+ * checks that it stops at the stream's limit of 2 while the forwarder is
+ * blocked: 20 cycles, it would be long done if nothing held it. */
+static GThread *
+start_blocked_pusher (Pusher * p, GstGpuStreamSchedClientStream * s,
+    gint first, gint n)
+{
+  GThread *t;
+
+  memset (p, 0, sizeof *p);
+  p->s = s;
+  p->first = first;
+  p->n = n;
+  set_gate (TRUE);
+  t = g_thread_new ("pusher", pusher_main, p);
+  wait_in_output ();
+  g_usleep (20 * CYCLE / 1000);
+  fail_unless_equals_int (g_atomic_int_get (&p->pushed), 2);
+  return t;
+}
+
 /* With max-items 2 and the forwarder blocked downstream, the third push
  * waits; it goes on when the output resumes. Blocked again, a flush makes
  * the waiting push give up. */
@@ -337,16 +358,8 @@ GST_START_TEST (test_back_pressure)
   c = client_new_started (&elem);
   s = gst_gpustream_sched_client_add_stream (c, 64, NULL, NULL, NULL);
   gst_gpustream_sched_client_stream_set_limits (s, 2, 0);
-  set_gate (TRUE);
 
-  p.s = s;
-  p.first = 0;
-  p.n = 6;
-  t = g_thread_new ("pusher", pusher_main, &p);
-  wait_in_output ();
-  /* 20 cycles: the pusher would be long done if nothing held it */
-  g_usleep (20 * CYCLE / 1000);
-  fail_unless_equals_int (g_atomic_int_get (&p.pushed), 2);
+  t = start_blocked_pusher (&p, s, 0, 6);
   set_gate (FALSE);
   g_thread_join (t);
   fail_unless_equals_int (p.pushed, 6);
@@ -357,15 +370,7 @@ GST_START_TEST (test_back_pressure)
     fail_unless_equals_int (log_at (i), i);
 
   /* blocked again: a flush releases the waiting pusher with FLUSHING */
-  set_gate (TRUE);
-  memset (&p, 0, sizeof p);
-  p.s = s;
-  p.first = 100;
-  p.n = 6;
-  t = g_thread_new ("pusher", pusher_main, &p);
-  wait_in_output ();
-  g_usleep (20 * CYCLE / 1000);
-  fail_unless_equals_int (g_atomic_int_get (&p.pushed), 2);
+  t = start_blocked_pusher (&p, s, 100, 6);
   gst_gpustream_sched_client_flush_start (s);
   g_thread_join (t);
   fail_unless_equals_int (p.pushed, 2);
