@@ -516,8 +516,9 @@ sched_process_gpu (gpointer proc_data, GstObject * cuda_context,
   sched_encode_batch (proc_data, items, n_items, cuda_context);
 }
 
+/* named for the element: its items are its own codec frames */
 static const GstGpuStreamProcessor sched_processor = {
-  "dxt-encode", sched_process_cpu, sched_process_gpu
+  "dxtenc", sched_process_cpu, sched_process_gpu
 };
 
 /* The forwarder thread, in push order (the client never outputs a frame

@@ -601,8 +601,10 @@ enc_sched_finish_batch (gpointer proc_data, gpointer submitted)
   g_free (b);
 }
 
+/* named for the element: its items are its own generations, not the
+ * packets of the library's processors (gpsprocessor.h) */
 static const GstGpuStreamProcessor enc_sched_processor = {
-  "nc-encode", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
+  "ncencoder", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
 };
 
 /* The forwarder thread, in push order. */

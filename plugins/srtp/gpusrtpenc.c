@@ -764,8 +764,10 @@ enc_sched_finish_batch (gpointer proc_data, gpointer submitted)
   g_free (b);
 }
 
+/* named for the element: its items are its own prepared packets, not the
+ * buffers of the library's srtp-protect (gpsprocessor.h) */
 static const GstGpuStreamProcessor enc_sched_processor = {
-  "srtp-protect", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
+  "gpusrtpenc", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
 };
 
 /* The forwarder thread of the pair's pipeline, in push order. */
