@@ -6,9 +6,9 @@
  *
  * 1. Load and cycle sweep (Fig. 12: latency CDF vs I; Fig. 13: vs traffic).
  *    The scheduler API (gpsscheduler.h) with a stage that does real work:
- *    SRTP protect (AES_CM_128 + HMAC-SHA1-80, kernels/srtp) of every packet
- *    in place, one context per stream, one gsrtp_protect_batch call per
- *    pipeline batch. For each cycle I the capacity B_I is calibrated with
+ *    the library's srtp-protect processor (gpsprocessor.h, gpssrtp.c;
+ *    AES_CM_128 + HMAC-SHA1-80) on every packet, one context per stream
+ *    (SSRC), one protect batch per pipeline batch. For each cycle I the capacity B_I is calibrated with
  *    gst_gpustream_scheduler_calibrate (worst batch time under 80 % of I);
  *    then S streams of RTP packets (12 + 7 x 188 bytes, the paper's MPEG-TS
  *    payload) offer 25 ... 200 % of B_I, each from its own thread paced by
@@ -49,6 +49,7 @@
 
 #include <gst/gst.h>
 #include <gst/gpustream/gpsscheduler.h>
+#include <gst/gpustream/gpsprocessor.h>
 #include <gst/gpustream/gpssrtp.h>
 #include <srtp/srtp_kernels.h>
 
@@ -67,7 +68,7 @@ static GstObject *cuda_ctx;
 static GstClockTime deadline = CPU_DEADLINE;
 
 #define BACKEND (cuda_ctx ? GST_GPUSTREAM_BACKEND_GPU : GST_GPUSTREAM_BACKEND_CPU)
-#define PROCESSOR (cuda_ctx ? &srtp_gpu_processor : &srtp_processor)
+#define PROCESSOR (&srtp_info->processor)
 #define IMPL_NAME (cuda_ctx ? "gpu" : impl == GSRTP_IMPL_SCALAR ? "scalar" : "auto")
 static gint rt_priority = 10;
 static const guint8 key30[30] = {
@@ -95,145 +96,48 @@ cmp_u64 (const void *a, const void *b)
 
 /* ---- part 1: SRTP protect through the scheduler ------------------------- */
 
-typedef struct
-{
-  guint64 sent;                 /* monotonic ns, just before the push */
-  guint32 stream;
-  guint32 len, cap;
-  guint8 data[];
-} Pkt;
-
-/* the stage's state: one SRTP context per stream, touched by the thread
- * running the stage only */
-typedef struct
-{
-  GsSrtpCtx ctx[N_STREAMS];
-  GsSrtpPacket *scratch;
-  guint scratch_n;
-} SrtpStage;
-
-static void
-srtp_stage_init (SrtpStage * st)
-{
-  guint i;
-
-  memset (st, 0, sizeof *st);
-  for (i = 0; i < N_STREAMS; i++)
-    g_assert (gsrtp_ctx_init (&st->ctx[i], GSRTP_AES_CM_128_HMAC_SHA1_80,
-            GSRTP_AES_CM_128_HMAC_SHA1_80, key30, sizeof key30, 0) ==
-        GSRTP_OK);
-}
-
-static void
-srtp_stage_clear (SrtpStage * st)
-{
-  guint i;
-
-  for (i = 0; i < N_STREAMS; i++)
-    gsrtp_ctx_clear (&st->ctx[i]);
-  g_free (st->scratch);
-}
-
-/* The batch's packets as GsSrtpPackets in out (room for n); returns how
- * many. */
-static guint
-srtp_gather_into (SrtpStage * st, GstGpuStreamSchedItem * items, guint n,
-    GsSrtpPacket * out)
-{
-  guint i, k = 0;
-
-  for (i = 0; i < n; i++) {
-    Pkt *p = items[i].data;
-
-    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !p)
-      continue;
-    out[k].ctx = &st->ctx[p->stream];
-    out[k].data = p->data;
-    out[k].len = p->len;
-    out[k].cap = p->cap;
-    out[k].is_rtcp = 0;
-    out[k].result = GSRTP_OK;
-    k++;
-  }
-  return k;
-}
-
-/* The same in st->scratch. */
-static guint
-srtp_gather (SrtpStage * st, GstGpuStreamSchedItem * items, guint n)
-{
-  if (n > st->scratch_n) {
-    st->scratch_n = MAX (n, 2 * st->scratch_n);
-    st->scratch = g_renew (GsSrtpPacket, st->scratch, st->scratch_n);
-  }
-  return srtp_gather_into (st, items, n, st->scratch);
-}
-
-static void
-srtp_process (gpointer user_data, GstGpuStreamSchedItem * items, guint n)
-{
-  SrtpStage *st = user_data;
-  guint k = srtp_gather (st, items, n);
-
-  if (k)
-    gsrtp_protect_batch (st->scratch, k, impl);
-}
-
-static const GstGpuStreamProcessor srtp_processor = {
-  "bench-srtp-protect", srtp_process, NULL
-};
-
-/* --impl gpu: one launch per pipeline batch, each on its lane's CUDA
- * stream, every batch of the cycle in flight before the first is waited for
- * (the CPU finishes a batch if a CUDA step fails) */
-typedef struct
-{
-  GsSrtpPacket *pkts;
-  GstGpuStreamSrtpBatch *batch;
-} GpuBatch;
+/* the stage: the library's srtp-protect, one instance per run (its SRTP
+ * contexts, one per stream's SSRC); packets are GstBuffers whose DTS is
+ * the time of their push (monotonic ns) */
+static const GstGpuStreamProcessorInfo *srtp_info;
 
 static gpointer
-srtp_submit_gpu (gpointer user_data, GstObject * ctx, guint lane,
-    GstGpuStreamSchedItem * items, guint n)
+srtp_stage_new (void)
 {
-  GpuBatch *b = g_new (GpuBatch, 1);
-  guint k;
+  GstBuffer *key = gst_buffer_new_memdup (key30, sizeof key30);
+  GstStructure *config = gst_structure_new ("srtp-protect",
+      "srtp-key", GST_TYPE_BUFFER, key,
+      "srtp-cipher", G_TYPE_STRING, "aes-128-icm",
+      "srtp-auth", G_TYPE_STRING, "hmac-sha1-80",
+      "impl", G_TYPE_STRING, impl == GSRTP_IMPL_SCALAR ? "scalar" : "auto",
+      NULL);
+  GError *err = NULL;
+  gpointer st;
 
-  b->pkts = g_new (GsSrtpPacket, MAX (n, 1));
-  k = srtp_gather_into (user_data, items, n, b->pkts);
-  b->batch = gst_gpustream_srtp_protect_submit (b->pkts, k,
-      ctx ? GST_GPUSTREAM_BACKEND_GPU : GST_GPUSTREAM_BACKEND_CPU, ctx, lane);
-  return b;
+  if (!srtp_info && !(srtp_info = gst_gpustream_processor_lookup
+          ("srtp-protect", &err)))
+    g_error ("%s", err->message);
+  if (!(st = srtp_info->setup (config, NULL, &err)))
+    g_error ("srtp-protect: %s", err->message);
+  gst_structure_free (config);
+  gst_buffer_unref (key);
+  return st;
 }
 
-static void
-srtp_finish_gpu (gpointer user_data, gpointer submitted)
-{
-  GpuBatch *b = submitted;
-
-  gst_gpustream_srtp_protect_finish (b->batch, NULL);
-  g_free (b->pkts);
-  g_free (b);
-}
-
-static const GstGpuStreamProcessor srtp_gpu_processor = {
-  "bench-srtp-protect-gpu", NULL, NULL, srtp_submit_gpu, srtp_finish_gpu
-};
-
-static Pkt *
+static GstBuffer *
 pkt_new (guint32 stream, guint16 seq)
 {
-  Pkt *p = g_malloc (sizeof (Pkt) + PKT_SIZE + 16);
+  GstBuffer *p = gst_buffer_new_allocate (NULL, PKT_SIZE, NULL);
+  GstMapInfo m;
 
-  p->stream = stream;
-  p->len = PKT_SIZE;
-  p->cap = PKT_SIZE + 16;
-  memset (p->data + 12, 0x47, PKT_SIZE - 12);
-  p->data[0] = 0x80;
-  p->data[1] = 33;              /* MP2T */
-  GST_WRITE_UINT16_BE (p->data + 2, seq);
-  GST_WRITE_UINT32_BE (p->data + 4, (guint32) seq * 90);
-  GST_WRITE_UINT32_BE (p->data + 8, 0x1000 + stream);
+  gst_buffer_map (p, &m, GST_MAP_WRITE);
+  memset (m.data + 12, 0x47, PKT_SIZE - 12);
+  m.data[0] = 0x80;
+  m.data[1] = 33;               /* MP2T */
+  GST_WRITE_UINT16_BE (m.data + 2, seq);
+  GST_WRITE_UINT32_BE (m.data + 4, (guint32) seq * 90);
+  GST_WRITE_UINT32_BE (m.data + 8, 0x1000 + stream);
+  gst_buffer_unmap (p, &m);
   return p;
 }
 
@@ -262,23 +166,24 @@ static void
 bench_forward (gpointer stream_data, gpointer data, guint16 flags)
 {
   BStream *s = stream_data;
-  Pkt *p = data;
+  GstBuffer *p = data;
   guint64 lat;
 
   if (!p)
     return;                     /* warm-up marker */
-  lat = gst_gpustream_sched_now () - p->sent;
+  lat = gst_gpustream_sched_now () - GST_BUFFER_DTS (p);
   if (s->n_lat < s->cap_lat)
     s->lat[s->n_lat++] = lat;
   if (lat > deadline)
     s->misses++;
-  g_free (p);
+  gst_buffer_unref (p);
 }
 
 static void
 bench_drop (gpointer data)
 {
-  g_free (data);
+  if (data)
+    gst_buffer_unref (data);
 }
 
 static const GstGpuStreamSchedCallbacks bench_callbacks = {
@@ -295,7 +200,7 @@ produce (gpointer data)
 
   for (seq = 0;; seq++) {
     guint64 due = start + seq * interval, now = gst_gpustream_sched_now ();
-    Pkt *p;
+    GstBuffer *p;
 
     if (due >= s->end)
       break;
@@ -304,13 +209,13 @@ produce (gpointer data)
     if (due > now + 500 * GST_USECOND)
       g_usleep ((due - now) / 1000);
     p = pkt_new (s->idx, (guint16) seq);
-    p->sent = gst_gpustream_sched_now ();
+    GST_BUFFER_DTS (p) = gst_gpustream_sched_now ();
     if (gst_gpustream_sched_stream_push (s->stream, p, PKT_SIZE,
             GST_GPUSTREAM_SCHED_ITEM_PACKET)) {
       s->pushed++;
     } else {
       s->refused++;
-      g_free (p);
+      gst_buffer_unref (p);
     }
   }
   return NULL;
@@ -319,7 +224,7 @@ produce (gpointer data)
 static guint64
 calibrate (GstClockTime cycle, GstClockTime * worst)
 {
-  SrtpStage st;
+  gpointer st;
   GstGpuStreamCalibration cal = { 0 };
   GError *err = NULL;
   guint16 seq = 0;
@@ -329,12 +234,12 @@ calibrate (GstClockTime cycle, GstClockTime * worst)
   /* the largest of three: a calibration disturbed by the machine's other
    * load measures low, never high */
   for (r = 0; r < 3; r++) {
-    srtp_stage_init (&st);
-    if (!gst_gpustream_scheduler_calibrate (PROCESSOR, &st,
+    st = srtp_stage_new ();
+    if (!gst_gpustream_scheduler_calibrate (PROCESSOR, st,
             BACKEND, cuda_ctx, cal_make, bench_drop, &seq,
             cycle, PKT_SIZE, MARGIN, &cal, &err))
       g_error ("calibration: %s", err->message);
-    srtp_stage_clear (&st);
+    srtp_info->teardown (st);
     if (cal.capacity > best) {
       best = cal.capacity;
       *worst = cal.worst_batch;
@@ -366,7 +271,7 @@ static void
 run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     gboolean admission, gdouble duration)
 {
-  SrtpStage st;
+  gpointer st;
   GstGpuStreamScheduler *sched;
   GstGpuStreamSchedulerParams params = { 0 };
   GstGpuStreamSchedulerStats ss;
@@ -379,8 +284,8 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   GString *line;
   gdouble carried;
 
-  srtp_stage_init (&st);
-  sched = gst_gpustream_scheduler_new (PROCESSOR, &st, &bench_callbacks);
+  st = srtp_stage_new ();
+  sched = gst_gpustream_scheduler_new (PROCESSOR, st, &bench_callbacks);
   params.cycle = cycle;
   params.capacity = capacity;
   params.mu = MU;
@@ -531,7 +436,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     g_free (streams[i].lat);
   }
   gst_gpustream_scheduler_free (sched);
-  srtp_stage_clear (&st);
+  srtp_info->teardown (st);
   g_free (all);
 }
 

@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "gstgpustream.h"
+#include "gpsprocessor.h"
 
 #if GS_HAVE_CUDA
 #include <gst/cuda/cuda-gst.h>
@@ -21,6 +22,11 @@ G_GNUC_INTERNAL extern GstDebugCategory *gps_coder_debug;
 G_GNUC_INTERNAL extern GstDebugCategory *gps_cuda_debug;
 
 G_GNUC_INTERNAL void gps_debug_init (void);
+
+/* The library's own scheduler processors (gpsprocessor.h), registered
+ * before the first lookup: "srtp-protect" (gpssrtp.c). */
+G_GNUC_INTERNAL const GstGpuStreamProcessorInfo
+    * gps_srtp_protect_processor_info (void);
 
 #if GS_HAVE_CUDA
 /* "name: description" of a CUresult, for logs. Static storage. */

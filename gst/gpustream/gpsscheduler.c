@@ -373,6 +373,13 @@ gst_gpustream_sched_stream_flush (GstGpuStreamSchedStream * s)
   g_atomic_int_inc (&s->epoch);
 }
 
+gboolean
+gst_gpustream_sched_item_is_flushed (const GstGpuStreamSchedItem * item)
+{
+  return g_atomic_int_get (&item->stream->removed) ||
+      item->epoch != (guint16) g_atomic_int_get (&item->stream->epoch);
+}
+
 void
 gst_gpustream_sched_stream_get_stats (GstGpuStreamSchedStream * s,
     GstGpuStreamSchedStreamStats * st)
@@ -587,7 +594,9 @@ thread_set_realtime (gint priority, const gchar * what)
 static void
 item_drop (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * it)
 {
-  if (sched->cb.drop)
+  if (sched->cb.drop_item)
+    sched->cb.drop_item (it->stream->data, it);
+  else if (sched->cb.drop)
     sched->cb.drop (it->data);
   stream_unref (it->stream);
 }
@@ -618,7 +627,10 @@ forward_item (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * it,
     while (lat > old && !__atomic_compare_exchange_n (&s->lat_max, &old, lat,
             FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   }
-  sched->cb.forward (s->data, it->data, it->flags);
+  if (sched->cb.forward_item)
+    sched->cb.forward_item (s->data, it);
+  else
+    sched->cb.forward (s->data, it->data, it->flags);
   stream_unref (s);
 }
 
@@ -1140,7 +1152,8 @@ gst_gpustream_scheduler_new (const GstGpuStreamProcessor * processor,
   g_return_val_if_fail (processor && (processor->process_cpu ||
           processor->submit), NULL);
   g_return_val_if_fail (!processor->submit == !processor->finish, NULL);
-  g_return_val_if_fail (callbacks && callbacks->forward, NULL);
+  g_return_val_if_fail (callbacks && (callbacks->forward ||
+          callbacks->forward_item), NULL);
   sched_debug_init ();
 
   sched = g_new0 (GstGpuStreamScheduler, 1);

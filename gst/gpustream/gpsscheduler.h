@@ -88,6 +88,12 @@ typedef struct {
   void (*forward) (gpointer stream_data, gpointer data, guint16 flags);
   /* frees data that will never be forwarded (stream gone, flushed, stop) */
   void (*drop) (gpointer data);
+  /* Optional (both or neither), replacing forward and drop: the whole item
+   * (its flags, size and flush epoch), for a caller that keeps its own
+   * accounting per item (gpsschedclient.h). The item is the scheduler's:
+   * take item->data, not the item. */
+  void (*forward_item) (gpointer stream_data, GstGpuStreamSchedItem * item);
+  void (*drop_item) (gpointer stream_data, GstGpuStreamSchedItem * item);
 } GstGpuStreamSchedCallbacks;
 
 /* ---- the scheduler ------------------------------------------------------ */
@@ -167,6 +173,10 @@ gboolean gst_gpustream_sched_stream_push (GstGpuStreamSchedStream * stream,
     gpointer data, guint32 size, guint16 flags);
 /* Items collected before this call and not yet forwarded are dropped. */
 void gst_gpustream_sched_stream_flush (GstGpuStreamSchedStream * stream);
+/* TRUE when the item's stream was flushed (or removed) after the item was
+ * collected: it will be dropped, so a processor may skip its work. */
+gboolean gst_gpustream_sched_item_is_flushed (const GstGpuStreamSchedItem *
+    item);
 
 typedef struct {
   guint32 w;

@@ -923,3 +923,361 @@ gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc, guint32 roc,
   g_value_take_boxed (&v, s);
   gst_value_array_append_and_take_value (streams, &v);
 }
+
+/* ---- "srtp-protect": the scheduler processor (gpsprocessor.h) -----------
+ * Every packet of a batch protected with one policy and one master key, one
+ * SRTP context per SSRC (the first packet of an SSRC creates it, ROC 0). A
+ * packet whose second byte is 192..223 is RTCP (the RFC 5761 rule) and is
+ * protected as SRTCP with the same policy; everything else must be RTP.
+ * Each packet is copied once, into a buffer with room for the tag (and the
+ * SRTCP trailer), and the whole batch is started as one protect batch: one
+ * launch on the lane's CUDA stream on the GPU, else protected at submit by
+ * the CPU batch code. Packets it cannot protect (not RTP, bad header, index
+ * exhausted) become NULL items, counted (srtp-drops) and reported by a
+ * warning at most once a second.
+ *
+ * Configuration, the fields of SRTP caps:
+ *   srtp-key     GstBuffer: master key || salt, of the cipher's length
+ *                (required)
+ *   srtp-cipher  a cipher nick (aes-128-icm, ...) or GstGpuSrtpCipherType;
+ *                default aes-128-icm
+ *   srtp-auth    an auth nick (hmac-sha1-80, ...) or GstGpuSrtpAuthType;
+ *                default hmac-sha1-80
+ *   impl         "auto" (default) or "scalar": the CPU code of a batch the
+ *                GPU does not run; "scalar" is the per-packet reference, for
+ *                measurements that must not depend on the CPU's extensions
+ * Stats: srtp-streams (contexts made), srtp-drops, srtp-gpu-batches. */
+
+#define SRTP_PROTECT_MAX_KEY 64
+
+typedef struct
+{
+  GstElement *owner;            /* no reference */
+  GstGpuSrtpCipherType cipher;
+  GstGpuSrtpAuthType auth;
+  GsSrtpPolicy policy;          /* RTP and RTCP */
+  guint8 key[SRTP_PROTECT_MAX_KEY];
+  gsize key_len;
+  GsSrtpImpl impl;
+  GHashTable *ctx;              /* SSRC -> GsSrtpCtx: the worker only (it
+                                 * runs the batches one after the other) */
+  gint streams;                 /* atomic: contexts made */
+  guint64 drops;                /* atomic */
+  guint64 gpu_batches;          /* atomic */
+  gint64 last_warn;             /* worker only */
+} SrtpProtect;
+
+static void
+srtp_protect_ctx_free (gpointer data)
+{
+  gsrtp_ctx_clear (data);       /* wipes the session keys */
+  g_free (data);
+}
+
+/* field of config as a value of enum_type: a nick, an enum or an integer */
+static gboolean
+srtp_config_enum (const GstStructure * config, const gchar * field,
+    GType enum_type, gint * out, GError ** error)
+{
+  const GValue *v = config ? gst_structure_get_value (config, field) : NULL;
+  GEnumValue *ev = NULL;
+
+  if (!v)
+    return TRUE;
+  if (G_VALUE_HOLDS_STRING (v) && g_value_get_string (v)) {
+    GEnumClass *klass = g_type_class_ref (enum_type);
+
+    ev = g_enum_get_value_by_nick (klass, g_value_get_string (v));
+    if (ev)
+      *out = ev->value;
+    g_type_class_unref (klass);
+    if (ev)
+      return TRUE;
+  } else if (G_VALUE_HOLDS_ENUM (v)) {
+    *out = g_value_get_enum (v);
+    return TRUE;
+  } else if (G_VALUE_HOLDS_INT (v)) {
+    *out = g_value_get_int (v);
+    return TRUE;
+  }
+  g_set_error (error, GST_GPUSTREAM_PROCESSOR_ERROR,
+      GST_GPUSTREAM_PROCESSOR_ERROR_CONFIG,
+      "srtp-protect: %s is not a known value", field);
+  return FALSE;
+}
+
+static void srtp_protect_teardown (gpointer data);
+
+static gpointer
+srtp_protect_setup (const GstStructure * config, GstElement * owner,
+    GError ** error)
+{
+  SrtpProtect *sp = g_new0 (SrtpProtect, 1);
+  gint cipher = GST_GPU_SRTP_CIPHER_AES_128_ICM;
+  gint auth = GST_GPU_SRTP_AUTH_HMAC_SHA1_80;
+  const GValue *key = config ? gst_structure_get_value (config, "srtp-key") :
+      NULL;
+  const gchar *impl = config ? gst_structure_get_string (config, "impl") :
+      NULL;
+  gsize want, have;
+
+  sp->owner = owner;
+  if (!srtp_config_enum (config, "srtp-cipher",
+          GST_TYPE_GPU_SRTP_CIPHER_TYPE, &cipher, error) ||
+      !srtp_config_enum (config, "srtp-auth", GST_TYPE_GPU_SRTP_AUTH_TYPE,
+          &auth, error))
+    goto refused;
+  if (cipher < GST_GPU_SRTP_CIPHER_NULL ||
+      cipher > GST_GPU_SRTP_CIPHER_AES_256_GCM || auth < GST_GPU_SRTP_AUTH_NULL
+      || auth > GST_GPU_SRTP_AUTH_HMAC_SHA1_80) {
+    g_set_error (error, GST_GPUSTREAM_PROCESSOR_ERROR,
+        GST_GPUSTREAM_PROCESSOR_ERROR_CONFIG,
+        "srtp-protect: srtp-cipher %d / srtp-auth %d out of range", cipher,
+        auth);
+    goto refused;
+  }
+  sp->cipher = cipher;
+  sp->auth = auth;
+  sp->policy = gst_gpu_srtp_policy (sp->cipher, sp->auth);
+  want = gst_gpu_srtp_key_length (sp->cipher);
+  if (!key || !GST_VALUE_HOLDS_BUFFER (key) || !gst_value_get_buffer (key)) {
+    g_set_error (error, GST_GPUSTREAM_PROCESSOR_ERROR,
+        GST_GPUSTREAM_PROCESSOR_ERROR_CONFIG,
+        "processor=srtp-protect needs \"srtp-key\" (a buffer: the master "
+        "key || salt, %" G_GSIZE_FORMAT " bytes for srtp-cipher=%s)", want,
+        gst_gpu_srtp_cipher_nick (sp->cipher));
+    goto refused;
+  }
+  have = gst_buffer_get_size (gst_value_get_buffer (key));
+  if (have != want) {           /* the sizes only, never the bytes */
+    g_set_error (error, GST_GPUSTREAM_PROCESSOR_ERROR,
+        GST_GPUSTREAM_PROCESSOR_ERROR_CONFIG,
+        "srtp-key is %" G_GSIZE_FORMAT " bytes, srtp-cipher=%s needs %"
+        G_GSIZE_FORMAT " (master key || salt)", have,
+        gst_gpu_srtp_cipher_nick (sp->cipher), want);
+    goto refused;
+  }
+  gst_buffer_extract (gst_value_get_buffer (key), 0, sp->key, have);
+  sp->key_len = have;
+  if (!impl || g_str_equal (impl, "auto")) {
+    sp->impl = GSRTP_IMPL_AUTO;
+  } else if (g_str_equal (impl, "scalar")) {
+    sp->impl = GSRTP_IMPL_SCALAR;
+  } else {
+    g_set_error (error, GST_GPUSTREAM_PROCESSOR_ERROR,
+        GST_GPUSTREAM_PROCESSOR_ERROR_CONFIG,
+        "srtp-protect: impl \"%s\" is neither auto nor scalar", impl);
+    goto refused;
+  }
+  sp->ctx = g_hash_table_new_full (NULL, NULL, NULL, srtp_protect_ctx_free);
+  return sp;
+
+refused:
+  srtp_protect_teardown (sp);
+  return NULL;
+}
+
+static void
+srtp_protect_teardown (gpointer data)
+{
+  SrtpProtect *sp = data;
+  /* volatile so the compiler keeps the wipe */
+  volatile guint8 *p = sp->key;
+  gsize i;
+
+  g_clear_pointer (&sp->ctx, g_hash_table_destroy);
+  for (i = 0; i < sizeof sp->key; i++)
+    p[i] = 0;
+  g_free (sp);
+}
+
+static GsSrtpCtx *
+srtp_protect_ctx (SrtpProtect * sp, guint32 ssrc)
+{
+  GsSrtpCtx *ctx = g_hash_table_lookup (sp->ctx, GUINT_TO_POINTER (ssrc));
+  GsSrtpResult r;
+
+  if (ctx)
+    return ctx;
+  ctx = g_new0 (GsSrtpCtx, 1);
+  r = gsrtp_ctx_init (ctx, sp->policy, sp->policy, sp->key, sp->key_len, 0);
+  if (r != GSRTP_OK) {
+    GST_WARNING_OBJECT (sp->owner, "SRTP context for SSRC 0x%08x: %s", ssrc,
+        gsrtp_result_name (r));
+    g_free (ctx);
+    return NULL;
+  }
+  GST_DEBUG_OBJECT (sp->owner, "new SRTP context for SSRC 0x%08x", ssrc);
+  g_hash_table_insert (sp->ctx, GUINT_TO_POINTER (ssrc), ctx);
+  g_atomic_int_inc (&sp->streams);
+  return ctx;
+}
+
+/* The packet is not forwarded: its data becomes NULL (the item itself
+ * stays: a processor may not remove items). */
+static void
+srtp_protect_drop (SrtpProtect * sp, GstGpuStreamSchedItem * it,
+    const gchar * why)
+{
+  gst_buffer_unref (it->data);
+  it->data = NULL;
+  __atomic_fetch_add (&sp->drops, 1, __ATOMIC_RELAXED);
+  if (sp->owner && gst_gpustream_warn_ok (&sp->last_warn)) {
+    GST_ELEMENT_WARNING (sp->owner, STREAM, ENCODE,
+        ("srtp-protect dropped a packet: %s", why),
+        ("%" G_GUINT64_FORMAT " dropped so far (stats: srtp-drops); at most "
+            "one warning a second", __atomic_load_n (&sp->drops,
+                __ATOMIC_RELAXED)));
+  }
+}
+
+/* a batch between its two halves */
+typedef struct
+{
+  GstGpuStreamSchedItem *items;
+  GsSrtpPacket *pkts;
+  GstMapInfo *maps;
+  GstBuffer **outs;
+  guint *idx;                   /* pkts[i] is items[idx[i]] */
+  guint k;
+  GstGpuStreamSrtpBatch *batch;
+} SrtpProtectBatch;
+
+static gpointer
+srtp_protect_submit (gpointer proc_data, GstObject * cuda_context,
+    guint lane, GstGpuStreamSchedItem * items, guint n)
+{
+  SrtpProtect *sp = proc_data;
+  SrtpProtectBatch *b = g_new0 (SrtpProtectBatch, 1);
+  gsize rtp_oh = gsrtp_rtp_overhead (sp->policy);
+  gsize rtcp_oh = gsrtp_rtcp_overhead (sp->policy);
+  guint i, k = 0;
+
+  b->items = items;
+  b->pkts = g_new (GsSrtpPacket, MAX (n, 1));
+  b->maps = g_new (GstMapInfo, MAX (n, 1));
+  b->outs = g_new (GstBuffer *, MAX (n, 1));
+  b->idx = g_new (guint, MAX (n, 1));
+  for (i = 0; i < n; i++) {
+    GstBuffer *in = items[i].data;
+    guint8 hdr[12];
+    gsize len, got, oh;
+    gboolean is_rtcp;
+    GsSrtpCtx *ctx;
+
+    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in)
+      continue;
+    len = gst_buffer_get_size (in);
+    got = gst_buffer_extract (in, 0, hdr, sizeof hdr);
+    /* RFC 5761: RTCP packet types 192..223 in the second byte */
+    is_rtcp = got >= 2 && hdr[1] >= 192 && hdr[1] <= 223;
+    if (got < (is_rtcp ? 8u : 12u) || (hdr[0] >> 6) != 2) {
+      srtp_protect_drop (sp, &items[i], "not an RTP or RTCP packet");
+      continue;
+    }
+    ctx = srtp_protect_ctx (sp, GST_READ_UINT32_BE (hdr + (is_rtcp ? 4 : 8)));
+    if (!ctx) {
+      srtp_protect_drop (sp, &items[i], "no SRTP context");
+      continue;
+    }
+    oh = is_rtcp ? rtcp_oh : rtp_oh;
+    b->outs[k] = gst_buffer_new_allocate (NULL, len + oh, NULL);
+    gst_buffer_copy_into (b->outs[k], in, GST_BUFFER_COPY_METADATA, 0, -1);
+    gst_buffer_map (b->outs[k], &b->maps[k], GST_MAP_READWRITE);
+    gst_buffer_extract (in, 0, b->maps[k].data, len);
+    b->pkts[k].ctx = ctx;
+    b->pkts[k].data = b->maps[k].data;
+    b->pkts[k].len = (uint32_t) len;
+    b->pkts[k].cap = (uint32_t) (len + oh);
+    b->pkts[k].is_rtcp = is_rtcp;
+    b->pkts[k].result = GSRTP_OK;
+    b->idx[k++] = i;
+  }
+  b->k = k;
+  /* the batch API on the GPU (or AUTO on the CPU), else the CPU code asked
+   * for: the same bytes either way */
+  if (cuda_context || sp->impl == GSRTP_IMPL_AUTO)
+    b->batch = gst_gpustream_srtp_protect_submit (b->pkts, k,
+        cuda_context ? GST_GPUSTREAM_BACKEND_GPU : GST_GPUSTREAM_BACKEND_CPU,
+        cuda_context, lane);
+  else if (k > 0)
+    gsrtp_protect_batch (b->pkts, k, sp->impl);
+  return b;
+}
+
+/* The protected packets replace the originals; failed ones are dropped. */
+static void
+srtp_protect_finish (gpointer proc_data, gpointer submitted)
+{
+  SrtpProtect *sp = proc_data;
+  SrtpProtectBatch *b = submitted;
+  gboolean used_gpu = FALSE;
+  guint i;
+
+  if (b->batch)
+    gst_gpustream_srtp_protect_finish (b->batch, &used_gpu);
+  if (used_gpu)
+    __atomic_fetch_add (&sp->gpu_batches, 1, __ATOMIC_RELAXED);
+  for (i = 0; i < b->k; i++) {
+    GstGpuStreamSchedItem *it = &b->items[b->idx[i]];
+
+    gst_buffer_unmap (b->outs[i], &b->maps[i]);
+    if (b->pkts[i].result != GSRTP_OK) {
+      gst_buffer_unref (b->outs[i]);
+      srtp_protect_drop (sp, it, gsrtp_result_name (b->pkts[i].result));
+      continue;
+    }
+    gst_buffer_set_size (b->outs[i], b->pkts[i].len);
+    gst_buffer_unref (it->data);
+    it->data = b->outs[i];
+  }
+  g_free (b->pkts);
+  g_free (b->maps);
+  g_free (b->outs);
+  g_free (b->idx);
+  g_free (b);
+}
+
+static void
+srtp_protect_get_stats (gpointer proc_data, GstStructure * stats)
+{
+  SrtpProtect *sp = proc_data;
+
+  gst_structure_set (stats,
+      "srtp-streams", G_TYPE_UINT, (guint) g_atomic_int_get (&sp->streams),
+      "srtp-drops", G_TYPE_UINT64,
+      __atomic_load_n (&sp->drops, __ATOMIC_RELAXED),
+      "srtp-gpu-batches", G_TYPE_UINT64,
+      __atomic_load_n (&sp->gpu_batches, __ATOMIC_RELAXED), NULL);
+}
+
+/* application/x-srtp (x-srtcp for RTCP caps) with the fields srtpdec keys
+ * from, as gpusrtpenc makes them */
+static GstCaps *
+srtp_protect_transform_caps (gpointer proc_data, const GstCaps * sink_caps)
+{
+  SrtpProtect *sp = proc_data;
+  GstBuffer *key = gst_buffer_new_memdup (sp->key, sp->key_len);
+  gboolean is_rtcp = gst_caps_get_size (sink_caps) > 0 &&
+      gst_structure_has_name (gst_caps_get_structure (sink_caps, 0),
+      "application/x-rtcp");
+  GstCaps *caps = gst_gpu_srtp_make_src_caps (sink_caps, is_rtcp, key, NULL,
+      sp->cipher, sp->auth, sp->cipher, sp->auth);
+
+  gst_buffer_unref (key);
+  return caps;
+}
+
+static const GstGpuStreamProcessorInfo srtp_protect_info = {
+  "srtp-protect",
+  "SRTP / SRTCP protect (RFC 3711, 6188, 7714), one context per SSRC",
+  {"srtp-protect", NULL, NULL, srtp_protect_submit, srtp_protect_finish},
+  srtp_protect_setup, srtp_protect_teardown, srtp_protect_get_stats,
+  srtp_protect_transform_caps
+};
+
+const GstGpuStreamProcessorInfo *
+gps_srtp_protect_processor_info (void)
+{
+  return &srtp_protect_info;
+}

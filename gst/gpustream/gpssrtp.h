@@ -1,8 +1,10 @@
-/* gpssrtp.h: what the SRTP elements (gpusrtpenc, gpusrtpdec, rtgpuqueue's
- * srtp-protect stage) share: one batch of protects or unprotects, as one
- * launch of the srtp_protect_batch / srtp_unprotect_batch kernel on the GPU
- * or through the kernels' batch API on the CPU; the cipher / auth enums
- * (srtpenc's types, values and nicks); caps fields; key hygiene; stats. */
+/* gpssrtp.h: what the SRTP elements (gpusrtpenc, gpusrtpdec, rtgpuqueue)
+ * share: one batch of protects or unprotects, as one launch of the
+ * srtp_protect_batch / srtp_unprotect_batch kernel on the GPU or through the
+ * kernels' batch API on the CPU; the cipher / auth enums (srtpenc's types,
+ * values and nicks); caps fields; key hygiene; stats. gpssrtp.c also holds
+ * the scheduler processor "srtp-protect" (gpsprocessor.h), whose
+ * configuration fields are listed there. */
 #ifndef GPS_SRTP_H
 #define GPS_SRTP_H
 

@@ -55,7 +55,7 @@
 
 #include <gst/gpustream/gstgpustream.h>
 #include <gst/gpustream/gpsdxt.h>
-#include <gst/gpustream/gpsscheduler.h>
+#include <gst/gpustream/gpsschedclient.h>
 #include <dxt/dxt.h>
 
 #include "dxtenc.h"
@@ -225,34 +225,17 @@ struct _GstDxtEnc
   guint64 st_gpu_frames;
   guint64 st_cpu_frames;
   guint64 st_device_input_frames;
-  /* scheduled mode: whether this run is, and the latency of the streams
-   * already removed (a format change replaces the stream) */
-  gboolean st_scheduled;
-  GstClockTime st_gone_p99, st_gone_max;
-  guint64 st_gone_misses;
 
   EncState *state;
 
   /* scheduled mode (cycle > 0). sched lives as long as the element;
-   * scheduled and sched_cycle are fixed from start to stop. sched_stream is
-   * set and cleared by the streaming thread (or in stop), under the object
-   * lock for the stats reader. */
-  GstGpuStreamScheduler *sched;
+   * scheduled is fixed from start to stop. sched_stream (w = sched_w) is
+   * set and cleared by the streaming thread, or in stop. */
+  GstGpuStreamSchedClient *sched;
   gboolean scheduled;
-  GstClockTime sched_cycle;
-  GstGpuStreamSchedStream *sched_stream;
+  GstGpuStreamSchedClientStream *sched_stream;
   guint32 sched_w;
   guint sched_max_in_flight;    /* streaming thread, set with the format */
-
-  /* the frames handed to the scheduler, sched_lock (taken after the stream
-   * lock, never the other way round) */
-  GMutex sched_lock;
-  GCond sched_cond;
-  guint sched_in_flight;        /* pushed, not yet finished nor dropped */
-  gboolean sched_forwarding;    /* the forwarder is inside finish_frame */
-  gint sched_epoch;             /* flushes so far; atomic reads */
-  GstFlowReturn sched_ret;      /* first failure of finish_frame not yet
-                                 * returned by handle_frame */
 };
 
 #define gst_dxt_enc_parent_class parent_class
@@ -458,18 +441,19 @@ coded:
 }
 
 /* ---- scheduled mode: cycle > 0 ----
- * handle_frame pushes each frame (its output buffer allocated) into one
- * stream of a GstGpuStreamScheduler without coding it; every cycle the
- * device's worker thread codes the frames collected in the last cycle as
- * one batch (encode_frame, on the GPU or the CPU), and the scheduler's
- * forwarder thread hands them, in order, to gst_video_encoder_finish_frame.
+ * handle_frame pushes each frame (its output buffer allocated) into the
+ * element's scheduler client (gpsschedclient.h) without coding it; every
+ * cycle the device's worker thread codes the frames collected in the last
+ * cycle as one batch (encode_frame, on the GPU or the CPU), and the
+ * scheduler's forwarder thread hands them, in order, to
+ * gst_video_encoder_finish_frame.
  *
  * finish_frame takes the encoder's stream lock, which handle_frame, finish,
- * flush and set_format run under: every wait of theirs for the forwarder
- * (sched_wait, and a full batch) releases it. Frames in flight are bounded
+ * flush and set_format run under: every wait of theirs in the client
+ * releases it (sched_unlock / sched_relock). Frames in flight are bounded
  * (sched_max_in_flight) so that a blocked downstream holds a few frames,
- * not all of them. A frame the scheduler will not forward (flushed,
- * or in flight at stop) comes back through sched_drop. */
+ * not all of them. A frame the scheduler will not finish (flushed, or in
+ * flight at stop) comes back through sched_drop. */
 
 /* Frames in flight: at least 8, or what comes in 3 cycles (the
  * scheduler's bound on a frame's stay) at the caps' frame rate, so the bound never
@@ -481,26 +465,20 @@ coded:
 /* One frame in the scheduler. */
 typedef struct
 {
-  GstDxtEnc *self;
   GstVideoCodecFrame *frame;    /* our reference (the base class has one) */
-  gint epoch;                   /* sched_epoch when pushed */
   gboolean ok;                  /* coded (the worker) */
 } SchedFrame;
 
 /* A frame leaves the scheduler without being finished: our reference goes
  * (the base class drops its own at flush or stop). */
 static void
-sched_frame_release (SchedFrame * sf)
+sched_drop (gpointer data)
 {
-  GstDxtEnc *self = sf->self;
+  SchedFrame *sf = data;
 
   if (sf->frame)
     gst_video_codec_frame_unref (sf->frame);
   g_free (sf);
-  g_mutex_lock (&self->sched_lock);
-  self->sched_in_flight--;
-  g_cond_broadcast (&self->sched_cond);
-  g_mutex_unlock (&self->sched_lock);
 }
 
 /* The worker thread, once a cycle, on the frames collected in it. */
@@ -517,7 +495,7 @@ sched_encode_batch (GstDxtEnc * self, GstGpuStreamSchedItem * items,
     if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET))
       continue;
     /* flushed since it was pushed: it will be dropped, not finished */
-    if (sf->epoch != g_atomic_int_get (&self->sched_epoch))
+    if (gst_gpustream_sched_item_is_flushed (&items[i]))
       continue;
     sf->ok = encode_frame (self, st, sf->frame, cuda_context);
   }
@@ -538,108 +516,51 @@ sched_process_gpu (gpointer proc_data, GstObject * cuda_context,
   sched_encode_batch (proc_data, items, n_items, cuda_context);
 }
 
+/* named for the element: its items are its own codec frames */
 static const GstGpuStreamProcessor sched_processor = {
-  "dxt-encode", sched_process_cpu, sched_process_gpu
+  "dxtenc", sched_process_cpu, sched_process_gpu
 };
 
-/* The forwarder thread, in push order. */
-static void
-sched_forward (gpointer stream_data, gpointer data, guint16 flags)
+/* The forwarder thread, in push order (the client never outputs a frame
+ * from before a flush after it). */
+static GstFlowReturn
+sched_output (gpointer stream_data, gpointer data, GstEvent * event)
 {
   GstDxtEnc *self = stream_data;
   SchedFrame *sf = data;
-  GstVideoCodecFrame *frame = sf->frame;
+  GstVideoCodecFrame *frame;
+  gboolean ok;
   GstFlowReturn ret;
 
-  /* a flush between the scheduler's check and here: drop it, never push a
-   * frame from before the flush after it (flush waits while we are inside
-   * finish_frame, whose push fails while the pads are still flushing) */
-  g_mutex_lock (&self->sched_lock);
-  if (sf->epoch != self->sched_epoch) {
-    g_mutex_unlock (&self->sched_lock);
-    sched_frame_release (sf);
-    return;
-  }
-  self->sched_forwarding = TRUE;
-  g_mutex_unlock (&self->sched_lock);
-
-  /* not coded (the error is posted): finished without a buffer, a drop */
-  if (!sf->ok)
-    gst_clear_buffer (&frame->output_buffer);
-  sf->frame = NULL;
-  ret = gst_video_encoder_finish_frame (GST_VIDEO_ENCODER (self), frame);
-  if (!sf->ok)
-    ret = GST_FLOW_ERROR;
-
-  g_mutex_lock (&self->sched_lock);
-  self->sched_forwarding = FALSE;
-  /* FLUSHING from a push during a flush is not news to the next frame */
-  if (ret != GST_FLOW_OK && self->sched_ret == GST_FLOW_OK &&
-      sf->epoch == self->sched_epoch)
-    self->sched_ret = ret;
-  g_mutex_unlock (&self->sched_lock);
-  sched_frame_release (sf);
-}
-
-/* flushed, stream removed, or in flight at stop */
-static void
-sched_drop (gpointer data)
-{
-  sched_frame_release (data);
-}
-
-static const GstGpuStreamSchedCallbacks sched_callbacks = {
-  sched_forward, sched_drop
-};
-
-/* Waits until at most max frames are in flight and, with idle, the
- * forwarder is not inside finish_frame. The stream lock (held once by every
- * caller: chain, EOS, FLUSH_STOP and caps) is released meanwhile, since
- * finish_frame takes it. With check_flushing, FLUSHING as soon as the sink
- * pad flushes (a flushing seek, or going down). */
-static GstFlowReturn
-sched_wait (GstDxtEnc * self, guint max, gboolean idle,
-    gboolean check_flushing)
-{
-  GstVideoEncoder *enc = GST_VIDEO_ENCODER (self);
-  GstFlowReturn ret = GST_FLOW_OK;
-
-  g_mutex_lock (&self->sched_lock);
-  if (self->sched_in_flight <= max && !(idle && self->sched_forwarding)) {
-    g_mutex_unlock (&self->sched_lock);
+  if (event) {                  /* none are pushed: the base class keeps them */
+    gst_event_unref (event);
     return GST_FLOW_OK;
   }
-  g_mutex_unlock (&self->sched_lock);
-
-  GST_VIDEO_ENCODER_STREAM_UNLOCK (enc);
-  g_mutex_lock (&self->sched_lock);
-  while (self->sched_in_flight > max || (idle && self->sched_forwarding)) {
-    if (check_flushing && GST_PAD_IS_FLUSHING (GST_VIDEO_ENCODER_SINK_PAD
-            (enc))) {
-      ret = GST_FLOW_FLUSHING;
-      break;
-    }
-    /* timed: flush-start sets the pad flag without telling us */
-    g_cond_wait_until (&self->sched_cond, &self->sched_lock,
-        g_get_monotonic_time () + 10 * G_TIME_SPAN_MILLISECOND);
-  }
-  g_mutex_unlock (&self->sched_lock);
-  GST_VIDEO_ENCODER_STREAM_LOCK (enc);
-  return ret;
+  frame = g_steal_pointer (&sf->frame);
+  ok = sf->ok;
+  sched_drop (sf);
+  /* not coded (the error is posted): finished without a buffer, a drop */
+  if (!ok)
+    gst_clear_buffer (&frame->output_buffer);
+  ret = gst_video_encoder_finish_frame (GST_VIDEO_ENCODER (self), frame);
+  return ok ? ret : GST_FLOW_ERROR;
 }
 
-/* The failure of a finish_frame since the last call, GST_FLOW_OK if none. */
-static GstFlowReturn
-sched_take_ret (GstDxtEnc * self)
+static void
+sched_unlock (gpointer user_data)
 {
-  GstFlowReturn ret;
-
-  g_mutex_lock (&self->sched_lock);
-  ret = self->sched_ret;
-  self->sched_ret = GST_FLOW_OK;
-  g_mutex_unlock (&self->sched_lock);
-  return ret;
+  GST_VIDEO_ENCODER_STREAM_UNLOCK (user_data);
 }
+
+static void
+sched_relock (gpointer user_data)
+{
+  GST_VIDEO_ENCODER_STREAM_LOCK (user_data);
+}
+
+static const GstGpuStreamSchedClientCallbacks sched_callbacks = {
+  sched_output, sched_drop, sched_unlock, sched_relock
+};
 
 /* handle_frame's scheduled half: takes frame. Returns what the frames
  * finished since the last call met downstream. */
@@ -648,10 +569,9 @@ sched_handle_frame (GstDxtEnc * self, EncState * st,
     GstVideoCodecFrame * frame)
 {
   GstVideoEncoder *enc = GST_VIDEO_ENCODER (self);
-  GstGpuStreamSchedStream *stream = self->sched_stream;
+  GstGpuStreamSchedClientStream *stream = self->sched_stream;
   SchedFrame *sf;
   GstFlowReturn ret;
-  guint32 size;
 
   if (!stream) {
     gst_video_codec_frame_unref (frame);
@@ -659,75 +579,35 @@ sched_handle_frame (GstDxtEnc * self, EncState * st,
   }
   /* room first, then the output buffer: a blocked downstream holds at most
    * sched_max_in_flight of both */
-  ret = sched_wait (self, self->sched_max_in_flight - 1, FALSE, TRUE);
-  if (ret == GST_FLOW_OK)
+  ret = gst_gpustream_sched_client_wait (stream, self->sched_max_in_flight - 1);
+  if (ret != GST_FLOW_FLUSHING)
     ret = gst_video_encoder_allocate_output_frame (enc, frame,
         enc_output_max (st));
   if (ret != GST_FLOW_OK) {
     gst_video_codec_frame_unref (frame);
     return ret;
   }
-
   sf = g_new0 (SchedFrame, 1);
-  sf->self = self;
   sf->frame = frame;
-  size = MIN (gst_buffer_get_size (frame->input_buffer), G_MAXUINT32);
-  g_mutex_lock (&self->sched_lock);
-  sf->epoch = self->sched_epoch;
-  self->sched_in_flight++;
-  g_mutex_unlock (&self->sched_lock);
-
-  /* a full batch (a burst beyond what it has grown to) waits for the next
-   * cycle, as gpusrtpenc's enc_sched_submit, instead of dropping */
-  while (!gst_gpustream_sched_stream_push (stream, sf, size,
-          GST_GPUSTREAM_SCHED_ITEM_PACKET)) {
-    if (!gst_gpustream_scheduler_is_running (self->sched) ||
-        GST_PAD_IS_FLUSHING (GST_VIDEO_ENCODER_SINK_PAD (enc))) {
-      sched_frame_release (sf);
-      return GST_FLOW_FLUSHING;
-    }
-    GST_VIDEO_ENCODER_STREAM_UNLOCK (enc);
-    g_usleep (MAX (self->sched_cycle / GST_USECOND / 4, 50));
-    GST_VIDEO_ENCODER_STREAM_LOCK (enc);
-  }
-  return sched_take_ret (self);
+  return gst_gpustream_sched_client_push (stream, sf,
+      MIN (gst_buffer_get_size (frame->input_buffer), G_MAXUINT32));
 }
 
-/* The stream leaves (its frames in flight, if any, are dropped); its
- * latency stays in the stats. */
-static void
-sched_remove_stream (GstDxtEnc * self)
-{
-  GstGpuStreamSchedStream *stream;
-  GstGpuStreamSchedStreamStats ss;
-
-  GST_OBJECT_LOCK (self);
-  stream = self->sched_stream;
-  self->sched_stream = NULL;
-  if (stream) {
-    gst_gpustream_sched_stream_get_stats (stream, &ss);
-    self->st_gone_p99 = MAX (self->st_gone_p99, ss.latency_p99);
-    self->st_gone_max = MAX (self->st_gone_max, ss.latency_max);
-    self->st_gone_misses += ss.misses;
-  }
-  GST_OBJECT_UNLOCK (self);
-  if (stream)
-    gst_gpustream_scheduler_remove_stream (self->sched, stream);
-}
-
-/* At set_format, nothing in flight: the one stream, w = the frame size. */
+/* At set_format, nothing in flight: the one stream, w = the frame size (a
+ * format change replaces it; its latency stays in the stats). */
 static gboolean
 sched_ensure_stream (GstDxtEnc * self, guint32 w)
 {
-  GstGpuStreamSchedStream *stream;
+  GstGpuStreamSchedClientStream *stream;
   GError *err = NULL;
 
   if (self->sched_stream && self->sched_w == w)
     return TRUE;
-  sched_remove_stream (self);
-  stream = gst_gpustream_scheduler_add_stream (self->sched, w,
-      GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (self->sched_cycle),
-      GST_GPUSTREAM_SCHED_UNLIMITED_RATE, self, NULL, &err);
+  if (self->sched_stream)
+    gst_gpustream_sched_client_remove_stream (self->sched,
+        g_steal_pointer (&self->sched_stream));
+  stream = gst_gpustream_sched_client_add_stream (self->sched, w, self, NULL,
+      &err);
   if (!stream) {
     /* admission is off: only invalid parameters get here */
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
@@ -735,55 +615,27 @@ sched_ensure_stream (GstDxtEnc * self, guint32 w)
     g_clear_error (&err);
     return FALSE;
   }
-  GST_OBJECT_LOCK (self);
   self->sched_stream = stream;
-  GST_OBJECT_UNLOCK (self);
   self->sched_w = w;
   return TRUE;
 }
 
-/* READY to PAUSED: with cycle > 0, one pipeline (one forwarder thread) of a
- * scheduler on the element's device, admission off (rtgpuqueue does
+/* READY to PAUSED: with cycle > 0, one pipeline (one forwarder thread) of
+ * the client on the element's device, admission off (rtgpuqueue does
  * admission control). The stream comes with the format. */
 static gboolean
 sched_start (GstDxtEnc * self)
 {
-  GError *err = NULL;
   GstClockTime cycle;
 
   GST_OBJECT_LOCK (self);
   cycle = self->cycle;
   GST_OBJECT_UNLOCK (self);
   self->scheduled = FALSE;
-  self->sched_cycle = cycle;
-  g_mutex_lock (&self->sched_lock);
-  self->sched_in_flight = 0;
-  self->sched_forwarding = FALSE;
-  self->sched_ret = GST_FLOW_OK;
-  g_mutex_unlock (&self->sched_lock);
-  if (cycle == 0)
-    return TRUE;
-  if (cycle < GST_GPUSTREAM_SCHED_MIN_CYCLE) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-        ("cycle %" G_GUINT64_FORMAT " ns is below the minimum of %"
-            G_GUINT64_FORMAT " ns", cycle,
-            (guint64) GST_GPUSTREAM_SCHED_MIN_CYCLE),
-        ("cycle = 0 codes each frame as it comes; a scheduled cycle must "
-            "leave room for the worker's own work"));
+  if (!gst_gpustream_sched_client_start (self->sched, cycle, 1,
+          self->gpu.resolved, self->gpu.cuda_context))
     return FALSE;
-  }
-
-  gst_gpustream_scheduler_set_batching (self->sched, cycle);
-  if (!gst_gpustream_scheduler_start (self->sched, 1, self->gpu.resolved,
-          self->gpu.cuda_context, &err)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-        ("could not start the batching scheduler: %s", err->message));
-    g_clear_error (&err);
-    return FALSE;
-  }
-  self->scheduled = TRUE;
-  GST_INFO_OBJECT (self, "coding in batches every %" GST_TIME_FORMAT " on %s",
-      GST_TIME_ARGS (cycle), gst_gpustream_backend_nick (self->gpu.resolved));
+  self->scheduled = cycle > 0;
   return TRUE;
 }
 
@@ -794,8 +646,10 @@ sched_stop (GstDxtEnc * self)
 {
   if (!self->scheduled)
     return;
-  gst_gpustream_scheduler_stop (self->sched);
-  sched_remove_stream (self);
+  gst_gpustream_sched_client_stop (self->sched);
+  if (self->sched_stream)
+    gst_gpustream_sched_client_remove_stream (self->sched,
+        g_steal_pointer (&self->sched_stream));
   self->scheduled = FALSE;
 }
 
@@ -814,7 +668,7 @@ enc_state_free (EncState * st)
 static void
 enc_update_latency (GstDxtEnc * self)
 {
-  GstClockTime lat = self->scheduled ? 3 * self->sched_cycle : 0;
+  GstClockTime lat = gst_gpustream_sched_client_get_latency (self->sched);
 
   gst_video_encoder_set_latency (GST_VIDEO_ENCODER (self), lat, lat);
 }
@@ -836,9 +690,6 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
   self->st_frames = self->st_bytes_in = self->st_bytes_out = 0;
   self->st_slices = self->st_gpu_frames = self->st_cpu_frames = 0;
   self->st_device_input_frames = 0;
-  self->st_scheduled = self->cycle > 0;
-  self->st_gone_p99 = self->st_gone_max = 0;
-  self->st_gone_misses = 0;
   GST_OBJECT_UNLOCK (self);
 
   if (!st->hap && st->snappy)
@@ -906,8 +757,8 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
     return FALSE;
   /* scheduled: the frames in flight were coded for the old format and
    * leave with the old caps before the worker sees the new one */
-  if (self->scheduled)
-    sched_wait (self, 0, FALSE, FALSE);
+  if (self->sched_stream)
+    gst_gpustream_sched_client_wait (self->sched_stream, 0);
   if (!dxt_format_from_video (GST_VIDEO_INFO_FORMAT (&state->info),
           &st->in_format)) {
     GST_WARNING_OBJECT (self, "unsupported input format %s",
@@ -938,10 +789,13 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
       return FALSE;
     if (GST_VIDEO_INFO_FPS_N (&st->info) > 0 &&
         GST_VIDEO_INFO_FPS_D (&st->info) > 0)
-      n = MAX (n, gst_util_uint64_scale_ceil (3 * self->sched_cycle,
+      n = MAX (n, gst_util_uint64_scale_ceil
+          (gst_gpustream_sched_client_get_latency (self->sched),
               GST_VIDEO_INFO_FPS_N (&st->info),
               (guint64) GST_VIDEO_INFO_FPS_D (&st->info) * GST_SECOND) + 1);
     self->sched_max_in_flight = MIN (n, DXT_ENC_SCHED_MAX_IN_FLIGHT);
+    gst_gpustream_sched_client_stream_set_limits (self->sched_stream,
+        self->sched_max_in_flight, 0);
   }
 
   caps = gst_caps_new_simple (st->hap ? "video/x-hap" : "video/x-dxt",
@@ -994,14 +848,10 @@ static GstFlowReturn
 gst_dxt_enc_finish (GstVideoEncoder * enc)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
-  GstFlowReturn ret;
 
-  if (!self->scheduled)
+  if (!self->scheduled || !self->sched_stream)
     return GST_FLOW_OK;
-  ret = sched_wait (self, 0, FALSE, TRUE);
-  if (ret != GST_FLOW_OK)
-    return ret;
-  return sched_take_ret (self);
+  return gst_gpustream_sched_client_wait (self->sched_stream, 0);
 }
 
 /* FLUSH_STOP: the frames in flight are dropped (the scheduler calls
@@ -1012,18 +862,24 @@ gst_dxt_enc_flush (GstVideoEncoder * enc)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
 
-  if (!self->scheduled)
-    return TRUE;
-  if (self->sched_stream)
-    gst_gpustream_sched_stream_flush (self->sched_stream);
-  g_mutex_lock (&self->sched_lock);
-  g_atomic_int_inc (&self->sched_epoch);
-  self->sched_ret = GST_FLOW_OK;
-  g_mutex_unlock (&self->sched_lock);
   /* a finish_frame under way ends (its push fails: our source pad still
    * flushes) before the flush-stop goes downstream */
-  sched_wait (self, G_MAXUINT, TRUE, FALSE);
+  if (self->sched_stream)
+    gst_gpustream_sched_client_flush_stop (self->sched_stream);
   return TRUE;
+}
+
+/* FLUSH_START: a handle_frame waiting for room in the scheduler gives up. */
+static gboolean
+gst_dxt_enc_sink_event (GstVideoEncoder * enc, GstEvent * event)
+{
+  GstDxtEnc *self = GST_DXT_ENC (enc);
+
+  /* not under the stream lock (the streaming thread may hold it): every
+   * stream of the client, which is the one of the current format */
+  if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_START)
+    gst_gpustream_sched_client_flush_start_all (self->sched);
+  return GST_VIDEO_ENCODER_CLASS (parent_class)->sink_event (enc, event);
 }
 
 static gboolean
@@ -1059,33 +915,22 @@ gst_dxt_enc_set_context (GstElement * element, GstContext * context)
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
+static GstStateChangeReturn
+gst_dxt_enc_change_state (GstElement * element, GstStateChange transition)
+{
+  /* before the pads deactivate: a handle_frame waiting for the scheduler
+   * lets them go */
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    gst_gpustream_sched_client_unblock (GST_DXT_ENC (element)->sched);
+  return GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+}
+
 static GstStructure *
 gst_dxt_enc_get_stats (GstDxtEnc * self)
 {
-  GstGpuStreamSchedulerStats ss;
   GstStructure *s;
-  guint64 batches = 0, misses = 0;
-  GstClockTime p99 = 0, worst = 0;
-  gboolean scheduled;
 
-  gst_gpustream_scheduler_get_stats (self->sched, &ss);
   GST_OBJECT_LOCK (self);
-  /* the last run's, until the next start */
-  scheduled = self->st_scheduled;
-  if (scheduled) {
-    batches = ss.launches;
-    p99 = self->st_gone_p99;
-    worst = self->st_gone_max;
-    misses = self->st_gone_misses;
-    if (self->sched_stream) {
-      GstGpuStreamSchedStreamStats st;
-
-      gst_gpustream_sched_stream_get_stats (self->sched_stream, &st);
-      p99 = MAX (p99, st.latency_p99);
-      worst = MAX (worst, st.latency_max);
-      misses += st.misses;
-    }
-  }
   s = gst_structure_new ("dxtenc-stats",
       "frames", G_TYPE_UINT64, self->st_frames,
       "bytes-in", G_TYPE_UINT64, self->st_bytes_in,
@@ -1094,11 +939,10 @@ gst_dxt_enc_get_stats (GstDxtEnc * self)
       "gpu-frames", G_TYPE_UINT64, self->st_gpu_frames,
       "cpu-frames", G_TYPE_UINT64, self->st_cpu_frames,
       "device-input-frames", G_TYPE_UINT64, self->st_device_input_frames,
-      "scheduled-batches", G_TYPE_UINT64, batches,
-      "latency-p99-us", G_TYPE_UINT64, (guint64) p99 / 1000,
-      "latency-max-us", G_TYPE_UINT64, (guint64) worst / 1000,
-      "latency-misses", G_TYPE_UINT64, misses, NULL);
+      NULL);
   GST_OBJECT_UNLOCK (self);
+  /* the last run's, until the next start */
+  gst_gpustream_sched_client_get_stats (self->sched, s);
   return s;
 }
 
@@ -1201,10 +1045,8 @@ gst_dxt_enc_finalize (GObject * object)
   GstDxtEnc *self = GST_DXT_ENC (object);
 
   /* stopped already (stop runs before NULL): nothing is in flight */
-  g_clear_pointer (&self->sched, gst_gpustream_scheduler_free);
+  g_clear_pointer (&self->sched, gst_gpustream_sched_client_free);
   g_clear_pointer (&self->state, enc_state_free);
-  g_mutex_clear (&self->sched_lock);
-  g_cond_clear (&self->sched_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -1288,6 +1130,7 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
       "gst-gpustream developers");
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_dxt_enc_set_context);
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_dxt_enc_change_state);
 
   venc_class->open = GST_DEBUG_FUNCPTR (gst_dxt_enc_open);
   venc_class->close = GST_DEBUG_FUNCPTR (gst_dxt_enc_close);
@@ -1297,6 +1140,7 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
   venc_class->handle_frame = GST_DEBUG_FUNCPTR (gst_dxt_enc_handle_frame);
   venc_class->finish = GST_DEBUG_FUNCPTR (gst_dxt_enc_finish);
   venc_class->flush = GST_DEBUG_FUNCPTR (gst_dxt_enc_flush);
+  venc_class->sink_event = GST_DEBUG_FUNCPTR (gst_dxt_enc_sink_event);
   venc_class->src_query = GST_DEBUG_FUNCPTR (gst_dxt_enc_src_query);
   venc_class->sink_query = GST_DEBUG_FUNCPTR (gst_dxt_enc_sink_query);
 
@@ -1318,9 +1162,6 @@ gst_dxt_enc_init (GstDxtEnc * self)
   self->batch_blocks = DEFAULT_BATCH_BLOCKS;
   self->threads = DEFAULT_THREADS;
   self->cycle = DEFAULT_CYCLE;
-  g_mutex_init (&self->sched_lock);
-  g_cond_init (&self->sched_cond);
-  self->sched_ret = GST_FLOW_OK;
-  self->sched = gst_gpustream_scheduler_new (&sched_processor, self,
-      &sched_callbacks);
+  self->sched = gst_gpustream_sched_client_new (GST_ELEMENT (self),
+      &sched_processor, self, &sched_callbacks, self);
 }

@@ -43,7 +43,7 @@
 #include <string.h>
 
 #include <gst/gpustream/gstgpustream.h>
-#include <gst/gpustream/gpsscheduler.h>
+#include <gst/gpustream/gpsschedclient.h>
 #include <rlnc/rlnc.h>
 
 #include "ncencoder.h"
@@ -164,16 +164,13 @@ typedef struct
   GstGpuStreamCoderJob *job;
 } EncGen;
 
-/* Scheduled mode: what goes through the scheduler, in order: a generation
- * (coded by the worker's batch, pushed by the forwarder), a relay packet or
- * a serialized event (pushed by the forwarder). */
+/* Scheduled mode: an item of the scheduler client: a generation (coded by
+ * the worker's batch) or a relay packet, pushed by the forwarder in order
+ * with the serialized events (gpsschedclient.h). */
 typedef struct
 {
-  GstNcEncoder *self;           /* no ref: items never outlive the scheduler */
   EncGen *gen;
   GstBuffer *buf;
-  GstEvent *event;
-  gsize bytes;                  /* counted in sched_bytes */
 } EncOut;
 
 /* Stream state: exists between READY->PAUSED and PAUSED->READY, touched by
@@ -250,16 +247,12 @@ struct _GstNcEncoder
   GstNcFraming framing;
   GstClockTime cycle;
 
-  /* scheduled mode (cycle > 0), fixed from READY to PAUSED until PAUSED to
-   * READY */
-  GstGpuStreamScheduler *sched;
-  GstGpuStreamSchedStream *sched_stream;
+  /* scheduled mode (cycle > 0): sched lives as long as the element; the
+   * rest is fixed from READY to PAUSED until PAUSED to READY */
+  GstGpuStreamSchedClient *sched;
+  GstGpuStreamSchedClientStream *sched_stream;
   gboolean scheduled;
-  GstClockTime sched_cycle;
   GstGpuStreamBackend sched_where;
-  gint sched_ret;               /* atomic: the forwarder's last flow return */
-  gint sched_flushing;          /* atomic */
-  guint64 sched_bytes;          /* atomic: bytes between submit and forward */
 
   /* stats, object lock */
   guint64 st_generations;
@@ -536,27 +529,24 @@ enc_gen_push (GstNcEncoder * self, EncGen * g)
 }
 
 /* ---- scheduled mode: cycle > 0 ----
- * Everything the element sends goes through one GstGpuStreamScheduler
- * stream (gpsscheduler.h), in order. The streaming thread builds each
+ * Everything the element sends goes through its scheduler client
+ * (gpsschedclient.h), in order. The streaming thread builds each
  * generation (source packets whole, coded packets up to their payload) and
- * collects it without a lock; every cycle the device's worker submits the
- * coding of every generation collected to the coder pool before it waits
- * for any (on the GPU the pool runs them as one launch, together with those
- * of the other scheduled elements on the device); the forwarder thread
- * writes the headers and pushes. Relay packets and serialized events take
- * the same path, so that nothing overtakes anything. */
+ * pushes it; every cycle the device's worker submits the coding of every
+ * generation collected to the coder pool before it waits for any (on the
+ * GPU the pool runs them as one launch, together with those of the other
+ * scheduled elements on the device); the forwarder thread writes the
+ * headers and pushes. Relay packets and serialized events take the same
+ * path, so that nothing overtakes anything. */
 
 static void
 enc_out_free (gpointer data)
 {
   EncOut *o = data;
 
-  if (o->bytes)
-    __atomic_sub_fetch (&o->self->sched_bytes, o->bytes, __ATOMIC_RELAXED);
   if (o->gen)
     enc_gen_free (o->gen);
   gst_clear_buffer (&o->buf);
-  gst_clear_event (&o->event);
   g_free (o);
 }
 
@@ -580,7 +570,8 @@ enc_sched_submit_batch (gpointer proc_data, GstObject * cuda_context,
 
   for (i = 0; i < n; i++) {
     EncOut *o = items[i].data;
-    if (o->gen)
+
+    if ((items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) && o->gen)
       enc_gen_start (o->gen, where, cuda_context);
   }
   b->items = items;
@@ -599,7 +590,8 @@ enc_sched_finish_batch (gpointer proc_data, gpointer submitted)
   for (i = 0; i < b->n; i++) {
     EncOut *o = b->items[i].data;
 
-    if (!o->gen || !o->gen->job)
+    if (!(b->items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) ||
+        !o->gen || !o->gen->job)
       continue;
     if (!gst_gpustream_coder_job_wait (o->gen->job))
       GST_WARNING_OBJECT (self, "coder job of generation %u failed",
@@ -609,82 +601,47 @@ enc_sched_finish_batch (gpointer proc_data, gpointer submitted)
   g_free (b);
 }
 
+/* named for the element: its items are its own generations, not the
+ * packets of the library's processors (gpsprocessor.h) */
 static const GstGpuStreamProcessor enc_sched_processor = {
-  "nc-encode", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
+  "ncencoder", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
 };
 
-/* The forwarder thread, in collection order. */
-static void
-enc_sched_forward (gpointer stream_data, gpointer data, guint16 flags)
+/* The forwarder thread, in push order. */
+static GstFlowReturn
+enc_sched_output (gpointer stream_data, gpointer data, GstEvent * event)
 {
   GstNcEncoder *self = stream_data;
   EncOut *o = data;
   GstFlowReturn ret;
 
-  if (o->event) {
-    gst_pad_push_event (self->srcpad, g_steal_pointer (&o->event));
-  } else {
-    ret = o->gen ? enc_gen_push (self, g_steal_pointer (&o->gen)) :
-        gst_pad_push (self->srcpad, g_steal_pointer (&o->buf));
-    g_atomic_int_set (&self->sched_ret, ret);
-  }
+  if (event)
+    return gst_pad_push_event (self->srcpad, event) ? GST_FLOW_OK :
+        GST_FLOW_ERROR;
+  ret = o->gen ? enc_gen_push (self, g_steal_pointer (&o->gen)) :
+      gst_pad_push (self->srcpad, g_steal_pointer (&o->buf));
   enc_out_free (o);
+  return ret;
 }
 
-static const GstGpuStreamSchedCallbacks enc_sched_callbacks = {
-  enc_sched_forward, enc_out_free
+static const GstGpuStreamSchedClientCallbacks enc_sched_callbacks = {
+  enc_sched_output, enc_out_free
 };
 
-/* Hands o to the scheduler; takes it. A full batch, or more than
- * SCHED_MAX_BYTES in flight (downstream blocked), waits for the worker and
- * the forwarder. FALSE (o dropped) when flushing or stopped. */
-static gboolean
+/* Hands o (bytes of data) to the scheduler; takes it. Returns what the
+ * streaming thread returns: the forwarder's failure, or FLUSHING. */
+static GstFlowReturn
 enc_sched_put (GstNcEncoder * self, EncOut * o, gsize bytes)
 {
-  gboolean packet = o->event == NULL;
-
-  o->self = self;
-  for (;;) {
-    if (g_atomic_int_get (&self->sched_flushing) ||
-        !gst_gpustream_scheduler_is_running (self->sched)) {
-      enc_out_free (o);
-      return FALSE;
-    }
-    guint64 queued = __atomic_load_n (&self->sched_bytes, __ATOMIC_RELAXED);
-
-    if (bytes == 0 || queued == 0 || queued + bytes <= SCHED_MAX_BYTES) {
-      __atomic_add_fetch (&self->sched_bytes, bytes, __ATOMIC_RELAXED);
-      o->bytes = bytes;
-      if (gst_gpustream_sched_stream_push (self->sched_stream, o,
-              (guint32) MIN (bytes, G_MAXUINT32),
-              packet ? GST_GPUSTREAM_SCHED_ITEM_PACKET : 0))
-        return TRUE;
-      __atomic_sub_fetch (&self->sched_bytes, bytes, __ATOMIC_RELAXED);
-      o->bytes = 0;
-    }
-    g_usleep (MAX (self->sched_cycle / GST_USECOND / 4, 50));
-  }
-}
-
-/* Scheduled: what the streaming thread returns, the forwarder's last. */
-static GstFlowReturn
-enc_sched_ret (GstNcEncoder * self)
-{
-  if (g_atomic_int_get (&self->sched_flushing))
-    return GST_FLOW_FLUSHING;
-  return (GstFlowReturn) g_atomic_int_get (&self->sched_ret);
+  return gst_gpustream_sched_client_push (self->sched_stream, o,
+      (guint32) MIN (bytes, G_MAXUINT32));
 }
 
 static gboolean
 enc_push_event (GstNcEncoder * self, GstEvent * event)
 {
-  /* not started (or stopped): nothing is queued to keep order with */
-  if (self->scheduled && gst_gpustream_scheduler_is_running (self->sched)) {
-    EncOut *o = g_new0 (EncOut, 1);
-
-    o->event = event;
-    return enc_sched_put (self, o, 0);
-  }
+  if (self->scheduled)
+    return gst_gpustream_sched_client_push_event (self->sched_stream, event);
   return gst_pad_push_event (self->srcpad, event);
 }
 
@@ -695,8 +652,7 @@ enc_push_buffer (GstNcEncoder * self, GstBuffer * buf)
     EncOut *o = g_new0 (EncOut, 1);
 
     o->buf = buf;
-    enc_sched_put (self, o, gst_buffer_get_size (buf));
-    return enc_sched_ret (self);
+    return enc_sched_put (self, o, gst_buffer_get_size (buf));
   }
   return gst_pad_push (self->srcpad, buf);
 }
@@ -747,8 +703,7 @@ enc_flush_generation (GstNcEncoder * self, EncState * st)
     EncOut *o = g_new0 (EncOut, 1);
 
     o->gen = g;
-    enc_sched_put (self, o, gsize_bytes + (gsize) g->n_coded * st->k);
-    return enc_sched_ret (self);
+    return enc_sched_put (self, o, gsize_bytes + (gsize) g->n_coded * st->k);
   }
 
   GST_OBJECT_LOCK (self);
@@ -1312,15 +1267,14 @@ gst_nc_encoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       break;
     case GST_EVENT_FLUSH_START:
       /* a streaming thread waiting in enc_sched_put gives up */
-      g_atomic_int_set (&self->sched_flushing, 1);
+      if (self->scheduled)
+        gst_gpustream_sched_client_flush_start (self->sched_stream);
       break;
     case GST_EVENT_FLUSH_STOP:{
       gboolean ret;
 
-      if (self->scheduled && self->sched_stream)
-        gst_gpustream_sched_stream_flush (self->sched_stream);
-      g_atomic_int_set (&self->sched_ret, GST_FLOW_OK);
-      g_atomic_int_set (&self->sched_flushing, 0);
+      if (self->scheduled)
+        gst_gpustream_sched_client_flush_stop (self->sched_stream);
       if (st) {
         enc_discard (st);
         gst_segment_init (&st->segment, GST_FORMAT_UNDEFINED);
@@ -1350,77 +1304,58 @@ gst_nc_encoder_query (GstPad * pad, GstObject * parent, GstQuery * query)
           query))
     return TRUE;
   if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && pad == self->srcpad) {
-    GstClockTime min, max, add;
-    gboolean live;
+    GstClockTime held;
 
     /* what the element holds: a partial generation up to max-latency, and
      * in scheduled mode 3 cycles (a generation leaves within 3 cycles of
      * being complete when a cycle's batch takes less than a cycle) */
     GST_OBJECT_LOCK (self);
-    add = self->max_latency + (self->scheduled ? 3 * self->sched_cycle : 0);
+    held = self->max_latency;
     GST_OBJECT_UNLOCK (self);
-    if (!gst_pad_query_default (pad, parent, query))
-      return FALSE;
-    gst_query_parse_latency (query, &live, &min, &max);
-    gst_query_set_latency (query, live, min + add,
-        GST_CLOCK_TIME_IS_VALID (max) ? max + add : max);
-    return TRUE;
+    return gst_gpustream_sched_client_query_latency (self->sched, pad, parent,
+        query, held);
   }
   return gst_pad_query_default (pad, parent, query);
 }
 
-/* READY to PAUSED: with cycle > 0, one stream of a scheduler of the device
- * (admission off: the element declares no rate, so it is never policed). */
-
+/* READY to PAUSED: with cycle > 0, one stream of the element's scheduler
+ * client on the device (admission off: the element declares no rate, so it
+ * is never policed). */
 static gboolean
 enc_sched_start (GstNcEncoder * self)
 {
-  GstGpuStreamScheduler *sched;
-  GstGpuStreamSchedStream *stream;
+  GstClockTime cycle;
+  GstObject *ctx;
   GError *err = NULL;
 
   GST_OBJECT_LOCK (self);
-  self->sched_cycle = self->cycle;
+  cycle = self->cycle;
   self->sched_where = self->gpu.resolved;
+  ctx = self->gpu.cuda_context ? gst_object_ref (self->gpu.cuda_context) :
+      NULL;
   GST_OBJECT_UNLOCK (self);
   self->scheduled = FALSE;
-  if (self->sched_cycle == 0)
-    return TRUE;
-  if (self->sched_cycle < GST_GPUSTREAM_SCHED_MIN_CYCLE) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
-        ("cycle %" GST_TIME_FORMAT " is below the %" GST_TIME_FORMAT
-            " the scheduler needs (0 codes each generation as it completes)",
-            GST_TIME_ARGS (self->sched_cycle),
-            GST_TIME_ARGS (GST_GPUSTREAM_SCHED_MIN_CYCLE)));
+  if (!gst_gpustream_sched_client_start (self->sched, cycle, 1,
+          self->sched_where, ctx)) {
+    gst_clear_object (&ctx);
     return FALSE;
   }
-
-  sched = gst_gpustream_scheduler_new (&enc_sched_processor, self,
-      &enc_sched_callbacks);
-  gst_gpustream_scheduler_set_batching (sched, self->sched_cycle);
-  stream = gst_gpustream_scheduler_add_stream (sched, G_MAXUINT32,
-      GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (self->sched_cycle),
-      GST_GPUSTREAM_SCHED_UNLIMITED_RATE, self, NULL, &err);
-  if (!stream || !gst_gpustream_scheduler_start (sched, 1, self->sched_where,
-          self->gpu.cuda_context, &err)) {
+  gst_clear_object (&ctx);
+  if (cycle == 0)
+    return TRUE;
+  self->sched_stream = gst_gpustream_sched_client_add_stream (self->sched,
+      G_MAXUINT32, self, NULL, &err);
+  if (!self->sched_stream) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
         ("could not start the batching scheduler: %s", err->message));
     g_clear_error (&err);
-    if (stream)
-      gst_gpustream_scheduler_remove_stream (sched, stream);
-    gst_gpustream_scheduler_free (sched);
+    gst_gpustream_sched_client_stop (self->sched);
     return FALSE;
   }
-  GST_OBJECT_LOCK (self);
-  self->sched = sched;
-  self->sched_stream = stream;
-  GST_OBJECT_UNLOCK (self);
-  g_atomic_int_set (&self->sched_ret, GST_FLOW_OK);
-  g_atomic_int_set (&self->sched_flushing, 0);
+  /* a blocked downstream holds at most that many bytes of generations */
+  gst_gpustream_sched_client_stream_set_limits (self->sched_stream, 0,
+      SCHED_MAX_BYTES);
   self->scheduled = TRUE;
-  GST_INFO_OBJECT (self, "coding every %" GST_TIME_FORMAT " on %s",
-      GST_TIME_ARGS (self->sched_cycle),
-      gst_gpustream_backend_nick (self->sched_where));
   return TRUE;
 }
 
@@ -1428,20 +1363,13 @@ enc_sched_start (GstNcEncoder * self)
 static void
 enc_sched_stop (GstNcEncoder * self)
 {
-  GstGpuStreamScheduler *sched;
-  GstGpuStreamSchedStream *stream;
-
-  GST_OBJECT_LOCK (self);
-  sched = g_steal_pointer (&self->sched);
-  stream = g_steal_pointer (&self->sched_stream);
-  GST_OBJECT_UNLOCK (self);
-  self->scheduled = FALSE;
-  if (!sched)
+  if (!self->scheduled)
     return;
+  self->scheduled = FALSE;
   /* joins the forwarder: nothing of ours runs after this */
-  gst_gpustream_scheduler_stop (sched);
-  gst_gpustream_scheduler_remove_stream (sched, stream);
-  gst_gpustream_scheduler_free (sched);
+  gst_gpustream_sched_client_stop (self->sched);
+  gst_gpustream_sched_client_remove_stream (self->sched,
+      g_steal_pointer (&self->sched_stream));
 }
 
 static EncState *
@@ -1498,16 +1426,9 @@ enc_state_free (EncState * st)
 static GstStructure *
 gst_nc_encoder_get_stats (GstNcEncoder * self)
 {
-  GstGpuStreamSchedStreamStats ss = { 0 };
-  GstGpuStreamSchedulerStats sched = { 0 };
   GstStructure *s;
 
   GST_OBJECT_LOCK (self);
-  /* set and cleared under the object lock (enc_sched_start / _stop) */
-  if (self->sched) {
-    gst_gpustream_scheduler_get_stats (self->sched, &sched);
-    gst_gpustream_sched_stream_get_stats (self->sched_stream, &ss);
-  }
   s = gst_structure_new ("application/x-ncencoder-stats",
       "generations", G_TYPE_UINT64, self->st_generations,
       "packets-in", G_TYPE_UINT64, self->st_packets_in,
@@ -1519,11 +1440,9 @@ gst_nc_encoder_get_stats (GstNcEncoder * self)
       "packets-dependent", G_TYPE_UINT64, self->st_dependent,
       "packets-late", G_TYPE_UINT64, self->st_late,
       "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
-      "scheduled-batches", G_TYPE_UINT64, sched.launches,
-      "latency-p99-us", G_TYPE_UINT64, ss.latency_p99 / GST_USECOND,
-      "latency-max-us", G_TYPE_UINT64, ss.latency_max / GST_USECOND,
-      "latency-misses", G_TYPE_UINT64, ss.misses, NULL);
+      NULL);
   GST_OBJECT_UNLOCK (self);
+  gst_gpustream_sched_client_get_stats (self->sched, s);
   return s;
 }
 
@@ -1553,6 +1472,10 @@ gst_nc_encoder_change_state (GstElement * element, GstStateChange transition)
       if (!enc_sched_start (self))
         return GST_STATE_CHANGE_FAILURE;
       self->state = enc_state_new (self);
+      break;
+    case GST_STATE_CHANGE_PAUSED_TO_READY:
+      /* a streaming thread waiting for the scheduler lets the pads go */
+      gst_gpustream_sched_client_unblock (self->sched);
       break;
     default:
       break;
@@ -1687,6 +1610,7 @@ gst_nc_encoder_finalize (GObject * object)
   GstNcEncoder *self = GST_NC_ENCODER (object);
 
   g_clear_pointer (&self->state, enc_state_free);
+  gst_gpustream_sched_client_free (self->sched);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -1810,4 +1734,6 @@ gst_nc_encoder_init (GstNcEncoder * self)
   self->max_bitrate = DEFAULT_MAX_BITRATE;
   self->framing = DEFAULT_FRAMING;
   self->cycle = DEFAULT_CYCLE;
+  self->sched = gst_gpustream_sched_client_new (GST_ELEMENT (self),
+      &enc_sched_processor, self, &enc_sched_callbacks, NULL);
 }

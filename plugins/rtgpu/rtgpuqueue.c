@@ -39,10 +39,12 @@
  * processor and sets `capacity` to the largest rate that keeps it under the
  * cycle.
  *
- * `processor=srtp-protect` protects every packet with SRTP (RFC 3711, 6188,
- * 7714), as gpusrtpenc does and with the same bytes: one SRTP context per
- * SSRC (the first packet of an SSRC creates it, ROC 0), the master key ||
- * salt in `srtp-key`, the transform in `srtp-cipher` and `srtp-auth`. A
+ * `processor=srtp-protect` runs the library's processor of that name
+ * (gpsprocessor.h): every packet protected with SRTP (RFC 3711, 6188, 7714),
+ * as gpusrtpenc does and with the same bytes: one SRTP context per SSRC
+ * (the first packet of an SSRC creates it, ROC 0), configured by
+ * `processor-config` (srtp-key: the master key || salt, srtp-cipher,
+ * srtp-auth; the deprecated properties of those names when it is unset). A
  * packet whose second byte is 192..223 is RTCP (the RFC 5761 rule) and is
  * protected as SRTCP with the same policy; everything else must be RTP. The
  * source pads announce application/x-srtp (application/x-srtcp for a stream
@@ -66,7 +68,7 @@
  * Two RTP streams protected, then checked by libsrtp:
  * |[
  * gst-launch-1.0 rtgpuqueue name=q processor=srtp-protect pipelines=2 \
- *     srtp-key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d \
+ *     processor-config="srtp-protect, srtp-key=(buffer)000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d" \
  *     audiotestsrc is-live=true num-buffers=200 ! rtpL16pay ssrc=1 ! q.sink_0 \
  *     audiotestsrc is-live=true num-buffers=200 ! rtpL16pay ssrc=2 ! q.sink_1 \
  *     q.src_0 ! srtpdec ! rtpL16depay ! fakesink \
@@ -82,6 +84,7 @@
 
 #include <gst/gpustream/gstgpustream.h>
 #include <gst/gpustream/gpsscheduler.h>
+#include <gst/gpustream/gpsprocessor.h>
 #include <gst/gpustream/gpssrtp.h>
 #include <rlnc/rlnc.h>
 #include <srtp/srtp_kernels.h>
@@ -108,7 +111,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_rt_gpu_queue_debug);
 #define DEFAULT_CALIBRATION_MARGIN 0.2
 #define DEFAULT_SRTP_CIPHER GST_GPU_SRTP_CIPHER_AES_128_ICM
 #define DEFAULT_SRTP_AUTH GST_GPU_SRTP_AUTH_HMAC_SHA1_80
-#define SRTP_MAX_KEY 64
 /* nc-encode: each packet is one generation of this many blocks */
 #define NC_BLOCKS 4
 
@@ -131,6 +133,7 @@ enum
   PROP_SRTP_KEY,
   PROP_SRTP_CIPHER,
   PROP_SRTP_AUTH,
+  PROP_PROCESSOR_CONFIG,
   PROP_STATS,
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
@@ -207,26 +210,18 @@ G_DEFINE_TYPE (GstRtGpuQueuePad, gst_rt_gpu_queue_pad, GST_TYPE_PAD);
 
 /* What the scheduler's worker runs: a snapshot of the settings taken at
  * start, kept until the next start (stats read it after stop). The
- * calibrate action runs a copy of its own. The SRTP contexts are touched
- * only by the thread that runs the stage (the worker runs it serially over
- * the pipelines), so they need no lock. */
+ * calibrate action runs a copy of its own. copy, busy and nc-encode are
+ * this element's own test stages; srtp-protect is the library's processor
+ * of that name (gpsprocessor.h), an instance made from processor-config. */
 typedef struct
 {
   GstElement *owner;            /* for messages and the log; no reference */
   GstRtGpuProcessor processor;
   gint *busy_ns_per_kb;         /* the element's, read atomically */
 
-  /* srtp-protect */
-  GstGpuSrtpCipherType srtp_cipher;
-  GstGpuSrtpAuthType srtp_auth;
-  GsSrtpPolicy srtp_policy;     /* RTP and RTCP */
-  guint8 srtp_key[SRTP_MAX_KEY];
-  gsize srtp_key_len;
-  GHashTable *srtp_ctx;         /* SSRC -> GsSrtpCtx, worker only */
-  gint srtp_streams;            /* atomic: contexts made */
-  guint64 srtp_drops;           /* atomic: packets not protected */
-  guint64 srtp_gpu_batches;     /* atomic: batches protected on the GPU */
-  gint64 srtp_last_warn;        /* worker only */
+  /* a registered processor: its instance */
+  const GstGpuStreamProcessorInfo *info;
+  gpointer instance;
 } RtGpuStage;
 
 struct _GstRtGpuQueue
@@ -252,6 +247,7 @@ struct _GstRtGpuQueue
   GstBuffer *srtp_key;
   GstGpuSrtpCipherType srtp_cipher;
   GstGpuSrtpAuthType srtp_auth;
+  GstStructure *processor_config;
   guint next_pad;
 
   /* lives as long as the element: admission works in every state */
@@ -279,6 +275,31 @@ rtgpu_apply_params (GstRtGpuQueue * self)
   p.rt_priority = self->rt_priority;
   GST_OBJECT_UNLOCK (self);
   gst_gpustream_scheduler_set_params (self->sched, &p);
+}
+
+/* The configuration of a registered processor (gpsprocessor.h):
+ * processor-config when set, else what the deprecated srtp-* properties
+ * say. */
+static GstStructure *
+rtgpu_processor_config (GstRtGpuQueue * self)
+{
+  GstStructure *s;
+
+  GST_OBJECT_LOCK (self);
+  if (self->processor_config) {
+    s = gst_structure_copy (self->processor_config);
+  } else {
+    s = gst_structure_new ("srtp-protect",
+        "srtp-cipher", G_TYPE_STRING,
+        gst_gpu_srtp_cipher_nick (self->srtp_cipher),
+        "srtp-auth", G_TYPE_STRING, gst_gpu_srtp_auth_nick (self->srtp_auth),
+        NULL);
+    if (self->srtp_key)
+      gst_structure_set (s, "srtp-key", GST_TYPE_BUFFER, self->srtp_key,
+          NULL);
+  }
+  GST_OBJECT_UNLOCK (self);
+  return s;
 }
 
 /* ---- the processing stage (runs in the scheduler's worker) --------------- */
@@ -404,209 +425,59 @@ nc_encode_finish (NcItems * ni)
   g_free (ni);
 }
 
-static void
-srtp_ctx_free (gpointer data)
+/* The name a processor of the enum is registered under; NULL for the
+ * element's own stages. */
+static const gchar *
+stage_registered_name (GstRtGpuProcessor proc)
 {
-  gsrtp_ctx_clear (data);       /* wipes the session keys */
-  g_free (data);
+  return proc == GST_RT_GPU_PROCESSOR_SRTP_PROTECT ? "srtp-protect" : NULL;
 }
 
-static void
-stage_wipe_key (RtGpuStage * st)
-{
-  /* volatile so the compiler keeps the wipe */
-  volatile guint8 *p = st->srtp_key;
-  gsize i;
-
-  for (i = 0; i < sizeof st->srtp_key; i++)
-    p[i] = 0;
-  st->srtp_key_len = 0;
-}
-
-/* key: srtp_key_len bytes, checked by the caller */
-static void
+/* A stage for proc; a registered processor gets an instance made from
+ * config. FALSE (error set, naming what is wrong) when it refuses. */
+static gboolean
 stage_init (RtGpuStage * st, GstRtGpuQueue * self, GstRtGpuProcessor proc,
-    GstGpuSrtpCipherType cipher, GstGpuSrtpAuthType auth, const guint8 * key,
-    gsize key_len)
+    const GstStructure * config, GError ** error)
 {
-  g_clear_pointer (&st->srtp_ctx, g_hash_table_destroy);
-  stage_wipe_key (st);
+  const gchar *name = stage_registered_name (proc);
+
   st->owner = GST_ELEMENT (self);
   st->processor = proc;
   st->busy_ns_per_kb = &self->busy_ns_per_kb;
-  st->srtp_cipher = cipher;
-  st->srtp_auth = auth;
-  st->srtp_policy = gst_gpu_srtp_policy (cipher, auth);
-  g_atomic_int_set (&st->srtp_streams, 0);
-  __atomic_store_n (&st->srtp_drops, 0, __ATOMIC_RELAXED);
-  __atomic_store_n (&st->srtp_gpu_batches, 0, __ATOMIC_RELAXED);
-  st->srtp_last_warn = 0;
-  if (proc == GST_RT_GPU_PROCESSOR_SRTP_PROTECT) {
-    memcpy (st->srtp_key, key, key_len);
-    st->srtp_key_len = key_len;
-    st->srtp_ctx = g_hash_table_new_full (NULL, NULL, NULL, srtp_ctx_free);
+  st->info = NULL;
+  st->instance = NULL;
+  if (!name)
+    return TRUE;
+  st->info = gst_gpustream_processor_lookup (name, error);
+  if (st->info)
+    st->instance = st->info->setup (config, st->owner, error);
+  if (!st->instance) {
+    st->info = NULL;
+    return FALSE;
   }
+  return TRUE;
 }
 
-/* after the worker stopped: the contexts and the key go */
+/* after the worker stopped: the instance (and its keys) go */
 static void
 stage_clear (RtGpuStage * st)
 {
-  g_clear_pointer (&st->srtp_ctx, g_hash_table_destroy);
-  stage_wipe_key (st);
-}
-
-static GsSrtpCtx *
-stage_srtp_ctx (RtGpuStage * st, guint32 ssrc)
-{
-  GsSrtpCtx *ctx = g_hash_table_lookup (st->srtp_ctx, GUINT_TO_POINTER (ssrc));
-  GsSrtpResult r;
-
-  if (ctx)
-    return ctx;
-  ctx = g_new0 (GsSrtpCtx, 1);
-  r = gsrtp_ctx_init (ctx, st->srtp_policy, st->srtp_policy, st->srtp_key,
-      st->srtp_key_len, 0);
-  if (r != GSRTP_OK) {
-    GST_WARNING_OBJECT (st->owner, "SRTP context for SSRC 0x%08x: %s", ssrc,
-        gsrtp_result_name (r));
-    g_free (ctx);
-    return NULL;
-  }
-  GST_DEBUG_OBJECT (st->owner, "new SRTP context for SSRC 0x%08x", ssrc);
-  g_hash_table_insert (st->srtp_ctx, GUINT_TO_POINTER (ssrc), ctx);
-  g_atomic_int_inc (&st->srtp_streams);
-  return ctx;
-}
-
-/* The packet is not forwarded: its data becomes NULL, which the forwarder
- * skips (the item itself stays: the stage may not remove items). */
-static void
-stage_srtp_drop (RtGpuStage * st, GstGpuStreamSchedItem * it, const gchar * why)
-{
-  gst_buffer_unref (it->data);
-  it->data = NULL;
-  __atomic_fetch_add (&st->srtp_drops, 1, __ATOMIC_RELAXED);
-  if (gst_gpustream_warn_ok (&st->srtp_last_warn)) {
-    GST_ELEMENT_WARNING (st->owner, STREAM, ENCODE,
-        ("srtp-protect dropped a packet: %s", why),
-        ("%" G_GUINT64_FORMAT " dropped so far (stats: srtp-drops); at most "
-            "one warning a second", __atomic_load_n (&st->srtp_drops,
-                __ATOMIC_RELAXED)));
-  }
-}
-
-/* srtp-protect: a batch between its two halves. */
-typedef struct
-{
-  GstGpuStreamSchedItem *items;
-  GsSrtpPacket *pkts;
-  GstMapInfo *maps;
-  GstBuffer **outs;
-  guint *idx;                   /* pkts[i] is items[idx[i]] */
-  guint k;
-  GstGpuStreamSrtpBatch *batch;
-} SrtpItems;
-
-/* Each packet is copied once, into a buffer with room for the tag (and the
- * SRTCP trailer), and the whole batch is started as one protect batch: one
- * launch on the lane's CUDA stream (backend gpu and a CUDA context), else
- * protected now by the CPU batch API (gsrtp_protect_batch with
- * GSRTP_IMPL_AUTO): the same bytes either way. */
-static SrtpItems *
-srtp_protect_submit (RtGpuStage * st, GstGpuStreamSchedItem * items, guint n,
-    GstGpuStreamBackend backend, GstObject * cuda_context, guint lane)
-{
-  SrtpItems *si = g_new0 (SrtpItems, 1);
-  gsize rtp_oh = gsrtp_rtp_overhead (st->srtp_policy);
-  gsize rtcp_oh = gsrtp_rtcp_overhead (st->srtp_policy);
-  guint i, k = 0;
-
-  si->items = items;
-  si->pkts = g_new (GsSrtpPacket, n);
-  si->maps = g_new (GstMapInfo, n);
-  si->outs = g_new (GstBuffer *, n);
-  si->idx = g_new (guint, n);
-  for (i = 0; i < n; i++) {
-    GstBuffer *in = items[i].data;
-    guint8 hdr[12];
-    gsize len, got, oh;
-    gboolean is_rtcp;
-    GsSrtpCtx *ctx;
-
-    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET))
-      continue;
-    len = gst_buffer_get_size (in);
-    got = gst_buffer_extract (in, 0, hdr, sizeof hdr);
-    /* RFC 5761: RTCP packet types 192..223 in the second byte */
-    is_rtcp = got >= 2 && hdr[1] >= 192 && hdr[1] <= 223;
-    if (got < (is_rtcp ? 8u : 12u) || (hdr[0] >> 6) != 2) {
-      stage_srtp_drop (st, &items[i], "not an RTP or RTCP packet");
-      continue;
-    }
-    ctx = stage_srtp_ctx (st, GST_READ_UINT32_BE (hdr + (is_rtcp ? 4 : 8)));
-    if (!ctx) {
-      stage_srtp_drop (st, &items[i], "no SRTP context");
-      continue;
-    }
-    oh = is_rtcp ? rtcp_oh : rtp_oh;
-    si->outs[k] = gst_buffer_new_allocate (NULL, len + oh, NULL);
-    gst_buffer_copy_into (si->outs[k], in, GST_BUFFER_COPY_METADATA, 0, -1);
-    gst_buffer_map (si->outs[k], &si->maps[k], GST_MAP_READWRITE);
-    gst_buffer_extract (in, 0, si->maps[k].data, len);
-    si->pkts[k].ctx = ctx;
-    si->pkts[k].data = si->maps[k].data;
-    si->pkts[k].len = (uint32_t) len;
-    si->pkts[k].cap = (uint32_t) (len + oh);
-    si->pkts[k].is_rtcp = is_rtcp;
-    si->pkts[k].result = GSRTP_OK;
-    si->idx[k++] = i;
-  }
-  si->k = k;
-  si->batch = gst_gpustream_srtp_protect_submit (si->pkts, k, backend,
-      cuda_context, lane);
-  return si;
-}
-
-/* The protected packets replace the originals; failed ones are dropped. */
-static void
-srtp_protect_finish (RtGpuStage * st, SrtpItems * si)
-{
-  gboolean used_gpu = FALSE;
-  guint i;
-
-  gst_gpustream_srtp_protect_finish (si->batch, &used_gpu);
-  if (used_gpu)
-    __atomic_fetch_add (&st->srtp_gpu_batches, 1, __ATOMIC_RELAXED);
-  for (i = 0; i < si->k; i++) {
-    GstGpuStreamSchedItem *it = &si->items[si->idx[i]];
-
-    gst_buffer_unmap (si->outs[i], &si->maps[i]);
-    if (si->pkts[i].result != GSRTP_OK) {
-      gst_buffer_unref (si->outs[i]);
-      stage_srtp_drop (st, it, gsrtp_result_name (si->pkts[i].result));
-      continue;
-    }
-    gst_buffer_set_size (si->outs[i], si->pkts[i].len);
-    gst_buffer_unref (it->data);
-    it->data = si->outs[i];
-  }
-  g_free (si->pkts);
-  g_free (si->maps);
-  g_free (si->outs);
-  g_free (si->idx);
-  g_free (si);
+  if (st->instance)
+    st->info->teardown (st->instance);
+  st->instance = NULL;
+  st->info = NULL;
 }
 
 /* A batch of any stage between its two halves. */
 typedef struct
 {
   NcItems *nc;
-  SrtpItems *srtp;
+  gpointer registered;          /* what the registered processor's submit
+                                 * returned */
 } RtGpuBatch;
 
 /* The worker starts each pipeline's batch (ctx: the scheduler runs on the
- * GPU): srtp-protect and nc-encode queue their GPU work, so that the
+ * GPU): a registered processor and nc-encode queue their GPU work, so that the
  * batches of all pipelines are in flight together (one CUDA stream per
  * lane for srtp-protect, the coder pool's batch for nc-encode); on the CPU,
  * and for copy and busy, the work is done here. */
@@ -634,7 +505,8 @@ rtgpu_submit (gpointer user_data, GstObject * ctx, guint lane,
       b->nc = nc_encode_submit (items, n, where, ctx);
       break;
     case GST_RT_GPU_PROCESSOR_SRTP_PROTECT:
-      b->srtp = srtp_protect_submit (st, items, n, where, ctx, lane);
+      b->registered = st->info->processor.submit (st->instance, ctx, lane,
+          items, n);
       break;
   }
   return b;
@@ -643,12 +515,13 @@ rtgpu_submit (gpointer user_data, GstObject * ctx, guint lane,
 static void
 rtgpu_finish (gpointer user_data, gpointer submitted)
 {
+  RtGpuStage *st = user_data;
   RtGpuBatch *b = submitted;
 
   if (b->nc)
     nc_encode_finish (b->nc);
-  if (b->srtp)
-    srtp_protect_finish (user_data, b->srtp);
+  if (b->registered)
+    st->info->processor.finish (st->instance, b->registered);
   g_free (b);
 }
 
@@ -665,7 +538,7 @@ rtgpu_forward (gpointer stream_data, gpointer data, guint16 flags)
   GstRtGpuQueuePad *pad = stream_data;
   GstFlowReturn ret;
 
-  if (data == NULL)             /* dropped by the stage (srtp-protect) */
+  if (data == NULL)             /* dropped by the stage */
     return;
   if (GST_IS_BUFFER (data)) {
     ret = gst_pad_push (pad->srcpad, data);
@@ -700,22 +573,6 @@ rtgpu_srtp_configured (GstRtGpuQueue * self)
   srtp = self->processor == GST_RT_GPU_PROCESSOR_SRTP_PROTECT;
   GST_OBJECT_UNLOCK (self);
   return srtp;
-}
-
-/* A stream's source caps: its sink caps renamed application/x-srtp (x-srtcp
- * for RTCP) with the fields srtpdec keys from, as gpusrtpenc makes them. */
-static GstCaps *
-srtp_src_caps (RtGpuStage * st, GstCaps * sink_caps)
-{
-  GstBuffer *key = gst_buffer_new_memdup (st->srtp_key, st->srtp_key_len);
-  gboolean is_rtcp = gst_caps_get_size (sink_caps) > 0 &&
-      gst_structure_has_name (gst_caps_get_structure (sink_caps, 0),
-      "application/x-rtcp");
-  GstCaps *caps = gst_gpu_srtp_make_src_caps (sink_caps, is_rtcp, key, NULL,
-      st->srtp_cipher, st->srtp_auth, st->srtp_cipher, st->srtp_auth);
-
-  gst_buffer_unref (key);
-  return caps;
 }
 
 /* For the caps query: to_srtp renames a filter for downstream (without key
@@ -846,11 +703,11 @@ gst_rt_gpu_queue_sink_event (GstPad * pad, GstObject * parent,
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:
       /* the stage is fixed from start on, before any event flows */
-      if (self->stage.processor == GST_RT_GPU_PROCESSOR_SRTP_PROTECT) {
+      if (self->stage.info && self->stage.info->transform_caps) {
         GstCaps *caps, *out;
 
         gst_event_parse_caps (event, &caps);
-        out = srtp_src_caps (&self->stage, caps);
+        out = self->stage.info->transform_caps (self->stage.instance, caps);
         gst_event_unref (event);
         event = gst_event_new_caps (out);
         gst_caps_unref (out);
@@ -1150,8 +1007,8 @@ gst_rt_gpu_queue_calibrate (GstRtGpuQueue * self, const gchar * path)
   GstClockTime cycle;
   guint w;
   RtGpuStage st = { 0 };
-  guint8 key[SRTP_MAX_KEY] = { 0 };
-  gsize key_len;
+  GstStructure *config;
+  GstRtGpuProcessor proc;
   guint16 seq = 0;
   gboolean ok;
 
@@ -1159,19 +1016,34 @@ gst_rt_gpu_queue_calibrate (GstRtGpuQueue * self, const gchar * path)
   GST_OBJECT_LOCK (self);
   cycle = self->cycle;
   w = self->default_w;
-  key_len = gst_gpu_srtp_key_length (self->srtp_cipher);
-  /* the cost does not depend on the key: a zero key when none is set */
-  if (self->srtp_key && gst_buffer_get_size (self->srtp_key) == key_len)
-    gst_buffer_extract (self->srtp_key, 0, key, key_len);
-  stage_init (&st, self, self->processor, self->srtp_cipher, self->srtp_auth,
-      key, key_len);
+  proc = self->processor;
   GST_OBJECT_UNLOCK (self);
+  config = rtgpu_processor_config (self);
+  ok = stage_init (&st, self, proc, config, &err);
+  if (!ok && proc == GST_RT_GPU_PROCESSOR_SRTP_PROTECT) {
+    /* the cost does not depend on the key: a zero key when none is set */
+    GstGpuSrtpCipherType cipher = GST_GPU_SRTP_CIPHER_AES_128_ICM;
+    const gchar *nick = gst_structure_get_string (config, "srtp-cipher");
+    gsize len;
+    GstBuffer *zero;
 
-  ok = gst_gpustream_scheduler_calibrate (&rtgpu_processor, &st,
-      self->gpu.resolved, self->gpu.cuda_context, rtgpu_make_packet,
-      rtgpu_drop, &seq, cycle, w, DEFAULT_CALIBRATION_MARGIN, &cal, &err);
-  stage_clear (&st);
-  memset (key, 0, sizeof key);
+    if (nick)
+      gst_gpu_srtp_cipher_from_nick (nick, &cipher);
+    len = gst_gpu_srtp_key_length (cipher);
+    zero = gst_buffer_new_allocate (NULL, len, NULL);
+    gst_buffer_memset (zero, 0, 0, len);
+    gst_structure_set (config, "srtp-key", GST_TYPE_BUFFER, zero, NULL);
+    gst_buffer_unref (zero);
+    g_clear_error (&err);
+    ok = stage_init (&st, self, proc, config, &err);
+  }
+  gst_structure_free (config);
+  if (ok) {
+    ok = gst_gpustream_scheduler_calibrate (&rtgpu_processor, &st,
+        self->gpu.resolved, self->gpu.cuda_context, rtgpu_make_packet,
+        rtgpu_drop, &seq, cycle, w, DEFAULT_CALIBRATION_MARGIN, &cal, &err);
+    stage_clear (&st);
+  }
   if (!ok) {
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", err->message),
         (NULL));
@@ -1296,13 +1168,14 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
       "drops-overflow", G_TYPE_UINT64, overflow,
       "deadline-misses", G_TYPE_UINT64, misses,
       "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
-      "srtp-streams", G_TYPE_UINT,
-      (guint) g_atomic_int_get (&self->stage.srtp_streams),
-      "srtp-drops", G_TYPE_UINT64,
-      __atomic_load_n (&self->stage.srtp_drops, __ATOMIC_RELAXED),
-      "srtp-gpu-batches", G_TYPE_UINT64,
-      __atomic_load_n (&self->stage.srtp_gpu_batches, __ATOMIC_RELAXED), NULL);
+      "srtp-streams", G_TYPE_UINT, 0, "srtp-drops", G_TYPE_UINT64,
+      G_GUINT64_CONSTANT (0), "srtp-gpu-batches", G_TYPE_UINT64,
+      G_GUINT64_CONSTANT (0), NULL);
   GST_OBJECT_UNLOCK (self);
+  /* the registered processor's own counters (srtp-protect: the srtp-*
+   * fields); the stage lives from start to the next start */
+  if (self->stage.info && self->stage.info->get_stats)
+    self->stage.info->get_stats (self->stage.instance, s);
   gst_structure_take_value (s, "stream-stats", &streams);
   return s;
 }
@@ -1381,45 +1254,30 @@ gst_rt_gpu_queue_set_context (GstElement * element, GstContext * context)
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
-/* The stage from the settings; FALSE (error posted) when srtp-protect has
- * no usable key. */
+/* The stage from the settings; FALSE (error posted, naming what is wrong)
+ * when its processor refuses the configuration. */
 static gboolean
 rtgpu_stage_setup (GstRtGpuQueue * self)
 {
-  guint8 key[SRTP_MAX_KEY] = { 0 };
-  gsize key_len = 0, want;
   GstRtGpuProcessor proc;
-  GstGpuSrtpCipherType cipher;
-  GstGpuSrtpAuthType auth;
+  GstStructure *config;
+  GError *err = NULL;
+  gboolean ok;
 
   GST_OBJECT_LOCK (self);
   proc = self->processor;
-  cipher = self->srtp_cipher;
-  auth = self->srtp_auth;
-  want = gst_gpu_srtp_key_length (cipher);
-  if (self->srtp_key)
-    key_len = gst_buffer_get_size (self->srtp_key);
-  if (key_len == want)
-    gst_buffer_extract (self->srtp_key, 0, key, key_len);
   GST_OBJECT_UNLOCK (self);
-
-  if (proc == GST_RT_GPU_PROCESSOR_SRTP_PROTECT && key_len != want) {
-    if (key_len == 0)
-      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-          ("processor=srtp-protect needs the \"srtp-key\" property"),
-          ("set srtp-key to the master key || salt (%" G_GSIZE_FORMAT
-              " bytes for srtp-cipher=%s)", want,
-              gst_gpu_srtp_cipher_nick (cipher)));
-    else                        /* the sizes only, never the bytes */
-      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-          ("srtp-key is %" G_GSIZE_FORMAT " bytes, srtp-cipher=%s needs %"
-              G_GSIZE_FORMAT " (master key || salt)", key_len,
-              gst_gpu_srtp_cipher_nick (cipher), want), (NULL));
-    return FALSE;
+  config = rtgpu_processor_config (self);
+  stage_clear (&self->stage);
+  ok = stage_init (&self->stage, self, proc, config, &err);
+  gst_structure_free (config);
+  if (!ok) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("%s", err->message),
+        ("processor-config (or srtp-key, srtp-cipher, srtp-auth) does not "
+            "suit the processor"));
+    g_clear_error (&err);
   }
-  stage_init (&self->stage, self, proc, cipher, auth, key, key_len);
-  memset (key, 0, sizeof key);
-  return TRUE;
+  return ok;
 }
 
 /* FALSE (error posted) when a pad was refused while the element was
@@ -1584,6 +1442,13 @@ gst_rt_gpu_queue_set_property (GObject * object, guint prop_id,
     case PROP_SRTP_AUTH:
       self->srtp_auth = g_value_get_enum (value);
       break;
+    case PROP_PROCESSOR_CONFIG:{
+      const GstStructure *config = gst_value_get_structure (value);
+
+      g_clear_pointer (&self->processor_config, gst_structure_free);
+      self->processor_config = config ? gst_structure_copy (config) : NULL;
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1658,6 +1523,9 @@ gst_rt_gpu_queue_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_SRTP_AUTH:
       g_value_set_enum (value, self->srtp_auth);
       break;
+    case PROP_PROCESSOR_CONFIG:
+      gst_value_set_structure (value, self->processor_config);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1673,6 +1541,7 @@ gst_rt_gpu_queue_finalize (GObject * object)
   gst_gpustream_scheduler_free (self->sched);
   stage_clear (&self->stage);
   gst_clear_buffer (&self->srtp_key);
+  g_clear_pointer (&self->processor_config, gst_structure_free);
   g_free (self->calibration_file);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1750,19 +1619,31 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
           0, 99, DEFAULT_RT_PRIORITY, flags));
   g_object_class_install_property (gobject_class, PROP_SRTP_KEY,
       g_param_spec_boxed ("srtp-key", "SRTP key",
-          "processor=srtp-protect: master key || salt (30 bytes for "
-          "aes-128-icm, 46 for aes-256-icm, 28 for aes-128-gcm, 44 for "
-          "aes-256-gcm, 30 for null), as gpusrtpenc's key",
-          GST_TYPE_BUFFER, flags));
+          "Deprecated: use processor-config. processor=srtp-protect: master "
+          "key || salt (30 bytes for aes-128-icm, 46 for aes-256-icm, 28 for "
+          "aes-128-gcm, 44 for aes-256-gcm, 30 for null), as gpusrtpenc's "
+          "key; used when processor-config is not set",
+          GST_TYPE_BUFFER, flags | G_PARAM_DEPRECATED));
   g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
       g_param_spec_enum ("srtp-cipher", "SRTP cipher",
-          "processor=srtp-protect: the cipher of RTP and RTCP",
-          GST_TYPE_GPU_SRTP_CIPHER_TYPE, DEFAULT_SRTP_CIPHER, flags));
+          "Deprecated: use processor-config. processor=srtp-protect: the "
+          "cipher of RTP and RTCP", GST_TYPE_GPU_SRTP_CIPHER_TYPE,
+          DEFAULT_SRTP_CIPHER, flags | G_PARAM_DEPRECATED));
   g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
       g_param_spec_enum ("srtp-auth", "SRTP authentication",
-          "processor=srtp-protect: the authentication of RTP and RTCP "
-          "(ignored with the GCM ciphers)", GST_TYPE_GPU_SRTP_AUTH_TYPE,
-          DEFAULT_SRTP_AUTH, flags));
+          "Deprecated: use processor-config. processor=srtp-protect: the "
+          "authentication of RTP and RTCP (ignored with the GCM ciphers)",
+          GST_TYPE_GPU_SRTP_AUTH_TYPE, DEFAULT_SRTP_AUTH,
+          flags | G_PARAM_DEPRECATED));
+  g_object_class_install_property (gobject_class, PROP_PROCESSOR_CONFIG,
+      g_param_spec_boxed ("processor-config", "Processor configuration",
+          "The configuration of a processor of the shared library, taken at "
+          "start: processor=srtp-protect reads srtp-key (buffer: master key "
+          "|| salt), srtp-cipher and srtp-auth (nicks, as in SRTP caps), e.g. "
+          "\"srtp-protect, srtp-key=(buffer)000102..1d, "
+          "srtp-cipher=aes-128-icm, srtp-auth=hmac-sha1-80\". Unset: the "
+          "srtp-key, srtp-cipher and srtp-auth properties", GST_TYPE_STRUCTURE,
+          flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Totals (streams admitted/refused, cycles, late launches, worst "

@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include <gst/gpustream/gstgpustream.h>
-#include <gst/gpustream/gpsscheduler.h>
+#include <gst/gpustream/gpsschedclient.h>
 #include <gst/gpustream/gpssrtp.h>
 #include "gpusrtpenc.h"
 
@@ -45,7 +45,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_gpu_srtp_enc_debug);
 #define DEFAULT_AUTH GST_GPU_SRTP_AUTH_HMAC_SHA1_80
 #define DEFAULT_RANDOM_KEY FALSE
 #define DEFAULT_ALLOW_REPEAT_TX FALSE
-#define DEFAULT_MAX_LATENCY 0
+#define DEFAULT_CYCLE 0
 #define DEFAULT_OUTPUT_LISTS FALSE
 
 enum
@@ -60,6 +60,7 @@ enum
   PROP_RANDOM_KEY,
   PROP_REPLAY_WINDOW_SIZE,
   PROP_ALLOW_REPEAT_TX,
+  PROP_CYCLE,
   PROP_MAX_LATENCY,
   PROP_OUTPUT_LISTS,
   PROP_STATS,
@@ -105,7 +106,7 @@ typedef struct
   guint caps_gen;               /* settings generation of the pushed caps */
   gint last_ret;                /* atomic GstFlowReturn of the last push */
   /* scheduled mode; written under the object lock, read atomically */
-  GstGpuStreamSchedStream *sched_stream;
+  GstGpuStreamSchedClientStream *sched_stream;
 } EncPair;
 
 /* Sender side of one SSRC: the kernel context plus libsrtp's sender replay
@@ -150,7 +151,7 @@ struct _GstGpuSrtpEnc
   gboolean random_key;
   guint replay_window;
   gboolean allow_repeat_tx;
-  guint64 max_latency;
+  GstClockTime cycle;
   gboolean output_lists;
   guint gen;
   guint valid_gen;              /* gen whose key / mki sizes were checked */
@@ -167,11 +168,10 @@ struct _GstGpuSrtpEnc
   /* the contexts' packet state (ROC, SRTCP index): one batch at a time */
   GMutex protect_lock;
 
-  /* scheduled mode (max-latency > 0), fixed from READY to PAUSED until
-   * PAUSED to READY */
-  GstGpuStreamScheduler *sched;
+  /* scheduled mode (cycle > 0): sched lives as long as the element,
+   * scheduled is fixed from READY to PAUSED until PAUSED to READY */
+  GstGpuStreamSchedClient *sched;
   gboolean scheduled;
-  GstClockTime sched_cycle;
 };
 
 #define gst_gpu_srtp_enc_parent_class parent_class
@@ -717,13 +717,13 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
   return hard_limit;
 }
 
-/* ---- scheduled mode: max-latency > 0 ----
- * The packets of every pad go through one GstGpuStreamScheduler
- * (gpsscheduler.h): prepared in the streaming threads, collected without a
- * lock, protected as one batch per pad and cycle by its worker (on the GPU
- * every pad's batch is one launch on a CUDA stream of its own, all of them
- * in flight together) and pushed in order by its forwarders. Serialized
- * events travel with the packets. */
+/* ---- scheduled mode: cycle > 0 ----
+ * The packets of every pad go through the element's scheduler client
+ * (gpsschedclient.h), one stream per pad: prepared in the streaming
+ * threads, collected without a lock, protected as one batch per pad and
+ * cycle by the device's worker (on the GPU every pad's batch is one launch
+ * on a CUDA stream of its own, all of them in flight together) and pushed
+ * in order by the forwarders. Serialized events travel with the packets. */
 
 typedef struct
 {
@@ -764,68 +764,59 @@ enc_sched_finish_batch (gpointer proc_data, gpointer submitted)
   g_free (b);
 }
 
+/* named for the element: its items are its own prepared packets, not the
+ * buffers of the library's srtp-protect (gpsprocessor.h) */
 static const GstGpuStreamProcessor enc_sched_processor = {
-  "srtp-protect", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
+  "gpusrtpenc", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
 };
 
-/* The forwarder thread of the pair's pipeline, in collection order. */
-static void
-enc_sched_forward (gpointer stream_data, gpointer data, guint16 flags)
+/* The forwarder thread of the pair's pipeline, in push order. */
+static GstFlowReturn
+enc_sched_output (gpointer stream_data, gpointer data, GstEvent * event)
 {
   EncPair *pair = stream_data;
   EncItem *it = data;
+  GstFlowReturn ret = GST_FLOW_OK;
   GstPad *srcpad;
 
   GST_OBJECT_LOCK (pair->element);
   srcpad = pair->srcpad ? gst_object_ref (pair->srcpad) : NULL;
   GST_OBJECT_UNLOCK (pair->element);
-  if (srcpad) {
-    GstMiniObject *obj = it->obj;
-
-    if (GST_IS_EVENT (obj)) {
-      it->obj = NULL;
-      gst_pad_push_event (srcpad, GST_EVENT_CAST (obj));
-    } else if (it->result == GSRTP_OK) {
-      it->obj = NULL;
-      g_atomic_int_set (&pair->last_ret,
-          gst_pad_push (srcpad, GST_BUFFER_CAST (obj)));
-    }
-    gst_object_unref (srcpad);
+  if (srcpad && event) {
+    ret = gst_pad_push_event (srcpad, g_steal_pointer (&event)) ?
+        GST_FLOW_OK : GST_FLOW_ERROR;
+  } else if (srcpad && it->result == GSRTP_OK) {
+    ret = gst_pad_push (srcpad, GST_BUFFER_CAST (g_steal_pointer (&it->obj)));
+    g_atomic_int_set (&pair->last_ret, ret);
   }
-  enc_item_free (it);
+  gst_clear_object (&srcpad);
+  gst_clear_event (&event);
+  if (it)
+    enc_item_free (it);
+  return ret;
 }
 
-static const GstGpuStreamSchedCallbacks enc_sched_callbacks = {
-  enc_sched_forward, enc_item_free
+static const GstGpuStreamSchedClientCallbacks enc_sched_callbacks = {
+  enc_sched_output, enc_item_free
 };
 
-/* Hands one item to the scheduler; a full batch (a burst beyond what the
+/* Hands one packet to the scheduler; a full batch (a burst beyond what the
  * batch has grown to) waits for the next cycle instead of dropping. Takes
  * it. FALSE when the pair is flushing, released or the scheduler stopped. */
 static gboolean
 enc_sched_submit (GstGpuSrtpEnc * self, EncPair * pair, EncItem * it)
 {
-  gboolean packet = it->stream != NULL;
+  /* set before the pad is added, cleared after it is deactivated: the
+   * streaming thread needs no lock to read it */
+  GstGpuStreamSchedClientStream *stream =
+      g_atomic_pointer_get (&pair->sched_stream);
 
-  for (;;) {
-    GstGpuStreamSchedStream *stream;
-    gboolean ok = FALSE;
-
-    /* set before the pad is added, cleared after it is deactivated: the
-     * streaming thread needs no lock to read it */
-    stream = g_atomic_pointer_get (&pair->sched_stream);
-    if (stream && g_atomic_int_get (&pair->last_ret) != GST_FLOW_FLUSHING)
-      ok = gst_gpustream_sched_stream_push (stream, it, packet ? it->len : 0,
-          packet ? GST_GPUSTREAM_SCHED_ITEM_PACKET : 0);
-    if (ok)
-      return TRUE;
-    if (!stream || !gst_gpustream_scheduler_is_running (self->sched) ||
-        g_atomic_int_get (&pair->last_ret) == GST_FLOW_FLUSHING) {
-      enc_item_free (it);
-      return FALSE;
-    }
-    g_usleep (MAX (self->sched_cycle / GST_USECOND / 4, 50));
+  if (!stream) {
+    enc_item_free (it);
+    return FALSE;
   }
+  return gst_gpustream_sched_client_push (stream, it, it->len) !=
+      GST_FLOW_FLUSHING;
 }
 
 /* Caps (and events) toward the pair's source pad: straight out, or through
@@ -834,17 +825,12 @@ static void
 enc_push_event (GstGpuSrtpEnc * self, EncPair * pair, GstPad * srcpad,
     GstEvent * event)
 {
-  if (self->scheduled) {
-    EncItem *it = g_new0 (EncItem, 1);
+  GstGpuStreamSchedClientStream *stream = self->scheduled ?
+      g_atomic_pointer_get (&pair->sched_stream) : NULL;
 
-    it->obj = GST_MINI_OBJECT_CAST (event);
-    if (enc_sched_submit (self, pair, it))
-      return;
-    /* not running (yet): nothing is batched, so nothing to keep order with */
-    GST_DEBUG_OBJECT (srcpad, "scheduler not running, event sent directly");
-    event = NULL;
-  }
-  if (event)
+  if (stream)
+    gst_gpustream_sched_client_push_event (stream, event);
+  else
     gst_pad_push_event (srcpad, event);
 }
 
@@ -1004,15 +990,21 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
       }
       return TRUE;
     }
-    case GST_EVENT_FLUSH_START:
+    case GST_EVENT_FLUSH_START:{
+      GstGpuStreamSchedClientStream *stream;
+
       g_atomic_int_set (&pair->last_ret, GST_FLOW_FLUSHING);
+      stream = g_atomic_pointer_get (&pair->sched_stream);
+      if (stream)
+        gst_gpustream_sched_client_flush_start (stream);
       return gst_pad_event_default (pad, parent, event);
+    }
     case GST_EVENT_FLUSH_STOP:{
-      GstGpuStreamSchedStream *stream;
+      GstGpuStreamSchedClientStream *stream;
 
       stream = g_atomic_pointer_get (&pair->sched_stream);
       if (stream)
-        gst_gpustream_sched_stream_flush (stream);
+        gst_gpustream_sched_client_flush_stop (stream);
       g_atomic_int_set (&pair->last_ret, GST_FLOW_OK);
       return gst_pad_event_default (pad, parent, event);
     }
@@ -1078,20 +1070,9 @@ gst_gpu_srtp_enc_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_LATENCY:
-      if (self->scheduled) {
-        /* the GPU-centric model of Zhang et al. (2015) keeps a packet at
-         * most three cycles between arrival and departure */
-        GstClockTime min, max, add = 3 * self->sched_cycle;
-        gboolean live;
-
-        if (!gst_pad_query_default (pad, parent, query))
-          return FALSE;
-        gst_query_parse_latency (query, &live, &min, &max);
-        gst_query_set_latency (query, live, min + add,
-            GST_CLOCK_TIME_IS_VALID (max) ? max + add : max);
-        return TRUE;
-      }
-      break;
+      /* scheduled: a packet leaves within three cycles */
+      return gst_gpustream_sched_client_query_latency (self->sched, pad,
+          parent, query, 0);
     case GST_QUERY_CAPS:{
       GstCaps *filter, *cur = gst_pad_get_current_caps (pad), *res;
 
@@ -1145,18 +1126,16 @@ gst_gpu_srtp_enc_iterate_internal_links (GstPad * pad, GstObject * parent)
 static void
 enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
 {
-  GstGpuStreamSchedStream *stream;
+  GstGpuStreamSchedClientStream *stream;
   GError *err = NULL;
 
-  stream = gst_gpustream_scheduler_add_stream (self->sched,
-      ENC_SCHED_MAX_PACKET,
-      GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (self->sched_cycle),
-      GST_GPUSTREAM_SCHED_UNLIMITED_RATE,
-      enc_pair_ref (pair), enc_pair_unref, &err);
+  stream = gst_gpustream_sched_client_add_stream (self->sched,
+      ENC_SCHED_MAX_PACKET, enc_pair_ref (pair), enc_pair_unref, &err);
   if (!stream) {
-    /* admission is off: only invalid parameters get here */
+    /* admission is off: only a stopped client gets here */
     GST_ERROR_OBJECT (self, "scheduler refused a pad: %s", err->message);
     g_clear_error (&err);
+    enc_pair_unref (pair);
     return;
   }
   GST_OBJECT_LOCK (self);
@@ -1167,44 +1146,39 @@ enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
 static void
 enc_sched_remove_pair (GstGpuSrtpEnc * self, EncPair * pair)
 {
-  GstGpuStreamSchedStream *stream;
+  GstGpuStreamSchedClientStream *stream;
 
   GST_OBJECT_LOCK (self);
   stream = pair->sched_stream;
   g_atomic_pointer_set (&pair->sched_stream, NULL);
   GST_OBJECT_UNLOCK (self);
   if (stream)
-    gst_gpustream_scheduler_remove_stream (self->sched, stream);
+    gst_gpustream_sched_client_remove_stream (self->sched, stream);
 }
 
-/* READY to PAUSED: with max-latency > 0, the pads' packets are protected in
- * batches of one cycle of max-latency / 3 (a packet leaves within 3
- * cycles, the bound of the GPU-centric model of Zhang et al., 2015), one forwarder per pad (up to 16) so that a sink
- * blocking on one pad (prerolling) does not hold the others. */
+/* READY to PAUSED: with cycle > 0, the pads' packets are protected in
+ * batches of one cycle (a packet leaves within 3 cycles, the bound of the
+ * GPU-centric model of Zhang et al., 2015), one forwarder per pad (up to
+ * 16) so that a sink blocking on one pad (prerolling) does not hold the
+ * others. */
 static gboolean
 enc_sched_start (GstGpuSrtpEnc * self)
 {
-  GError *err = NULL;
+  GstClockTime cycle;
   GList *l;
   guint n_pads;
 
   GST_OBJECT_LOCK (self);
-  self->sched_cycle = self->max_latency / 3;
-  self->scheduled = self->max_latency > 0;
+  cycle = self->cycle;
   n_pads = GST_ELEMENT (self)->numsinkpads;
   GST_OBJECT_UNLOCK (self);
-  if (!self->scheduled)
-    return TRUE;
-  if (self->sched_cycle < GST_GPUSTREAM_SCHED_MIN_CYCLE) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
-        ("max-latency %" GST_TIME_FORMAT " is below the 300 us the batching "
-            "cycle needs (0 protects each buffer as it comes)",
-            GST_TIME_ARGS (self->max_latency)));
-    self->scheduled = FALSE;
+  self->scheduled = FALSE;
+  if (!gst_gpustream_sched_client_start (self->sched, cycle,
+          CLAMP (n_pads, 1, 16), self->gpu.resolved, self->gpu.cuda_context))
     return FALSE;
-  }
-
-  gst_gpustream_scheduler_set_batching (self->sched, self->sched_cycle);
+  if (cycle == 0)
+    return TRUE;
+  self->scheduled = TRUE;
 
   GST_OBJECT_LOCK (self);
   for (l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
@@ -1216,18 +1190,6 @@ enc_sched_start (GstGpuSrtpEnc * self)
     }
   }
   GST_OBJECT_UNLOCK (self);
-
-  if (!gst_gpustream_scheduler_start (self->sched, CLAMP (n_pads, 1, 16),
-          self->gpu.resolved, self->gpu.cuda_context, &err)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-        ("could not start the batching scheduler: %s", err->message));
-    g_clear_error (&err);
-    self->scheduled = FALSE;
-    return FALSE;
-  }
-  GST_INFO_OBJECT (self, "batching every %" GST_TIME_FORMAT " on %s",
-      GST_TIME_ARGS (self->sched_cycle),
-      gst_gpustream_backend_nick (self->gpu.resolved));
   return TRUE;
 }
 
@@ -1239,7 +1201,7 @@ enc_sched_stop (GstGpuSrtpEnc * self)
 
   if (!self->scheduled)
     return;
-  gst_gpustream_scheduler_stop (self->sched);
+  gst_gpustream_sched_client_stop (self->sched);
   GST_OBJECT_LOCK (self);
   for (l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
     EncPair *pair = gst_pad_get_element_private (l->data);
@@ -1395,29 +1357,8 @@ gst_gpu_srtp_enc_get_stats (GstGpuSrtpEnc * self)
   g_mutex_unlock (&self->lock);
   gst_structure_take_value (s, "streams", &streams);
 
-  /* scheduled mode: how long packets waited, against max-latency */
-  {
-    guint64 misses = 0;
-    GstClockTime worst = 0, p99 = 0;
-    GList *l;
-
-    GST_OBJECT_LOCK (self);
-    for (l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
-      EncPair *pair = gst_pad_get_element_private (l->data);
-      GstGpuStreamSchedStreamStats st;
-
-      if (!pair || !pair->sched_stream)
-        continue;
-      gst_gpustream_sched_stream_get_stats (pair->sched_stream, &st);
-      misses += st.misses;
-      worst = MAX (worst, st.latency_max);
-      p99 = MAX (p99, st.latency_p99);
-    }
-    GST_OBJECT_UNLOCK (self);
-    gst_structure_set (s, "latency-p99-us", G_TYPE_UINT64, p99 / 1000,
-        "latency-max-us", G_TYPE_UINT64, worst / 1000,
-        "latency-misses", G_TYPE_UINT64, misses, NULL);
-  }
+  /* scheduled mode: how long packets waited, against 3 cycles */
+  gst_gpustream_sched_client_get_stats (self->sched, s);
   return s;
 }
 
@@ -1456,6 +1397,10 @@ gst_gpu_srtp_enc_change_state (GstElement * element, GstStateChange transition)
       g_atomic_int_set (&self->hard_limit, FALSE);
       if (!enc_sched_start (self))
         return GST_STATE_CHANGE_FAILURE;
+      break;
+    case GST_STATE_CHANGE_PAUSED_TO_READY:
+      /* a streaming thread waiting for the scheduler lets the pads go */
+      gst_gpustream_sched_client_unblock (self->sched);
       break;
     default:
       break;
@@ -1527,8 +1472,12 @@ gst_gpu_srtp_enc_set_property (GObject * object, guint prop_id,
     case PROP_ALLOW_REPEAT_TX:
       self->allow_repeat_tx = g_value_get_boolean (value);
       break;
+    case PROP_CYCLE:
+      self->cycle = g_value_get_uint64 (value);
+      break;
     case PROP_MAX_LATENCY:
-      self->max_latency = g_value_get_uint64 (value);
+      /* the deprecated name: a packet leaves within 3 cycles */
+      self->cycle = g_value_get_uint64 (value) / 3;
       break;
     case PROP_OUTPUT_LISTS:
       self->output_lists = g_value_get_boolean (value);
@@ -1584,8 +1533,11 @@ gst_gpu_srtp_enc_get_property (GObject * object, guint prop_id,
     case PROP_ALLOW_REPEAT_TX:
       g_value_set_boolean (value, self->allow_repeat_tx);
       break;
+    case PROP_CYCLE:
+      g_value_set_uint64 (value, self->cycle);
+      break;
     case PROP_MAX_LATENCY:
-      g_value_set_uint64 (value, self->max_latency);
+      g_value_set_uint64 (value, 3 * self->cycle);
       break;
     case PROP_OUTPUT_LISTS:
       g_value_set_boolean (value, self->output_lists);
@@ -1602,7 +1554,7 @@ gst_gpu_srtp_enc_finalize (GObject * object)
 {
   GstGpuSrtpEnc *self = GST_GPU_SRTP_ENC (object);
 
-  g_clear_pointer (&self->sched, gst_gpustream_scheduler_free);
+  g_clear_pointer (&self->sched, gst_gpustream_sched_client_free);
   g_clear_pointer (&self->streams, g_hash_table_unref);
   gst_clear_buffer (&self->key);
   gst_clear_buffer (&self->mki);
@@ -1665,15 +1617,19 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
           "Whether retransmissions of packets with the same sequence number "
           "are allowed (they must then carry the same payload, or a severe "
           "security weakness is introduced)", DEFAULT_ALLOW_REPEAT_TX, flags));
-  g_object_class_install_property (gobject_class, PROP_MAX_LATENCY,
-      g_param_spec_uint64 ("max-latency", "Max latency",
+  g_object_class_install_property (gobject_class, PROP_CYCLE,
+      g_param_spec_uint64 ("cycle", "Cycle",
           "0: each buffer (or list) is protected as it arrives. Otherwise the "
           "packets of all pads are gathered and protected as one batch (one "
-          "GPU launch) every max-latency / 3 ns, and leave within max-latency "
-          "ns (the real-time scheduler of Kai Zhang, Jiayu Hu, Bei Hua, "
-          "\"A holistic approach to build real-time stream processing "
-          "system with GPU\", 2015; at least 300000)",
-          0, G_MAXUINT64, DEFAULT_MAX_LATENCY, flags));
+          "GPU launch) every cycle ns, and leave within 3 cycles (the "
+          "real-time scheduler of Kai Zhang, Jiayu Hu, Bei Hua, \"A holistic "
+          "approach to build real-time stream processing system with GPU\", "
+          "2015; at least 100000)", 0, G_MAXUINT64, DEFAULT_CYCLE, flags));
+  g_object_class_install_property (gobject_class, PROP_MAX_LATENCY,
+      g_param_spec_uint64 ("max-latency", "Max latency",
+          "Deprecated: use cycle. Setting max-latency sets cycle to "
+          "max-latency / 3; reading it gives 3 x cycle", 0, G_MAXUINT64,
+          3 * DEFAULT_CYCLE, flags | G_PARAM_DEPRECATED));
   g_object_class_install_property (gobject_class, PROP_OUTPUT_LISTS,
       g_param_spec_boolean ("output-lists", "Output lists",
           "Push a protected input list as a list (one push per batch). Off "
@@ -1684,9 +1640,10 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
       g_param_spec_boxed ("stats", "Statistics",
           "streams (array of ssrc, roc), packets-in, bytes-in, packets-out, "
           "bytes-out, packets-dropped, packets-repeated, packets-bad, "
-          "batches, gpu-batches, backend; with max-latency: latency-p99-us, "
-          "latency-max-us (upper bounds, worst pad) and latency-misses "
-          "(packets held longer than max-latency)", GST_TYPE_STRUCTURE,
+          "batches, gpu-batches, backend; with cycle > 0: scheduled-batches, "
+          "latency-p99-us, latency-max-us (upper bounds, worst pad) and "
+          "latency-misses (packets held longer than 3 cycles)",
+          GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
       PROP_CUDA_DEVICE_ID);
@@ -1733,14 +1690,14 @@ gst_gpu_srtp_enc_init (GstGpuSrtpEnc * self)
   gst_gpustream_gpu_init (&self->gpu);
   g_mutex_init (&self->lock);
   g_mutex_init (&self->protect_lock);
-  self->sched = gst_gpustream_scheduler_new (&enc_sched_processor, self,
-      &enc_sched_callbacks);
+  self->sched = gst_gpustream_sched_client_new (GST_ELEMENT (self),
+      &enc_sched_processor, self, &enc_sched_callbacks, NULL);
   self->rtp_cipher = self->rtcp_cipher = DEFAULT_CIPHER;
   self->rtp_auth = self->rtcp_auth = DEFAULT_AUTH;
   self->random_key = DEFAULT_RANDOM_KEY;
   self->replay_window = GST_GPU_SRTP_DEFAULT_WINDOW;
   self->allow_repeat_tx = DEFAULT_ALLOW_REPEAT_TX;
-  self->max_latency = DEFAULT_MAX_LATENCY;
+  self->cycle = DEFAULT_CYCLE;
   self->output_lists = DEFAULT_OUTPUT_LISTS;
   self->streams = g_hash_table_new_full (NULL, NULL, NULL, enc_stream_unref);
   self->streams_gen = G_MAXUINT;

@@ -1176,6 +1176,46 @@ GST_START_TEST (test_srtp_to_srtpdec)
 
 GST_END_TEST;
 
+/* The same with the configuration in processor-config (the library's
+ * srtp-protect looked up by name), the srtp-* properties unset; a config
+ * the processor refuses fails the start with the field named. */
+GST_START_TEST (test_srtp_processor_config)
+{
+  gchar *hex = srtp_key_hex (46), *desc, *error;
+  GPtrArray *rtp0 = make_rtp_packets (0x33333333, 100);
+  GstCaps *caps0 = rtp_caps (0x33333333);
+  Feed feeds[] = { {"r0", caps0, rtp0} };
+  const gchar *sinks[] = { "a0" };
+  Collected *out[1];
+
+  desc = g_strdup_printf (SRTP_QUEUE "processor-config=\"srtp-protect, "
+      "srtp-key=(buffer)%s, srtp-cipher=aes-256-icm, "
+      "srtp-auth=hmac-sha1-32\" appsrc name=r0 ! q.sink_0 "
+      "q.src_0 ! srtpdec ! appsink name=a0", hex);
+  error = run_srtp_pipeline (desc, feeds, 1, sinks, out, 1);
+  fail_unless (error == NULL, "%s", error);
+  assert_same_packets (rtp0, out[0]->bytes, "processor-config through "
+      "srtpdec");
+  collected_free (out[0]);
+  g_free (desc);
+
+  desc = g_strdup_printf (SRTP_QUEUE "processor-config=\"srtp-protect, "
+      "srtp-key=(buffer)%s, srtp-cipher=aes-128-icm\" appsrc name=r0 ! "
+      "q.sink_0 q.src_0 ! srtpdec ! appsink name=a0", hex);
+  error = run_srtp_pipeline (desc, feeds, 1, sinks, out, 1);
+  fail_unless (error != NULL);
+  fail_unless_equals_string (error, "srtp-key is 46 bytes, "
+      "srtp-cipher=aes-128-icm needs 30 (master key || salt)");
+  collected_free (out[0]);
+  g_free (error);
+  g_free (desc);
+  g_free (hex);
+  g_ptr_array_unref (rtp0);
+  gst_caps_unref (caps0);
+}
+
+GST_END_TEST;
+
 static void
 assert_caps_field (const GstStructure * a, const GstStructure * b,
     const gchar * field)
@@ -1418,6 +1458,7 @@ rtgpuqueue_suite (void)
   tcase_add_test (tc, test_admission_off);
   tcase_add_test (tc, test_join_leave_police);
   tcase_add_test (tc, test_srtp_to_srtpdec);
+  tcase_add_test (tc, test_srtp_processor_config);
   tcase_add_test (tc, test_srtp_identical_to_gpusrtpenc);
   tcase_add_test (tc, test_srtp_errors);
   return s;

@@ -1331,6 +1331,59 @@ GST_START_TEST (test_state_cycles)
 
 GST_END_TEST;
 
+/* The batching knob is cycle, as on ncencoder and dxtenc; max-latency
+ * stays as a deprecated alias that sets cycle to max-latency / 3. Both
+ * batch through the scheduler and give back the packets, decodable. */
+GST_START_TEST (test_cycle_and_max_latency_alias)
+{
+  const gchar *modes[] = { "cycle=1000000", "max-latency=3000000" };
+  GstElement *e = gst_element_factory_make ("gpusrtpenc", NULL);
+  GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+      "max-latency");
+  guint64 cycle = 0, max_latency = 0;
+  GstCaps *caps;
+  GPtrArray *rtp;
+  guint m;
+
+  fail_unless (ps && (ps->flags & G_PARAM_DEPRECATED));
+  g_object_set (e, "max-latency", (guint64) 3000000, NULL);
+  g_object_get (e, "cycle", &cycle, NULL);
+  fail_unless_equals_uint64 (cycle, 1000000);
+  g_object_set (e, "cycle", (guint64) 2000000, NULL);
+  g_object_get (e, "max-latency", &max_latency, NULL);
+  fail_unless_equals_uint64 (max_latency, 6000000);
+  gst_object_unref (e);
+
+  rtp = make_audio_rtp (0x0a0b0c0d, 7, 20, &caps);
+  for (m = 0; m < G_N_ELEMENTS (modes); m++) {
+    gchar *desc = g_strdup_printf ("appsrc name=r ! gpusrtpenc name=e "
+        "random-key=true %s ! gpusrtpdec ! appsink name=o", modes[m]);
+    GstElement *p = parse (desc);
+    Feed f = { "r", caps, rtp, FALSE };
+    const gchar *o[] = { "o" };
+    const gchar *stats_of[] = { "e" };
+    GstStructure *stats[1] = { NULL };
+    Collected *out;
+    guint64 batches = 0;
+
+    fail_unless (run_pipeline_stats (p, &f, 1, o, &out, 1, stats_of, stats,
+            1));
+    assert_same (rtp, out->bytes, modes[m]);
+    fail_unless (stats[0] != NULL);
+    fail_unless (gst_structure_get_uint64 (stats[0], "scheduled-batches",
+            &batches));
+    fail_unless (batches >= 1, "%s: not batched", modes[m]);
+    gst_structure_free (stats[0]);
+    collected_free (out);
+    gst_object_unref (p);
+    g_free (desc);
+  }
+  g_ptr_array_unref (rtp);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
 /* ---- keys in the logs ---- */
 
 typedef struct
@@ -1676,6 +1729,7 @@ srtp_suite (void)
   tcase_add_loop_test (tc, test_key_change, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_loop_test (tc, test_state_cycles, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_no_key_in_logs);
+  tcase_add_test (tc, test_cycle_and_max_latency_alias);
   tcase_add_loop_test (tc, test_enum_types_load_order, 0,
       G_N_ELEMENTS (load_orders));
   return s;
