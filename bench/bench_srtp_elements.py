@@ -41,7 +41,7 @@ PROFILES = [
 ENCODERS = [
     ("srtpenc", "srtpenc"),
     ("gpusrtpenc", "gpusrtpenc backend=cpu"),
-    ("gpusrtpenc-batched", "gpusrtpenc backend=cpu max-latency=3000000"),
+    ("gpusrtpenc-batched", "gpusrtpenc backend=cpu cycle=1000000"),
 ]
 
 

@@ -16,7 +16,8 @@ n=${NUM_BUFFERS:-100}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gst-launch-1.0 -e rtgpuqueue name=q processor=srtp-protect \
-  srtp-key="$key" cycle="${CYCLE:-5000000}" pipelines=2 backend=cpu \
+  processor-config="srtp-protect, srtp-key=(buffer)$key, srtp-cipher=aes-128-icm, srtp-auth=hmac-sha1-80" \
+  cycle="${CYCLE:-5000000}" pipelines=2 backend=cpu \
   audiotestsrc is-live=true num-buffers="$n" samplesperbuffer=160 ! \
   audio/x-raw,rate=8000,channels=1 ! rtpL16pay ssrc=1 ! q.sink_0 \
   audiotestsrc is-live=true num-buffers="$n" samplesperbuffer=160 wave=pink-noise ! \

@@ -15,7 +15,8 @@ host=${1:-127.0.0.1}
 port=${2:-5004}
 key=${3:-000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d}
 exec gst-launch-1.0 -e rtpbin name=rb \
-  rtgpuqueue name=q processor=srtp-protect srtp-key="$key" cycle=5000000 \
+  rtgpuqueue name=q processor=srtp-protect cycle=5000000 \
+  processor-config="srtp-protect, srtp-key=(buffer)$key, srtp-cipher=aes-128-icm, srtp-auth=hmac-sha1-80" \
   pipelines=2 default-max-packet-size=1500 default-deadline=50000000 \
   default-max-rate=8000000 \
   videotestsrc is-live=true num-buffers=${NUM_BUFFERS:--1} ! \

@@ -73,7 +73,7 @@ launch_fps () {
   pkts=$("$rt/bin/gst-launch-1.0" videotestsrc num-buffers=1 ! video/x-raw,format=UYVY,width=1920,height=1080,framerate=30/1 ! rtpvrawpay mtu=1400 ! fakesink silent=false -v 2>/dev/null | grep -c "chain")
   echo "packets per frame: $pkts"
   echo "payloader alone:     $(launch_fps $n $src ! fakesink)"
-  for enc in "gpusrtpenc backend=gpu" "gpusrtpenc backend=gpu max-latency=3000000" \
+  for enc in "gpusrtpenc backend=gpu" "gpusrtpenc backend=gpu cycle=1000000" \
       "gpusrtpenc backend=cpu" "srtpenc"; do
     echo "$enc: $(launch_fps $n $src ! $enc key=$key ! fakesink)"
   done
