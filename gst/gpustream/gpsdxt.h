@@ -1,7 +1,14 @@
 /* gpsdxt.h: dxtenc's and dxtdec's GPU paths: one frame DXT-encoded by the
  * CUDA kernel dxt_encode_slice_kernel (kernels/dxt/dxt_cuda.h), slices
  * pipelined over several CUDA streams, or decoded by dxt_decode_kernel.
- * Same bytes as dxt_encode_frame / dxt_decode_frame on the CPU. */
+ * Same bytes as dxt_encode_frame / dxt_decode_frame on the CPU.
+ *
+ * gpsdxt.c also registers "dxt-encode" (gpsprocessor.h): the scheduler
+ * processor that replaces each raw video frame of a batch by its DXT block
+ * stream, on the GPU through these functions or on the CPU, configured
+ * from a GstStructure (video-format, width, height, texture, quality,
+ * batch-blocks, threads; documented beside its registration). dxtenc runs
+ * it for every frame, scheduled or not. */
 #ifndef GPS_DXT_H
 #define GPS_DXT_H
 
