@@ -568,8 +568,6 @@ gst_gpustream_dxt_decode_frame (GstObject * cuda_context, DxtCodec codec,
  * device-input-frames (coded straight from CUDA memory), slices,
  * dxt-drops. */
 
-#define DXT_ENCODE_DEFAULT_BATCH_BLOCKS 23040
-
 typedef struct
 {
   GstElement *owner;            /* no reference */
@@ -691,7 +689,7 @@ dxt_encode_setup (const GstStructure * config, GstElement * owner,
   const gchar *vformat;
   GstVideoFormat vf;
   guint codec = DXT_BC1, quality = DXT_FAST, width = 0, height = 0, by;
-  guint batch_blocks = DXT_ENCODE_DEFAULT_BATCH_BLOCKS, threads = 0;
+  guint batch_blocks = GST_GPUSTREAM_DXT_DEFAULT_BATCH_BLOCKS, threads = 0;
   DxtFormat in_format;
 
   G_STATIC_ASSERT (DXT_BC1 == 0 && DXT_BC3 == 1 && DXT_YCOCG == 2);
