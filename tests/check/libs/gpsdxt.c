@@ -164,45 +164,70 @@ stat_u64 (const GstGpuStreamProcessorInfo * info, gpointer inst,
   return v;
 }
 
+/* dxt-encode configured for c, run by a scheduler client on backend */
+typedef struct
+{
+  const GstGpuStreamProcessorInfo *info;
+  gpointer inst;
+  GstElement *owner;
+  GstGpuStreamSchedClient *client;
+  GstGpuStreamSchedClientStream *stream;
+} Run;
+
+static void
+run_start (Run * r, const Case * c, GstElement * owner,
+    GstGpuStreamBackend backend, GstObject * ctx)
+{
+  GstStructure *config = case_config (c);
+  GError *err = NULL;
+
+  r->info = gst_gpustream_processor_lookup ("dxt-encode", &err);
+  fail_unless (r->info != NULL, "%s", err ? err->message : "?");
+  fail_unless_equals_string (r->info->name, "dxt-encode");
+  r->inst = r->info->setup (config, owner, &err);
+  fail_unless (r->inst != NULL, "%s", err ? err->message : "?");
+  gst_structure_free (config);
+  r->owner = owner;
+  outs = g_ptr_array_new ();
+  r->client = gst_gpustream_sched_client_new (owner, &r->info->processor,
+      r->inst, &collect_callbacks, NULL);
+  fail_unless (gst_gpustream_sched_client_start (r->client, CYCLE, 1,
+          backend, ctx));
+  r->stream = gst_gpustream_sched_client_add_stream (r->client, 1 << 20,
+      NULL, NULL, NULL);
+  fail_unless (r->stream != NULL);
+}
+
+static void
+run_end (Run * r)
+{
+  gst_gpustream_sched_client_stop (r->client);
+  gst_gpustream_sched_client_remove_stream (r->client, r->stream);
+  gst_gpustream_sched_client_free (r->client);
+  r->info->teardown (r->inst);
+  g_ptr_array_free (outs, TRUE);
+  outs = NULL;
+  gst_object_unref (r->owner);
+}
+
 /* Every frame of c through a client started on backend: the reference's
  * bytes, in order, with the frames' timestamps and offsets. */
 static void
 check_case (const Case * c, GstGpuStreamBackend backend, GstObject * ctx)
 {
-  const GstGpuStreamProcessorInfo *info;
-  GstGpuStreamSchedClient *client;
-  GstGpuStreamSchedClientStream *stream;
-  GstStructure *config = case_config (c);
-  GstElement *owner = gst_bin_new (NULL);
-  guint8 *refs[N_FRAMES];
   gsize tex_size = dxt_frame_bytes (c->codec, c->width, c->height);
-  guint slice_rows, slices;
-  GError *err = NULL;
-  gpointer inst;
-  guint i;
+  guint8 *refs[N_FRAMES];
+  guint slice_rows, slices, i;
+  Run r;
 
-  info = gst_gpustream_processor_lookup ("dxt-encode", &err);
-  fail_unless (info != NULL, "%s", err ? err->message : "?");
-  fail_unless_equals_string (info->name, "dxt-encode");
-  inst = info->setup (config, owner, &err);
-  fail_unless (inst != NULL, "%s", err ? err->message : "?");
-  gst_structure_free (config);
-
-  outs = g_ptr_array_new ();
-  client = gst_gpustream_sched_client_new (owner, &info->processor, inst,
-      &collect_callbacks, NULL);
-  fail_unless (gst_gpustream_sched_client_start (client, CYCLE, 1, backend,
-          ctx));
-  stream = gst_gpustream_sched_client_add_stream (client, 1 << 20, NULL, NULL,
-      &err);
-  fail_unless (stream != NULL);
+  run_start (&r, c, gst_bin_new (NULL), backend, ctx);
   for (i = 0; i < N_FRAMES; i++) {
     GstBuffer *frame = case_frame (c, i, &refs[i]);
 
-    fail_unless_equals_int (gst_gpustream_sched_client_push (stream, frame,
+    fail_unless_equals_int (gst_gpustream_sched_client_push (r.stream, frame,
             gst_buffer_get_size (frame)), GST_FLOW_OK);
   }
-  fail_unless_equals_int (gst_gpustream_sched_client_wait (stream, 0),
+  fail_unless_equals_int (gst_gpustream_sched_client_wait (r.stream, 0),
       GST_FLOW_OK);
 
   fail_unless_equals_int (outs->len, N_FRAMES);
@@ -221,22 +246,15 @@ check_case (const Case * c, GstGpuStreamBackend backend, GstObject * ctx)
   slice_rows = c->batch_blocks ? MAX (1, c->batch_blocks /
       dxt_blocks_x (c->width)) : dxt_blocks_y (c->height);
   slices = (dxt_blocks_y (c->height) + slice_rows - 1) / slice_rows;
-  fail_unless_equals_uint64 (stat_u64 (info, inst, "slices"),
+  fail_unless_equals_uint64 (stat_u64 (r.info, r.inst, "slices"),
       (guint64) N_FRAMES * slices);
-  fail_unless_equals_uint64 (stat_u64 (info, inst, "dxt-drops"), 0);
-  fail_unless_equals_uint64 (stat_u64 (info, inst, "gpu-frames") +
-      stat_u64 (info, inst, "cpu-frames"), N_FRAMES);
+  fail_unless_equals_uint64 (stat_u64 (r.info, r.inst, "dxt-drops"), 0);
+  fail_unless_equals_uint64 (stat_u64 (r.info, r.inst, "gpu-frames") +
+      stat_u64 (r.info, r.inst, "cpu-frames"), N_FRAMES);
   if (backend == GST_GPUSTREAM_BACKEND_CPU)
-    fail_unless_equals_uint64 (stat_u64 (info, inst, "cpu-frames"),
+    fail_unless_equals_uint64 (stat_u64 (r.info, r.inst, "cpu-frames"),
         N_FRAMES);
-
-  gst_gpustream_sched_client_stop (client);
-  gst_gpustream_sched_client_remove_stream (client, stream);
-  gst_gpustream_sched_client_free (client);
-  info->teardown (inst);
-  g_ptr_array_free (outs, TRUE);
-  outs = NULL;
-  gst_object_unref (owner);
+  run_end (&r);
 }
 
 /* ---- tests --------------------------------------------------------------- */
@@ -277,38 +295,23 @@ GST_END_TEST;
 GST_START_TEST (test_short_frame_dropped)
 {
   const Case *c = &cases[0];
-  const GstGpuStreamProcessorInfo *info =
-      gst_gpustream_processor_lookup ("dxt-encode", NULL);
-  GstStructure *config = case_config (c);
   GstElement *owner = gst_pipeline_new (NULL);
   GstBus *bus = gst_element_get_bus (owner);
-  GstGpuStreamSchedClient *client;
-  GstGpuStreamSchedClientStream *stream;
   GstBuffer *good, *shorter;
   GstMessage *msg;
   GError *err = NULL;
   gchar *debug = NULL;
   guint8 *ref, *unused;
-  gpointer inst;
+  Run r;
 
-  inst = info->setup (config, owner, NULL);
-  fail_unless (inst != NULL);
-  gst_structure_free (config);
-  outs = g_ptr_array_new ();
-  client = gst_gpustream_sched_client_new (owner, &info->processor, inst,
-      &collect_callbacks, NULL);
-  fail_unless (gst_gpustream_sched_client_start (client, CYCLE, 1,
-          GST_GPUSTREAM_BACKEND_CPU, NULL));
-  stream = gst_gpustream_sched_client_add_stream (client, 1 << 20, NULL, NULL,
-      NULL);
-
+  run_start (&r, c, owner, GST_GPUSTREAM_BACKEND_CPU, NULL);
   shorter = case_frame (c, 0, &unused);
   gst_buffer_resize (shorter, 0, gst_buffer_get_size (shorter) - 1);
   g_free (unused);
   good = case_frame (c, 1, &ref);
-  gst_gpustream_sched_client_push (stream, shorter, 1);
-  gst_gpustream_sched_client_push (stream, good, 1);
-  fail_unless_equals_int (gst_gpustream_sched_client_wait (stream, 0),
+  gst_gpustream_sched_client_push (r.stream, shorter, 1);
+  gst_gpustream_sched_client_push (r.stream, good, 1);
+  fail_unless_equals_int (gst_gpustream_sched_client_wait (r.stream, 0),
       GST_FLOW_OK);
 
   fail_unless_equals_int (outs->len, 1);
@@ -316,8 +319,8 @@ GST_START_TEST (test_short_frame_dropped)
           dxt_frame_bytes (c->codec, c->width, c->height)) == 0);
   fail_unless_equals_uint64 (GST_BUFFER_OFFSET (g_ptr_array_index (outs, 0)),
       1001);
-  fail_unless_equals_uint64 (stat_u64 (info, inst, "dxt-drops"), 1);
-  fail_unless_equals_uint64 (stat_u64 (info, inst, "cpu-frames"), 1);
+  fail_unless_equals_uint64 (stat_u64 (r.info, r.inst, "dxt-drops"), 1);
+  fail_unless_equals_uint64 (stat_u64 (r.info, r.inst, "cpu-frames"), 1);
   msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
   fail_unless (msg != NULL);
   gst_message_parse_warning (msg, &err, &debug);
@@ -330,15 +333,8 @@ GST_START_TEST (test_short_frame_dropped)
   g_free (debug);
   gst_message_unref (msg);
   g_free (ref);
-
-  gst_gpustream_sched_client_stop (client);
-  gst_gpustream_sched_client_remove_stream (client, stream);
-  gst_gpustream_sched_client_free (client);
-  info->teardown (inst);
-  g_ptr_array_free (outs, TRUE);
-  outs = NULL;
   gst_object_unref (bus);
-  gst_object_unref (owner);
+  run_end (&r);
 }
 
 GST_END_TEST;
