@@ -1,11 +1,13 @@
 /* gpsdxt.c: dxtenc's and dxtdec's GPU paths (gpsdxt.h): a frame's slices
  * through dxt_encode_slice_kernel, pipelined over a few CUDA streams; a
- * block stream through dxt_decode_kernel on one of them. */
+ * block stream through dxt_decode_kernel on one of them. And "dxt-encode",
+ * the scheduler processor that codes raw frames on either. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <string.h>
+#include <gst/video/video.h>
 
 #include "gpsprivate.h"
 #include "gpsdxt.h"
@@ -528,4 +530,405 @@ gst_gpustream_dxt_decode_frame (GstObject * cuda_context, DxtCodec codec,
 #else
   return no_cuda (error);
 #endif
+}
+
+/* ---- "dxt-encode": the scheduler processor (gpsprocessor.h) -------------
+ * Every item of a batch is one raw video frame (a GstBuffer, in system
+ * memory or, for a GPU run, in GstCudaMemory of the scheduler's context),
+ * replaced by its DXT block stream (dxt_frame_bytes bytes, with the
+ * timestamps, offsets, flags and metas of the frame: an element finds its
+ * frame again by them). A GPU run codes each frame through
+ * gst_gpustream_dxt_encode_frame (from the device when the frame lies in
+ * CUDA memory of the context), a frame whose CUDA step fails on the CPU; a
+ * CPU run codes the slices on `threads` threads (dxt_encode_frame_threads).
+ * The bytes are the same on either. A frame that cannot be read (a buffer
+ * shorter than the configured layout) becomes a NULL item, counted
+ * (dxt-drops) and reported by a warning at most once a second.
+ *
+ * Container framing (HAP's Snappy second stage and chunks) is not the
+ * processor's: it belongs to one output format and is cheap beside the
+ * coding (no batch to gain from), so the element that makes that format
+ * (dxtenc) frames the block stream after the processor.
+ *
+ * Configuration:
+ *   video-format   the input's GstVideoFormat name: RGBA, BGRA, RGBx,
+ *                  BGRx, UYVY, YUY2, I420 or NV12 (required)
+ *   width, height  the frame size in pixels, > 0 (required)
+ *   texture        dxt1 (BC1), dxt5 (BC3) or ycocg-dxt5 (scaled YCoCg in
+ *                  BC3); default dxt1
+ *   quality        fast or high; default fast
+ *   batch-blocks   4x4 blocks per slice, rounded down to whole block rows
+ *                  (at least one); 0 = the whole frame in one slice;
+ *                  default 23040
+ *   threads        CPU threads a frame's slices are shared among (0, the
+ *                  default: one per online CPU)
+ * A frame is mapped with the default layout of that format and size, or
+ * that of its GstVideoMeta when it has one.
+ * Stats: gpu-frames, cpu-frames (CPU fallbacks included),
+ * device-input-frames (coded straight from CUDA memory), slices,
+ * dxt-drops. */
+
+typedef struct
+{
+  GstElement *owner;            /* no reference */
+  DxtCodec codec;
+  DxtQuality quality;
+  DxtFormat in_format;
+  GstVideoInfo info;
+  guint batch_blocks;
+  guint threads;
+  guint slice_rows;             /* block rows a slice */
+  guint slices;                 /* slices a frame */
+  gsize tex_size;
+  guint64 gpu_frames, cpu_frames, device_frames, n_slices, drops; /* atomic */
+  gint64 last_gpu_warn, last_drop_warn;   /* the worker only */
+} DxtEncode;
+
+static gboolean
+dxt_format_from_video (GstVideoFormat f, DxtFormat * out)
+{
+  switch (f) {
+    case GST_VIDEO_FORMAT_RGBA:
+      *out = DXT_FMT_RGBA;
+      return TRUE;
+    case GST_VIDEO_FORMAT_BGRA:
+      *out = DXT_FMT_BGRA;
+      return TRUE;
+    case GST_VIDEO_FORMAT_RGBx:
+      *out = DXT_FMT_RGBX;
+      return TRUE;
+    case GST_VIDEO_FORMAT_BGRx:
+      *out = DXT_FMT_BGRX;
+      return TRUE;
+    case GST_VIDEO_FORMAT_UYVY:
+      *out = DXT_FMT_UYVY;
+      return TRUE;
+    case GST_VIDEO_FORMAT_YUY2:
+      *out = DXT_FMT_YUY2;
+      return TRUE;
+    case GST_VIDEO_FORMAT_I420:
+      *out = DXT_FMT_I420;
+      return TRUE;
+    case GST_VIDEO_FORMAT_NV12:
+      *out = DXT_FMT_NV12;
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+static gboolean
+dxt_config_error (GError ** error, const gchar * format, ...)
+    G_GNUC_PRINTF (2, 3);
+
+static gboolean
+dxt_config_error (GError ** error, const gchar * format, ...)
+{
+  va_list args;
+  gchar *msg;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, GST_GPUSTREAM_PROCESSOR_ERROR,
+      GST_GPUSTREAM_PROCESSOR_ERROR_CONFIG, "dxt-encode: %s", msg);
+  g_free (msg);
+  return FALSE;
+}
+
+/* field of config, one of names (the index into *out); absent: *out as is */
+static gboolean
+dxt_config_choice (const GstStructure * config, const gchar * field,
+    const gchar * const *names, guint n_names, guint * out, GError ** error)
+{
+  const gchar *v;
+  guint i;
+
+  if (!gst_structure_has_field (config, field))
+    return TRUE;
+  v = gst_structure_get_string (config, field);
+  for (i = 0; v && i < n_names; i++) {
+    if (g_str_equal (v, names[i])) {
+      *out = i;
+      return TRUE;
+    }
+  }
+  return dxt_config_error (error, "%s \"%s\" is none of the known values",
+      field, v ? v : "(not a string)");
+}
+
+/* field of config as an unsigned integer (int or uint); absent: *out as is */
+static gboolean
+dxt_config_uint (const GstStructure * config, const gchar * field,
+    gboolean required, guint * out, GError ** error)
+{
+  const GValue *v = gst_structure_get_value (config, field);
+
+  if (!v)
+    return required ? dxt_config_error (error, "\"%s\" is missing", field) :
+        TRUE;
+  if (G_VALUE_HOLDS_UINT (v)) {
+    *out = g_value_get_uint (v);
+    return TRUE;
+  }
+  if (G_VALUE_HOLDS_INT (v) && g_value_get_int (v) >= 0) {
+    *out = (guint) g_value_get_int (v);
+    return TRUE;
+  }
+  return dxt_config_error (error, "\"%s\" is not a non-negative integer",
+      field);
+}
+
+static gpointer
+dxt_encode_setup (const GstStructure * config, GstElement * owner,
+    GError ** error)
+{
+  static const gchar *const textures[] = { "dxt1", "dxt5", "ycocg-dxt5" };
+  static const gchar *const qualities[] = { "fast", "high" };
+  DxtEncode *de;
+  const gchar *vformat;
+  GstVideoFormat vf;
+  guint codec = DXT_BC1, quality = DXT_FAST, width = 0, height = 0, by;
+  guint batch_blocks = GST_GPUSTREAM_DXT_DEFAULT_BATCH_BLOCKS, threads = 0;
+  DxtFormat in_format;
+
+  G_STATIC_ASSERT (DXT_BC1 == 0 && DXT_BC3 == 1 && DXT_YCOCG == 2);
+  G_STATIC_ASSERT (DXT_FAST == 0 && DXT_HIGH == 1);
+  gps_debug_init ();
+  vformat = config ? gst_structure_get_string (config, "video-format") : NULL;
+  if (!vformat) {
+    dxt_config_error (error, "\"video-format\" is missing (a GstVideoFormat "
+        "name: RGBA, BGRA, RGBx, BGRx, UYVY, YUY2, I420 or NV12)");
+    return NULL;
+  }
+  vf = gst_video_format_from_string (vformat);
+  if (!dxt_format_from_video (vf, &in_format)) {
+    dxt_config_error (error, "video-format \"%s\" is none of RGBA, BGRA, "
+        "RGBx, BGRx, UYVY, YUY2, I420, NV12", vformat);
+    return NULL;
+  }
+  if (!dxt_config_uint (config, "width", TRUE, &width, error) ||
+      !dxt_config_uint (config, "height", TRUE, &height, error) ||
+      !dxt_config_choice (config, "texture", textures, G_N_ELEMENTS (textures),
+          &codec, error) ||
+      !dxt_config_choice (config, "quality", qualities,
+          G_N_ELEMENTS (qualities), &quality, error) ||
+      !dxt_config_uint (config, "batch-blocks", FALSE, &batch_blocks, error) ||
+      !dxt_config_uint (config, "threads", FALSE, &threads, error))
+    return NULL;
+  if (width == 0 || height == 0 || width > G_MAXINT || height > G_MAXINT) {
+    dxt_config_error (error, "width %u x height %u is not a frame size",
+        width, height);
+    return NULL;
+  }
+
+  de = g_new0 (DxtEncode, 1);
+  if (!gst_video_info_set_format (&de->info, vf, width, height)) {
+    g_free (de);
+    dxt_config_error (error, "width %u x height %u is too large for %s",
+        width, height, vformat);
+    return NULL;
+  }
+  de->owner = owner;
+  de->codec = (DxtCodec) codec;
+  de->quality = (DxtQuality) quality;
+  de->in_format = in_format;
+  de->batch_blocks = batch_blocks;
+  de->threads = threads ? threads : dxt_cpu_count ();
+  by = dxt_blocks_y (height);
+  de->slice_rows = batch_blocks ? MAX (1, batch_blocks / dxt_blocks_x (width))
+      : by;
+  de->slices = (by + de->slice_rows - 1) / de->slice_rows;
+  de->tex_size = dxt_frame_bytes (de->codec, width, height);
+  return de;
+}
+
+static void
+dxt_encode_teardown (gpointer data)
+{
+  g_free (data);
+}
+
+/* A frame in GstCudaMemory of cuda_context through the kernel without
+ * leaving the device; FALSE (nothing written) for any other buffer or when
+ * the launch fails, and the caller maps it to the host instead. */
+static gboolean
+dxt_encode_from_device (DxtEncode * de, GstObject * cuda_context,
+    GstBuffer * in, guint8 * out)
+{
+  const guint n_planes = GST_VIDEO_INFO_N_PLANES (&de->info);
+  gsize offset[GST_VIDEO_MAX_PLANES];
+  gint stride[GST_VIDEO_MAX_PLANES];
+  GstMapInfo map;
+  DxtImage img;
+  GError *err = NULL;
+  gboolean ok;
+  guint p;
+
+  /* an odd width of packed 4:2:2 ends in half a pixel pair whose chroma
+   * byte GstCudaMemory's copies leave out (they copy width * 2 bytes a
+   * row): read the frame through the host map, as the CPU would */
+  if (n_planes > 3 || ((de->in_format == DXT_FMT_UYVY ||
+              de->in_format == DXT_FMT_YUY2) &&
+          (GST_VIDEO_INFO_WIDTH (&de->info) & 1)))
+    return FALSE;
+  if (!gst_gpustream_cuda_buffer_map (cuda_context, in, &map, n_planes,
+          offset, stride))
+    return FALSE;
+  memset (&img, 0, sizeof (img));
+  for (p = 0; p < n_planes; p++) {
+    img.plane[p] = map.data + offset[p];
+    img.stride[p] = stride[p];
+  }
+  img.width = GST_VIDEO_INFO_WIDTH (&de->info);
+  img.height = GST_VIDEO_INFO_HEIGHT (&de->info);
+  img.format = de->in_format;
+  ok = gst_gpustream_dxt_encode_device_frame (cuda_context, &img, de->codec,
+      de->quality, de->batch_blocks, GST_GPUSTREAM_DXT_DEFAULT_STREAMS, out,
+      &err);
+  gst_buffer_unmap (in, &map);
+  if (!ok) {
+    if (gst_gpustream_warn_ok (&de->last_gpu_warn))
+      GST_WARNING_OBJECT (de->owner, "GPU encode from CUDA memory failed, "
+          "frame coded from a host copy: %s", err ? err->message : "?");
+    g_clear_error (&err);
+  }
+  return ok;
+}
+
+/* The frame in into out (tex_size bytes): from the device, through the GPU
+ * from the host, or on the CPU. NULL, or why the frame was not coded. */
+static const gchar *
+dxt_encode_one (DxtEncode * de, GstObject * cuda_context, GstBuffer * in,
+    guint8 * out)
+{
+  GstVideoFrame vframe;
+  DxtImage img;
+  gboolean on_gpu = FALSE;
+  guint p;
+
+  /* CUDA memory of the context: coded where it lies */
+  if (cuda_context && dxt_encode_from_device (de, cuda_context, in, out)) {
+    __atomic_fetch_add (&de->device_frames, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add (&de->gpu_frames, 1, __ATOMIC_RELAXED);
+    return NULL;
+  }
+  if (!gst_video_frame_map (&vframe, &de->info, in, GST_MAP_READ))
+    return "input buffer too small for the configured format";
+
+  memset (&img, 0, sizeof (img));
+  for (p = 0; p < GST_VIDEO_FRAME_N_PLANES (&vframe) && p < 3; p++) {
+    img.plane[p] = GST_VIDEO_FRAME_PLANE_DATA (&vframe, p);
+    img.stride[p] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, p);
+  }
+  img.width = GST_VIDEO_FRAME_WIDTH (&vframe);
+  img.height = GST_VIDEO_FRAME_HEIGHT (&vframe);
+  img.format = de->in_format;
+
+  if (cuda_context) {
+    GError *err = NULL;
+
+    on_gpu = gst_gpustream_dxt_encode_frame (cuda_context, &img, de->codec,
+        de->quality, de->batch_blocks, GST_GPUSTREAM_DXT_DEFAULT_STREAMS,
+        out, &err);
+    /* a failing device fails every frame: once a second is enough */
+    if (!on_gpu && gst_gpustream_warn_ok (&de->last_gpu_warn))
+      GST_WARNING_OBJECT (de->owner, "GPU encode failed, frame coded on the "
+          "CPU: %s", err ? err->message : "?");
+    g_clear_error (&err);
+  }
+  /* the CPU: the slices shared among the threads, the same bytes */
+  if (!on_gpu && dxt_encode_frame_threads (&img, de->codec, de->quality,
+          de->slice_rows, de->threads, out) != 0) {
+    gst_video_frame_unmap (&vframe);
+    return "the DXT encoder refused the frame";
+  }
+  gst_video_frame_unmap (&vframe);
+  __atomic_fetch_add (on_gpu ? &de->gpu_frames : &de->cpu_frames, 1,
+      __ATOMIC_RELAXED);
+  return NULL;
+}
+
+/* The worker, once a cycle: each frame replaced by its block stream. */
+static void
+dxt_encode_process_gpu (gpointer proc_data, GstObject * cuda_context,
+    GstGpuStreamSchedItem * items, guint n_items)
+{
+  DxtEncode *de = proc_data;
+  guint i;
+
+  for (i = 0; i < n_items; i++) {
+    GstBuffer *in = items[i].data;
+    GstBuffer *out;
+    GstMapInfo omap;
+    const gchar *why;
+
+    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in)
+      continue;
+    /* flushed since it was pushed: it will be dropped, not forwarded */
+    if (items[i].stream && gst_gpustream_sched_item_is_flushed (&items[i]))
+      continue;
+    out = gst_buffer_new_allocate (NULL, de->tex_size, NULL);
+    gst_buffer_map (out, &omap, GST_MAP_WRITE);
+    why = dxt_encode_one (de, cuda_context, in, omap.data);
+    gst_buffer_unmap (out, &omap);
+    if (!why)
+      gst_buffer_copy_into (out, in, GST_BUFFER_COPY_METADATA, 0, -1);
+    gst_buffer_unref (in);
+    if (why) {
+      gst_buffer_unref (out);
+      items[i].data = NULL;
+      __atomic_fetch_add (&de->drops, 1, __ATOMIC_RELAXED);
+      if (de->owner && gst_gpustream_warn_ok (&de->last_drop_warn))
+        GST_ELEMENT_WARNING (de->owner, STREAM, ENCODE,
+            ("dxt-encode dropped a %ux%u %s frame: %s",
+                GST_VIDEO_INFO_WIDTH (&de->info),
+                GST_VIDEO_INFO_HEIGHT (&de->info),
+                GST_VIDEO_INFO_NAME (&de->info), why),
+            ("%" G_GUINT64_FORMAT " dropped so far (stats: dxt-drops); at "
+                "most one warning a second", __atomic_load_n (&de->drops,
+                    __ATOMIC_RELAXED)));
+      continue;
+    }
+    items[i].data = out;
+    __atomic_fetch_add (&de->n_slices, de->slices, __ATOMIC_RELAXED);
+  }
+}
+
+static void
+dxt_encode_process_cpu (gpointer proc_data, GstGpuStreamSchedItem * items,
+    guint n_items)
+{
+  dxt_encode_process_gpu (proc_data, NULL, items, n_items);
+}
+
+static void
+dxt_encode_get_stats (gpointer proc_data, GstStructure * stats)
+{
+  DxtEncode *de = proc_data;
+
+  gst_structure_set (stats,
+      "gpu-frames", G_TYPE_UINT64,
+      __atomic_load_n (&de->gpu_frames, __ATOMIC_RELAXED),
+      "cpu-frames", G_TYPE_UINT64,
+      __atomic_load_n (&de->cpu_frames, __ATOMIC_RELAXED),
+      "device-input-frames", G_TYPE_UINT64,
+      __atomic_load_n (&de->device_frames, __ATOMIC_RELAXED),
+      "slices", G_TYPE_UINT64,
+      __atomic_load_n (&de->n_slices, __ATOMIC_RELAXED),
+      "dxt-drops", G_TYPE_UINT64,
+      __atomic_load_n (&de->drops, __ATOMIC_RELAXED), NULL);
+}
+
+static const GstGpuStreamProcessorInfo dxt_encode_info = {
+  "dxt-encode",
+  "DXT (S3TC) compression of raw video frames: BC1, BC3 or scaled YCoCg",
+  {"dxt-encode", dxt_encode_process_cpu, dxt_encode_process_gpu},
+  dxt_encode_setup, dxt_encode_teardown, dxt_encode_get_stats, NULL
+};
+
+const GstGpuStreamProcessorInfo *
+gps_dxt_encode_processor_info (void)
+{
+  return &dxt_encode_info;
 }

@@ -1,7 +1,14 @@
 /* gpsdxt.h: dxtenc's and dxtdec's GPU paths: one frame DXT-encoded by the
  * CUDA kernel dxt_encode_slice_kernel (kernels/dxt/dxt_cuda.h), slices
  * pipelined over several CUDA streams, or decoded by dxt_decode_kernel.
- * Same bytes as dxt_encode_frame / dxt_decode_frame on the CPU. */
+ * Same bytes as dxt_encode_frame / dxt_decode_frame on the CPU.
+ *
+ * gpsdxt.c also registers "dxt-encode" (gpsprocessor.h): the scheduler
+ * processor that replaces each raw video frame of a batch by its DXT block
+ * stream, on the GPU through these functions or on the CPU, configured
+ * from a GstStructure (video-format, width, height, texture, quality,
+ * batch-blocks, threads; documented beside its registration). dxtenc runs
+ * it for every frame, scheduled or not. */
 #ifndef GPS_DXT_H
 #define GPS_DXT_H
 
@@ -15,6 +22,15 @@ G_BEGIN_DECLS
  * slice i computes and slice i-1 copies out. */
 #define GST_GPUSTREAM_DXT_DEFAULT_STREAMS 3
 #define GST_GPUSTREAM_DXT_MAX_STREAMS 8
+
+/* 4x4 blocks per slice unless configured. Namgon Kim, Jae-Yong Yoo, Namgon
+ * Lucas Kim, JongWon Kim, "In-network Processing of the GPU-based Real-time
+ * DXT Compression" (2011) found their best latency at 2880-5760 blocks per
+ * batch on their GPU. On an H100 each slice costs ~9 us of API calls, so small slices lose both ways: 1080p UYVY one frame at a
+ * time takes 410 us in slices of 2880 and 126 us in slices of 23040, and 4K
+ * goes from 544 to 2230 frames/s (docs/benchmarks/dxt.md, bench_dxt_gpu's
+ * dxt_gpu_sliced rows). */
+#define GST_GPUSTREAM_DXT_DEFAULT_BATCH_BLOCKS 23040
 
 /* Encodes the whole frame img (host planes, any DxtFormat) into out
  * (dxt_frame_bytes (codec, width, height) bytes, host memory), exactly the

@@ -21,6 +21,10 @@
  * height, framerate` (format = the HAP fourcc). Every output buffer is a
  * key frame.
  *
+ * The coding is the library's scheduler processor "dxt-encode" (gpsdxt.c),
+ * configured from the caps and the properties, in both modes below; HAP
+ * framing is the element's, done on its block stream.
+ *
  * The frame is coded in slices of `batch-blocks` 4x4 blocks (rounded to
  * whole block rows; 0 = one slice per frame), the unit the paper batches to
  * the GPU. On the CPU path the slices run one after the other in the
@@ -55,6 +59,7 @@
 
 #include <gst/gpustream/gstgpustream.h>
 #include <gst/gpustream/gpsdxt.h>
+#include <gst/gpustream/gpsprocessor.h>
 #include <gst/gpustream/gpsschedclient.h>
 #include <dxt/dxt.h>
 
@@ -77,12 +82,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_dxt_enc_debug);
  * frame is a few chunks and a 4K frame a dozen or more, which a player
  * decompresses on as many threads; a small frame stays one section */
 #define AUTO_CHUNK_BYTES (512 * 1024)
-/* The paper's best latency was 2880-5760 blocks per batch on its GPU. On an
- * H100 each slice costs ~9 us of API calls, so small slices lose both ways:
- * 1080p UYVY one frame at a time takes 410 us in slices of 2880 and 126 us
- * in slices of 23040, and 4K goes from 544 to 2230 frames/s
- * (docs/benchmarks/dxt.md, bench_dxt_gpu's dxt_gpu_sliced rows). */
-#define DEFAULT_BATCH_BLOCKS 23040
+/* dxt-encode's default (gpsdxt.h says why) */
+#define DEFAULT_BATCH_BLOCKS GST_GPUSTREAM_DXT_DEFAULT_BATCH_BLOCKS
 /* the CPU path's threads: one per online CPU */
 #define DEFAULT_THREADS 0
 /* 0: each frame coded in the streaming thread as it comes */
@@ -186,20 +187,16 @@ typedef struct
   guint batch_blocks;
   guint threads;
 
-  DxtFormat in_format;
   GstVideoInfo info;
   gsize tex_size;
   guint tex_chunks;             /* HAP: second-stage chunks of a frame */
-  guint8 *tex;                  /* HAP: the block stream before framing */
 
   /* GPU path: the element's GstCudaContext (a ref), NULL on the CPU */
   GstObject *cuda_context;
-  gint64 last_gpu_warning;      /* monotonic us: warn at most once a second */
 } EncState;
 
-/* CUDA streams the slices are dealt over: one copying in, one computing,
- * one copying out */
-#define DXT_ENC_GPU_STREAMS 3
+/* gpu-frames, cpu-frames, device-input-frames, slices: dxt-encode's */
+#define DXT_ENC_CODER_COUNTERS 4
 
 struct _GstDxtEnc
 {
@@ -221,12 +218,16 @@ struct _GstDxtEnc
   guint64 st_frames;
   guint64 st_bytes_in;
   guint64 st_bytes_out;
-  guint64 st_slices;
-  guint64 st_gpu_frames;
-  guint64 st_cpu_frames;
-  guint64 st_device_input_frames;
+  /* dxt-encode's counters of the instances retired since start */
+  guint64 st_coded[DXT_ENC_CODER_COUNTERS];
 
   EncState *state;
+
+  /* the processor "dxt-encode" and its instance for the current format:
+   * set in set_format (nothing in flight), read by whoever codes */
+  const GstGpuStreamProcessorInfo *coder_info;
+  GMutex coder_lock;
+  gpointer coder;
 
   /* scheduled mode (cycle > 0). sched lives as long as the element;
    * scheduled is fixed from start to stop. sched_stream (w = sched_w) is
@@ -245,215 +246,187 @@ GST_ELEMENT_REGISTER_DEFINE (dxtenc, "dxtenc", GST_RANK_NONE, GST_TYPE_DXT_ENC);
 
 /* ---- the data path ------------------------------------------------------- */
 
-static gboolean
-dxt_format_from_video (GstVideoFormat f, DxtFormat * out)
+/* The coding itself is the library's processor "dxt-encode" (gpsdxt.c),
+ * one instance per input format (configured in set_format): the
+ * unscheduled path runs it on each frame in the streaming thread, the
+ * scheduled one hands the frames to the device's scheduler, whose worker
+ * runs it on a cycle's batch. Either way the block stream comes back here
+ * (enc_finish_coded), where HAP framing (the container's, not the
+ * coder's) makes the output frame: the same bytes in both modes. */
+
+/* the processor's counters that the element's stats add up */
+static const gchar *const coder_counters[DXT_ENC_CODER_COUNTERS] = {
+  "gpu-frames", "cpu-frames", "device-input-frames", "slices"
+};
+
+/* The instance's counters added to sums. */
+static void
+coder_add_counts (GstDxtEnc * self, gpointer coder, guint64 * sums)
 {
-  switch (f) {
-    case GST_VIDEO_FORMAT_RGBA:
-      *out = DXT_FMT_RGBA;
-      return TRUE;
-    case GST_VIDEO_FORMAT_BGRA:
-      *out = DXT_FMT_BGRA;
-      return TRUE;
-    case GST_VIDEO_FORMAT_RGBx:
-      *out = DXT_FMT_RGBX;
-      return TRUE;
-    case GST_VIDEO_FORMAT_BGRx:
-      *out = DXT_FMT_BGRX;
-      return TRUE;
-    case GST_VIDEO_FORMAT_UYVY:
-      *out = DXT_FMT_UYVY;
-      return TRUE;
-    case GST_VIDEO_FORMAT_YUY2:
-      *out = DXT_FMT_YUY2;
-      return TRUE;
-    case GST_VIDEO_FORMAT_I420:
-      *out = DXT_FMT_I420;
-      return TRUE;
-    case GST_VIDEO_FORMAT_NV12:
-      *out = DXT_FMT_NV12;
-      return TRUE;
-    default:
-      return FALSE;
+  GstStructure *s = gst_structure_new_empty ("dxt-encode");
+  guint i;
+
+  self->coder_info->get_stats (coder, s);
+  for (i = 0; i < DXT_ENC_CODER_COUNTERS; i++) {
+    guint64 v = 0;
+
+    gst_structure_get_uint64 (s, coder_counters[i], &v);
+    sums[i] += v;
   }
+  gst_structure_free (s);
 }
 
-/* A frame in GstCudaMemory of our context through the kernel without
- * leaving the device; FALSE (nothing written) for any other buffer or when
- * the launch fails, and the caller maps it to the host instead. */
-static gboolean
-encode_device_frame (GstDxtEnc * self, EncState * st, GstObject * cuda_context,
-    GstBuffer * buf, guint8 * dst)
+/* The instance goes, its counters kept in the element's. */
+static void
+coder_retire (GstDxtEnc * self)
 {
-  const guint n_planes = GST_VIDEO_INFO_N_PLANES (&st->info);
-  gsize offset[GST_VIDEO_MAX_PLANES];
-  gint stride[GST_VIDEO_MAX_PLANES];
-  GstMapInfo map;
-  DxtImage img;
+  gpointer coder;
+  guint64 counts[DXT_ENC_CODER_COUNTERS] = { 0 };
+  guint i;
+
+  g_mutex_lock (&self->coder_lock);
+  coder = g_steal_pointer (&self->coder);
+  g_mutex_unlock (&self->coder_lock);
+  if (!coder)
+    return;
+  coder_add_counts (self, coder, counts);
+  self->coder_info->teardown (coder);
+  GST_OBJECT_LOCK (self);
+  for (i = 0; i < DXT_ENC_CODER_COUNTERS; i++)
+    self->st_coded[i] += counts[i];
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* An instance for the input info (nothing in flight): FALSE after a
+ * warning naming what the processor refused. */
+static gboolean
+coder_configure (GstDxtEnc * self, EncState * st, const GstVideoInfo * info)
+{
+  static const gchar *const textures[] = { "dxt1", "dxt5", "ycocg-dxt5" };
+  GstStructure *config;
   GError *err = NULL;
-  gboolean ok;
-  guint p;
+  gpointer coder;
 
-  /* an odd width of packed 4:2:2 ends in half a pixel pair whose chroma
-   * byte GstCudaMemory's copies leave out (they copy width * 2 bytes a
-   * row): read the frame through the host map, as the CPU would */
-  if (n_planes > 3 || ((st->in_format == DXT_FMT_UYVY ||
-              st->in_format == DXT_FMT_YUY2) &&
-          (GST_VIDEO_INFO_WIDTH (&st->info) & 1)))
-    return FALSE;
-  if (!gst_gpustream_cuda_buffer_map (cuda_context, buf, &map, n_planes,
-          offset, stride))
-    return FALSE;
-  memset (&img, 0, sizeof (img));
-  for (p = 0; p < n_planes; p++) {
-    img.plane[p] = map.data + offset[p];
-    img.stride[p] = stride[p];
-  }
-  img.width = GST_VIDEO_INFO_WIDTH (&st->info);
-  img.height = GST_VIDEO_INFO_HEIGHT (&st->info);
-  img.format = st->in_format;
-  ok = gst_gpustream_dxt_encode_device_frame (cuda_context, &img,
-      st->codec, st->quality, st->batch_blocks, DXT_ENC_GPU_STREAMS, dst,
-      &err);
-  gst_buffer_unmap (buf, &map);
-  if (!ok) {
-    if (gst_gpustream_warn_ok (&st->last_gpu_warning))
-      GST_WARNING_OBJECT (self, "GPU encode from CUDA memory failed, frame "
-          "coded from a host copy: %s", err ? err->message : "?");
+  config = gst_structure_new ("dxt-encode",
+      "video-format", G_TYPE_STRING, GST_VIDEO_INFO_NAME (info),
+      "width", G_TYPE_INT, GST_VIDEO_INFO_WIDTH (info),
+      "height", G_TYPE_INT, GST_VIDEO_INFO_HEIGHT (info),
+      "texture", G_TYPE_STRING, textures[st->codec],
+      "quality", G_TYPE_STRING, st->quality == DXT_HIGH ? "high" : "fast",
+      "batch-blocks", G_TYPE_UINT, st->batch_blocks,
+      "threads", G_TYPE_UINT, st->threads, NULL);
+  coder = self->coder_info->setup (config, GST_ELEMENT (self), &err);
+  gst_structure_free (config);
+  coder_retire (self);
+  if (!coder) {
+    GST_WARNING_OBJECT (self, "%s", err->message);
     g_clear_error (&err);
+    return FALSE;
   }
-  return ok;
+  g_mutex_lock (&self->coder_lock);
+  self->coder = coder;
+  g_mutex_unlock (&self->coder_lock);
+  return TRUE;
 }
 
-/* The size of the output buffer a frame is coded into. */
+/* Each raw frame of items replaced by its block stream (NULL: not coded),
+ * on the GPU with cuda_context, else on the CPU. The streaming thread (one
+ * frame) or the scheduler's worker (a cycle's batch). */
+static void
+coder_run (GstDxtEnc * self, GstObject * cuda_context,
+    GstGpuStreamSchedItem * items, guint n_items)
+{
+  const GstGpuStreamProcessor *proc = &self->coder_info->processor;
+  guint i;
+
+  g_mutex_lock (&self->coder_lock);
+  if (self->coder && cuda_context)
+    proc->process_gpu (self->coder, cuda_context, items, n_items);
+  else if (self->coder)
+    proc->process_cpu (self->coder, items, n_items);
+  else                          /* no format: nothing can be coded */
+    for (i = 0; i < n_items; i++)
+      if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+        gst_clear_buffer ((GstBuffer **) & items[i].data);
+  g_mutex_unlock (&self->coder_lock);
+}
+
+/* The size of the output buffer a HAP frame is written into. */
 static gsize
 enc_output_max (EncState * st)
 {
-  return st->hap ? gs_hap_max_frame_size (st->tex_size, st->tex_chunks) :
-      st->tex_size;
+  return gs_hap_max_frame_size (st->tex_size, st->tex_chunks);
 }
 
-/* Codes frame's input into its output buffer (enc_output_max bytes) and
- * trims that to the coded size: on the GPU with cuda_context (the CPU for a
- * frame whose CUDA step fails), else on the CPU. Both modes come here, the
- * unscheduled one from the streaming thread and the scheduled one from the
- * scheduler's worker, so their bytes are the same. FALSE after posting an
- * error. */
-static gboolean
-encode_frame (GstDxtEnc * self, EncState * st, GstVideoCodecFrame * frame,
-    GstObject * cuda_context)
+/* Finishes frame with the block stream tex (taken; NULL: the frame was not
+ * coded, an error): as it is, or in a HAP frame. */
+static GstFlowReturn
+enc_finish_coded (GstDxtEnc * self, EncState * st,
+    GstVideoCodecFrame * frame, GstBuffer * tex)
 {
-  GstVideoFrame vframe;
-  GstMapInfo omap;
-  DxtImage img;
-  guint8 *dst;
-  guint bx, by, slice_rows, n_slices = 0, i;
-  gsize out_size = st->tex_size;
-  gboolean on_gpu = FALSE, device_input = FALSE;
+  GstVideoEncoder *enc = GST_VIDEO_ENCODER (self);
+  GstFlowReturn ret;
+  gsize out_size;
 
-  gst_buffer_map (frame->output_buffer, &omap, GST_MAP_WRITE);
-  dst = st->hap ? st->tex : omap.data;
-
-  /* slices of batch-blocks blocks, rounded to whole block rows */
-  bx = dxt_blocks_x (GST_VIDEO_INFO_WIDTH (&st->info));
-  by = dxt_blocks_y (GST_VIDEO_INFO_HEIGHT (&st->info));
-  slice_rows = st->batch_blocks ? MAX (1, st->batch_blocks / bx) : by;
-
-  /* CUDA memory of our context: coded where it lies */
-  if (cuda_context &&
-      encode_device_frame (self, st, cuda_context, frame->input_buffer, dst)) {
-    on_gpu = device_input = TRUE;
-    n_slices = (by + slice_rows - 1) / slice_rows;
-    goto coded;
-  }
-
-  if (!gst_video_frame_map (&vframe, &st->info, frame->input_buffer,
-          GST_MAP_READ)) {
-    gst_buffer_unmap (frame->output_buffer, &omap);
+  if (!tex) {
+    /* finished without a buffer: a drop; the processor's warning said why */
+    gst_clear_buffer (&frame->output_buffer);
+    gst_video_encoder_finish_frame (enc, frame);
     GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
-        ("input buffer too small for %s", GST_VIDEO_INFO_NAME (&st->info)));
-    return FALSE;
+        ("DXT encoding of a %ux%u %s frame failed",
+            GST_VIDEO_INFO_WIDTH (&st->info),
+            GST_VIDEO_INFO_HEIGHT (&st->info),
+            GST_VIDEO_INFO_NAME (&st->info)));
+    return GST_FLOW_ERROR;
   }
-
-  memset (&img, 0, sizeof (img));
-  for (i = 0; i < GST_VIDEO_FRAME_N_PLANES (&vframe) && i < 3; i++) {
-    img.plane[i] = GST_VIDEO_FRAME_PLANE_DATA (&vframe, i);
-    img.stride[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, i);
-  }
-  img.width = GST_VIDEO_FRAME_WIDTH (&vframe);
-  img.height = GST_VIDEO_FRAME_HEIGHT (&vframe);
-  img.format = st->in_format;
-
-  if (cuda_context) {
-    GError *err = NULL;
-
-    on_gpu = gst_gpustream_dxt_encode_frame (cuda_context, &img,
-        st->codec, st->quality, st->batch_blocks, DXT_ENC_GPU_STREAMS, dst,
-        &err);
-    if (on_gpu) {
-      n_slices = (by + slice_rows - 1) / slice_rows;
-    } else {
-      /* a failing device fails every frame: once a second is enough */
-      if (gst_gpustream_warn_ok (&st->last_gpu_warning))
-        GST_WARNING_OBJECT (self, "GPU encode failed, frame coded on the "
-            "CPU: %s", err ? err->message : "?");
-      g_clear_error (&err);
-    }
-  }
-  /* the CPU: the slices shared among the threads, the same bytes */
-  if (!on_gpu) {
-    if (dxt_encode_frame_threads (&img, st->codec, st->quality, slice_rows,
-            st->threads, dst) != 0) {
-      gst_video_frame_unmap (&vframe);
-      gst_buffer_unmap (frame->output_buffer, &omap);
-      GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
-          ("DXT encoding of a %ux%u %s frame failed", img.width, img.height,
-              GST_VIDEO_INFO_NAME (&st->info)));
-      return FALSE;
-    }
-    n_slices = (by + slice_rows - 1) / slice_rows;
-  }
-  gst_video_frame_unmap (&vframe);
-
-coded:
   if (st->hap) {
+    GstMapInfo omap, tmap;
+
+    ret = gst_video_encoder_allocate_output_frame (enc, frame,
+        enc_output_max (st));
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref (tex);
+      gst_video_encoder_finish_frame (enc, frame);
+      return ret;
+    }
+    gst_buffer_map (frame->output_buffer, &omap, GST_MAP_WRITE);
+    gst_buffer_map (tex, &tmap, GST_MAP_READ);
     out_size = gs_hap_write_frame (omap.data, omap.size,
-        hap_tex_formats[st->codec], st->snappy, st->tex_chunks, st->tex,
-        st->tex_size);
+        hap_tex_formats[st->codec], st->snappy, st->tex_chunks, tmap.data,
+        tmap.size);
     g_assert (out_size > 0);
+    gst_buffer_unmap (tex, &tmap);
+    gst_buffer_unmap (frame->output_buffer, &omap);
+    gst_buffer_set_size (frame->output_buffer, out_size);
+    gst_buffer_unref (tex);
+  } else {
+    out_size = gst_buffer_get_size (tex);
+    gst_buffer_replace (&frame->output_buffer, NULL);
+    frame->output_buffer = tex;
   }
-  gst_buffer_unmap (frame->output_buffer, &omap);
-  gst_buffer_set_size (frame->output_buffer, out_size);
 
   GST_OBJECT_LOCK (self);
   self->st_frames++;
   self->st_bytes_in += gst_buffer_get_size (frame->input_buffer);
   self->st_bytes_out += out_size;
-  self->st_slices += n_slices;
-  if (device_input)
-    self->st_device_input_frames++;
-  if (on_gpu)
-    self->st_gpu_frames++;
-  else
-    self->st_cpu_frames++;
   GST_OBJECT_UNLOCK (self);
-  return TRUE;
+  return gst_video_encoder_finish_frame (enc, frame);
 }
 
 /* ---- scheduled mode: cycle > 0 ----
- * handle_frame pushes each frame (its output buffer allocated) into the
- * element's scheduler client (gpsschedclient.h) without coding it; every
- * cycle the device's worker thread codes the frames collected in the last
- * cycle as one batch (encode_frame, on the GPU or the CPU), and the
- * scheduler's forwarder thread hands them, in order, to
- * gst_video_encoder_finish_frame.
+ * handle_frame pushes each frame's input (a buffer that shares its memory,
+ * its offset the frame's number) into the element's scheduler client
+ * (gpsschedclient.h) without coding it; every cycle the device's worker
+ * thread codes the frames collected in the last cycle as one batch
+ * (coder_run), and the scheduler's forwarder thread hands the block
+ * streams, in order, to enc_finish_coded.
  *
  * finish_frame takes the encoder's stream lock, which handle_frame, finish,
  * flush and set_format run under: every wait of theirs in the client
  * releases it (sched_unlock / sched_relock). Frames in flight are bounded
  * (sched_max_in_flight) so that a blocked downstream holds a few frames,
  * not all of them. A frame the scheduler will not finish (flushed, or in
- * flight at stop) comes back through sched_drop. */
+ * flight at stop) is forgotten by the base class at the flush or stop. */
 
 /* Frames in flight: at least 8, or what comes in 3 cycles (the
  * scheduler's bound on a frame's stay) at the caps' frame rate, so the bound never
@@ -462,88 +435,79 @@ coded:
 #define DXT_ENC_SCHED_MIN_IN_FLIGHT 8
 #define DXT_ENC_SCHED_MAX_IN_FLIGHT 64
 
-/* One frame in the scheduler. */
-typedef struct
-{
-  GstVideoCodecFrame *frame;    /* our reference (the base class has one) */
-  gboolean ok;                  /* coded (the worker) */
-} SchedFrame;
-
-/* A frame leaves the scheduler without being finished: our reference goes
- * (the base class drops its own at flush or stop). */
+/* A buffer leaves the scheduler without being output. */
 static void
 sched_drop (gpointer data)
 {
-  SchedFrame *sf = data;
-
-  if (sf->frame)
-    gst_video_codec_frame_unref (sf->frame);
-  g_free (sf);
+  gst_buffer_unref (data);
 }
 
 /* The worker thread, once a cycle, on the frames collected in it. */
 static void
-sched_encode_batch (GstDxtEnc * self, GstGpuStreamSchedItem * items,
-    guint n_items, GstObject * cuda_context)
-{
-  EncState *st = self->state;
-  guint i;
-
-  for (i = 0; i < n_items; i++) {
-    SchedFrame *sf = items[i].data;
-
-    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET))
-      continue;
-    /* flushed since it was pushed: it will be dropped, not finished */
-    if (gst_gpustream_sched_item_is_flushed (&items[i]))
-      continue;
-    sf->ok = encode_frame (self, st, sf->frame, cuda_context);
-  }
-}
-
-static void
 sched_process_cpu (gpointer proc_data, GstGpuStreamSchedItem * items,
     guint n_items)
 {
-  sched_encode_batch (proc_data, items, n_items, NULL);
+  coder_run (proc_data, NULL, items, n_items);
 }
 
-/* encode_frame falls back to the CPU frame by frame, as unscheduled */
+/* dxt-encode falls back to the CPU frame by frame, as unscheduled */
 static void
 sched_process_gpu (gpointer proc_data, GstObject * cuda_context,
     GstGpuStreamSchedItem * items, guint n_items)
 {
-  sched_encode_batch (proc_data, items, n_items, cuda_context);
+  coder_run (proc_data, cuda_context, items, n_items);
 }
 
-/* named for the element: its items are its own codec frames */
+/* dxt-encode, through the instance of the current format */
 static const GstGpuStreamProcessor sched_processor = {
-  "dxtenc", sched_process_cpu, sched_process_gpu
+  "dxt-encode", sched_process_cpu, sched_process_gpu
 };
 
+/* A frame before number still waiting (in push order, nothing older is
+ * in flight): the processor dropped it (NULL items are not output). Ends
+ * it as not coded: an error. Else GST_FLOW_OK. */
+static GstFlowReturn
+sched_finish_dropped (GstDxtEnc * self, guint32 number, gboolean all)
+{
+  GstVideoCodecFrame *oldest =
+      gst_video_encoder_get_oldest_frame (GST_VIDEO_ENCODER (self));
+
+  if (!oldest)
+    return GST_FLOW_OK;
+  if (all || oldest->system_frame_number < number)
+    return enc_finish_coded (self, self->state, oldest, NULL);
+  gst_video_codec_frame_unref (oldest);
+  return GST_FLOW_OK;
+}
+
 /* The forwarder thread, in push order (the client never outputs a frame
- * from before a flush after it). */
+ * from before a flush after it). data: the block stream, its offset the
+ * frame's number. */
 static GstFlowReturn
 sched_output (gpointer stream_data, gpointer data, GstEvent * event)
 {
   GstDxtEnc *self = stream_data;
-  SchedFrame *sf = data;
+  GstBuffer *tex = data;
   GstVideoCodecFrame *frame;
-  gboolean ok;
   GstFlowReturn ret;
 
   if (event) {                  /* none are pushed: the base class keeps them */
     gst_event_unref (event);
     return GST_FLOW_OK;
   }
-  frame = g_steal_pointer (&sf->frame);
-  ok = sf->ok;
-  sched_drop (sf);
-  /* not coded (the error is posted): finished without a buffer, a drop */
-  if (!ok)
-    gst_clear_buffer (&frame->output_buffer);
-  ret = gst_video_encoder_finish_frame (GST_VIDEO_ENCODER (self), frame);
-  return ok ? ret : GST_FLOW_ERROR;
+  frame = gst_video_encoder_get_frame (GST_VIDEO_ENCODER (self),
+      (gint) GST_BUFFER_OFFSET (tex));
+  if (!frame) {                 /* forgotten by the base class (a flush) */
+    gst_buffer_unref (tex);
+    return GST_FLOW_OK;
+  }
+  ret = sched_finish_dropped (self, frame->system_frame_number, FALSE);
+  if (ret != GST_FLOW_OK) {
+    gst_video_codec_frame_unref (frame);
+    gst_buffer_unref (tex);
+    return ret;
+  }
+  return enc_finish_coded (self, self->state, frame, tex);
 }
 
 static void
@@ -565,32 +529,31 @@ static const GstGpuStreamSchedClientCallbacks sched_callbacks = {
 /* handle_frame's scheduled half: takes frame. Returns what the frames
  * finished since the last call met downstream. */
 static GstFlowReturn
-sched_handle_frame (GstDxtEnc * self, EncState * st,
-    GstVideoCodecFrame * frame)
+sched_handle_frame (GstDxtEnc * self, GstVideoCodecFrame * frame)
 {
-  GstVideoEncoder *enc = GST_VIDEO_ENCODER (self);
   GstGpuStreamSchedClientStream *stream = self->sched_stream;
-  SchedFrame *sf;
+  GstBuffer *in;
   GstFlowReturn ret;
 
   if (!stream) {
     gst_video_codec_frame_unref (frame);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  /* room first, then the output buffer: a blocked downstream holds at most
-   * sched_max_in_flight of both */
+  /* room first: a blocked downstream holds at most sched_max_in_flight
+   * frames (an error of output is returned by the push) */
   ret = gst_gpustream_sched_client_wait (stream, self->sched_max_in_flight - 1);
-  if (ret != GST_FLOW_FLUSHING)
-    ret = gst_video_encoder_allocate_output_frame (enc, frame,
-        enc_output_max (st));
-  if (ret != GST_FLOW_OK) {
+  if (ret == GST_FLOW_FLUSHING) {
     gst_video_codec_frame_unref (frame);
     return ret;
   }
-  sf = g_new0 (SchedFrame, 1);
-  sf->frame = frame;
-  return gst_gpustream_sched_client_push (stream, sf,
-      MIN (gst_buffer_get_size (frame->input_buffer), G_MAXUINT32));
+  /* the frame's memory and metas; the offset says whose block stream the
+   * processor's output is (it keeps the input's metadata) */
+  in = gst_buffer_copy (frame->input_buffer);
+  GST_BUFFER_OFFSET (in) = frame->system_frame_number;
+  /* the base class keeps the frame until sched_output finishes it */
+  gst_video_codec_frame_unref (frame);
+  return gst_gpustream_sched_client_push (stream, in,
+      MIN (gst_buffer_get_size (in), G_MAXUINT32));
 }
 
 /* At set_format, nothing in flight: the one stream, w = the frame size (a
@@ -658,7 +621,6 @@ sched_stop (GstDxtEnc * self)
 static void
 enc_state_free (EncState * st)
 {
-  g_free (st->tex);
   gst_clear_object (&st->cuda_context);
   g_free (st);
 }
@@ -688,8 +650,7 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
   st->batch_blocks = self->batch_blocks;
   st->threads = self->threads ? self->threads : dxt_cpu_count ();
   self->st_frames = self->st_bytes_in = self->st_bytes_out = 0;
-  self->st_slices = self->st_gpu_frames = self->st_cpu_frames = 0;
-  self->st_device_input_frames = 0;
+  memset (self->st_coded, 0, sizeof self->st_coded);
   GST_OBJECT_UNLOCK (self);
 
   if (!st->hap && st->snappy)
@@ -700,7 +661,7 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
      * only those whose CUDA step fails */
     st->cuda_context = gst_object_ref (self->gpu.cuda_context);
     GST_INFO_OBJECT (self, "encoding on the GPU: slices of %u blocks over %d "
-        "CUDA streams", st->batch_blocks, DXT_ENC_GPU_STREAMS);
+        "CUDA streams", st->batch_blocks, GST_GPUSTREAM_DXT_DEFAULT_STREAMS);
   } else {
     GST_INFO_OBJECT (self, "encoding on the CPU (%s), slices of %u blocks "
         "over %u threads", dxt_cpu_path_name (dxt_get_cpu_path ()),
@@ -722,8 +683,9 @@ gst_dxt_enc_stop (GstVideoEncoder * enc)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
 
-  /* first: the worker reads the state */
+  /* first: the worker reads the state and the coder */
   sched_stop (self);
+  coder_retire (self);
   g_clear_pointer (&self->state, enc_state_free);
   return TRUE;
 }
@@ -759,22 +721,16 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
    * leave with the old caps before the worker sees the new one */
   if (self->sched_stream)
     gst_gpustream_sched_client_wait (self->sched_stream, 0);
-  if (!dxt_format_from_video (GST_VIDEO_INFO_FORMAT (&state->info),
-          &st->in_format)) {
-    GST_WARNING_OBJECT (self, "unsupported input format %s",
-        GST_VIDEO_INFO_NAME (&state->info));
+  if (!coder_configure (self, st, &state->info))
     return FALSE;
-  }
   st->info = state->info;
   st->tex_size = dxt_frame_bytes (st->codec, GST_VIDEO_INFO_WIDTH (&st->info),
       GST_VIDEO_INFO_HEIGHT (&st->info));
-  g_clear_pointer (&st->tex, g_free);
   if (st->hap) {
     if (st->tex_size > G_MAXUINT32) {
       GST_WARNING_OBJECT (self, "frame too large for a HAP section");
       return FALSE;
     }
-    st->tex = g_malloc (st->tex_size);
     st->tex_chunks = st->chunks ? st->chunks :
         (guint) MIN (MAX_CHUNKS, MAX (1, (st->tex_size + AUTO_CHUNK_BYTES / 2) /
             AUTO_CHUNK_BYTES));
@@ -820,7 +776,7 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
   EncState *st = self->state;
-  GstFlowReturn ret;
+  GstGpuStreamSchedItem item = { 0 };
 
   if (!st || !st->tex_size) {
     gst_video_codec_frame_unref (frame);
@@ -828,19 +784,14 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   }
   GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
   if (self->scheduled)
-    return sched_handle_frame (self, st, frame);
+    return sched_handle_frame (self, frame);
 
-  ret = gst_video_encoder_allocate_output_frame (enc, frame,
-      enc_output_max (st));
-  if (ret != GST_FLOW_OK) {
-    gst_video_codec_frame_unref (frame);
-    return ret;
-  }
-  if (!encode_frame (self, st, frame, st->cuda_context)) {
-    gst_video_codec_frame_unref (frame);
-    return GST_FLOW_ERROR;
-  }
-  return gst_video_encoder_finish_frame (enc, frame);
+  /* a batch of one, coded here */
+  item.data = gst_buffer_ref (frame->input_buffer);
+  item.size = MIN (gst_buffer_get_size (frame->input_buffer), G_MAXUINT32);
+  item.flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
+  coder_run (self, st->cuda_context, &item, 1);
+  return enc_finish_coded (self, st, frame, item.data);
 }
 
 /* EOS: every frame handed to the scheduler out (or dropped) first. */
@@ -848,10 +799,13 @@ static GstFlowReturn
 gst_dxt_enc_finish (GstVideoEncoder * enc)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
+  GstFlowReturn ret;
 
   if (!self->scheduled || !self->sched_stream)
     return GST_FLOW_OK;
-  return gst_gpustream_sched_client_wait (self->sched_stream, 0);
+  ret = gst_gpustream_sched_client_wait (self->sched_stream, 0);
+  /* all out: a frame still waiting was dropped by the processor */
+  return ret == GST_FLOW_OK ? sched_finish_dropped (self, 0, TRUE) : ret;
 }
 
 /* FLUSH_STOP: the frames in flight are dropped (the scheduler calls
@@ -928,18 +882,23 @@ gst_dxt_enc_change_state (GstElement * element, GstStateChange transition)
 static GstStructure *
 gst_dxt_enc_get_stats (GstDxtEnc * self)
 {
+  guint64 coded[DXT_ENC_CODER_COUNTERS] = { 0 };
   GstStructure *s;
+  guint i;
 
+  /* the live instance's counters, then the retired ones' */
+  g_mutex_lock (&self->coder_lock);
+  if (self->coder)
+    coder_add_counts (self, self->coder, coded);
+  g_mutex_unlock (&self->coder_lock);
   GST_OBJECT_LOCK (self);
   s = gst_structure_new ("dxtenc-stats",
       "frames", G_TYPE_UINT64, self->st_frames,
       "bytes-in", G_TYPE_UINT64, self->st_bytes_in,
-      "bytes-out", G_TYPE_UINT64, self->st_bytes_out,
-      "slices", G_TYPE_UINT64, self->st_slices,
-      "gpu-frames", G_TYPE_UINT64, self->st_gpu_frames,
-      "cpu-frames", G_TYPE_UINT64, self->st_cpu_frames,
-      "device-input-frames", G_TYPE_UINT64, self->st_device_input_frames,
-      NULL);
+      "bytes-out", G_TYPE_UINT64, self->st_bytes_out, NULL);
+  for (i = 0; i < DXT_ENC_CODER_COUNTERS; i++)
+    gst_structure_set (s, coder_counters[i], G_TYPE_UINT64,
+        coded[i] + self->st_coded[i], NULL);
   GST_OBJECT_UNLOCK (self);
   /* the last run's, until the next start */
   gst_gpustream_sched_client_get_stats (self->sched, s);
@@ -1047,6 +1006,7 @@ gst_dxt_enc_finalize (GObject * object)
   /* stopped already (stop runs before NULL): nothing is in flight */
   g_clear_pointer (&self->sched, gst_gpustream_sched_client_free);
   g_clear_pointer (&self->state, enc_state_free);
+  g_mutex_clear (&self->coder_lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -1162,6 +1122,10 @@ gst_dxt_enc_init (GstDxtEnc * self)
   self->batch_blocks = DEFAULT_BATCH_BLOCKS;
   self->threads = DEFAULT_THREADS;
   self->cycle = DEFAULT_CYCLE;
+  /* the library's own: always registered */
+  self->coder_info = gst_gpustream_processor_lookup ("dxt-encode", NULL);
+  g_assert (self->coder_info);
+  g_mutex_init (&self->coder_lock);
   self->sched = gst_gpustream_sched_client_new (GST_ELEMENT (self),
       &sched_processor, self, &sched_callbacks, self);
 }

@@ -1480,6 +1480,67 @@ GST_START_TEST (test_sched_latency_and_min_cycle)
 
 GST_END_TEST;
 
+/* A frame shorter than its caps say: an error naming the frame, and no
+ * output, in both modes; scheduled, the processor's warning names why and
+ * the frame after it is not finished either (the stream ends with the
+ * error). */
+static void
+check_short_frame (const gchar * launch)
+{
+  GstHarness *hr = gst_harness_new_parse (launch);
+  GstBus *bus = gst_bus_new ();
+  GstVideoInfo info;
+  GstBuffer *in;
+  GstMessage *msg;
+  GError *err = NULL;
+  gboolean scheduled = strstr (launch, "cycle") != NULL;
+  GstFlowReturn ret;
+
+  gst_element_set_bus (hr->element, bus);
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_UYVY, 16, 8);
+  gst_harness_set_src_caps (hr, gst_video_info_to_caps (&info));
+  in = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info) - 1, NULL);
+  gst_buffer_memset (in, 0, 0x80, gst_buffer_get_size (in));
+  ret = gst_harness_push (hr, in);
+  if (scheduled) {
+    /* handed to the scheduler; the next frame's finish reports it */
+    fail_unless_equals_int (ret, GST_FLOW_OK);
+    in = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (&info), NULL);
+    gst_buffer_memset (in, 0, 0x80, gst_buffer_get_size (in));
+    fail_unless_equals_int (gst_harness_push (hr, in), GST_FLOW_OK);
+    /* EOS drains: the error comes back through finish */
+    gst_harness_push_event (hr, gst_event_new_eos ());
+    msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+    fail_unless (msg != NULL, "no warning from dxt-encode");
+    gst_message_parse_warning (msg, &err, NULL);
+    fail_unless (strstr (err->message, "too small") != NULL, "%s",
+        err->message);
+    g_clear_error (&err);
+    gst_message_unref (msg);
+  } else {
+    fail_unless_equals_int (ret, GST_FLOW_ERROR);
+  }
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "%s: no error message", launch);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, GST_STREAM_ERROR,
+          GST_STREAM_ERROR_ENCODE), "%s", err->message);
+  gst_message_unref (msg);
+  g_clear_error (&err);
+  fail_unless_equals_int (gst_harness_buffers_received (hr), 0);
+  gst_element_set_bus (hr->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (hr);
+}
+
+GST_START_TEST (test_short_frame_is_an_error)
+{
+  check_short_frame ("dxtenc format=dxt1");
+  check_short_frame ("dxtenc format=dxt1 cycle=1000000");
+}
+
+GST_END_TEST;
+
 static Suite *
 dxt_suite (void)
 {
@@ -1508,6 +1569,7 @@ dxt_suite (void)
   tcase_add_test (tc, test_sched_flush);
   tcase_add_test (tc, test_sched_null_in_flight);
   tcase_add_test (tc, test_sched_latency_and_min_cycle);
+  tcase_add_test (tc, test_short_frame_is_an_error);
   return s;
 }
 
