@@ -69,9 +69,10 @@ GST_START_TEST (test_lookup)
   g_clear_error (&err);
 
   names = gst_gpustream_processor_list_names ();
-  fail_unless_equals_int (g_strv_length (names), 2);
-  fail_unless_equals_string (names[0], "srtp-protect");
-  fail_unless_equals_string (names[1], "test-double");
+  fail_unless_equals_int (g_strv_length (names), 3);
+  fail_unless_equals_string (names[0], "nc-encode");
+  fail_unless_equals_string (names[1], "srtp-protect");
+  fail_unless_equals_string (names[2], "test-double");
   g_strfreev (names);
 }
 
