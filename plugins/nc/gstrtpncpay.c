@@ -1,4 +1,5 @@
-/* rtpncpay: one RLNC coded packet (gst/gpustream/gpsncpacket.h) per RTP packet.
+/* rtpncpay: one RLNC coded packet (gst/gpustream/gpsncpacket.h) per RTP
+ * packet.
  *
  * SECTION:element-rtpncpay
  * @title: rtpncpay
