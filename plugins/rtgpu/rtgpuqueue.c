@@ -485,6 +485,23 @@ rtgpu_processor_is (GstRtGpuQueue * self, GstRtGpuProcessor proc)
   return is;
 }
 
+/* Answers a CAPS query with res (taken), within the query's filter. */
+static void
+caps_query_answer (GstQuery * query, GstCaps * res)
+{
+  GstCaps *filter;
+
+  gst_query_parse_caps (query, &filter);
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect_full (filter, res,
+        GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (res);
+    res = tmp;
+  }
+  gst_query_set_caps_result (query, res);
+  gst_caps_unref (res);
+}
+
 /* For the caps query: to_srtp renames a filter for downstream (without key
  * fields: what downstream answers is about the stream); the other way
  * renames downstream's answer back and removes the key fields. */
@@ -535,14 +552,7 @@ srtp_caps_query (GstPad * other, GstQuery * query, gboolean to_srtp)
   peer = gst_pad_peer_query_caps (other, peer_filter);
   mapped = srtp_caps_rename (peer, to_srtp);
   res = gst_caps_intersect (mapped, tmpl);
-  if (filter) {
-    GstCaps *tmp = gst_caps_intersect_full (filter, res,
-        GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref (res);
-    res = tmp;
-  }
-  gst_query_set_caps_result (query, res);
-  gst_caps_unref (res);
+  caps_query_answer (query, res);
   gst_caps_unref (mapped);
   gst_caps_unref (peer);
   gst_caps_unref (tmpl);
@@ -579,19 +589,8 @@ srtp_sink_query (GstRtGpuQueuePad * qpad, GstQuery * query)
 static gboolean
 nc_caps_query (GstQuery * query, gboolean src)
 {
-  GstCaps *filter, *res;
-
-  gst_query_parse_caps (query, &filter);
-  res = src ? gst_caps_new_empty_simple ("application/x-rlnc") :
-      gst_caps_new_any ();
-  if (filter) {
-    GstCaps *tmp = gst_caps_intersect_full (filter, res,
-        GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref (res);
-    res = tmp;
-  }
-  gst_query_set_caps_result (query, res);
-  gst_caps_unref (res);
+  caps_query_answer (query, src ?
+      gst_caps_new_empty_simple ("application/x-rlnc") : gst_caps_new_any ());
   return TRUE;
 }
 

@@ -1041,10 +1041,12 @@ typedef struct
 } Feed;
 
 /* Plays desc: feeds every appsrc, collects every appsink (sync=false) until
- * EOS. Returns the error message (to free) or NULL. */
+ * EOS; prepare (when set) gets the pipeline before it starts. Returns the
+ * error message (to free) or NULL. */
 static gchar *
-run_srtp_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
-    const gchar ** sinks, Collected ** out, guint n_sinks)
+run_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
+    const gchar ** sinks, Collected ** out, guint n_sinks,
+    void (*prepare) (GstElement * pipe, gpointer data), gpointer data)
 {
   GError *err = NULL;
   GstElement *pipe = gst_parse_launch (desc, &err);
@@ -1069,6 +1071,8 @@ run_srtp_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
     gst_app_sink_set_callbacks (GST_APP_SINK (sink), &cb, out[i], NULL);
     gst_object_unref (sink);
   }
+  if (prepare)
+    prepare (pipe, data);
   if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE)
     goto done;
@@ -1104,6 +1108,13 @@ done:
   gst_object_unref (bus);
   gst_object_unref (pipe);
   return error;
+}
+
+static gchar *
+run_srtp_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
+    const gchar ** sinks, Collected ** out, guint n_sinks)
+{
+  return run_pipeline (desc, feeds, n_feeds, sinks, out, n_sinks, NULL, NULL);
 }
 
 static void
@@ -1606,6 +1617,19 @@ nc_lose_packets (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* the loss on the pad of ncdecoder d0 */
+static void
+nc_add_loss (GstElement * pipe, gpointer lost)
+{
+  GstElement *d0 = gst_bin_get_by_name (GST_BIN (pipe), "d0");
+  GstPad *pad = gst_element_get_static_pad (d0, "sink");
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER_LIST, nc_lose_packets,
+      lost, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (d0);
+}
+
 /* rtgpuqueue processor=nc-encode ! ncdecoder gives back the input bytes,
  * one buffer per generation, with and without lost packets; two streams
  * number their generations each on their own. */
@@ -1629,68 +1653,11 @@ GST_START_TEST (test_nc_encode_to_ncdecoder)
     guint lost = 0;
     gchar *error, *desc;
 
-    desc = g_strdup_printf (NC_QUEUE "pipelines=2 appsrc name=r0 ! q.sink_0 "
+    desc = g_strdup (NC_QUEUE "pipelines=2 appsrc name=r0 ! q.sink_0 "
         "appsrc name=r1 ! q.sink_1 q.src_0 ! ncdecoder name=d0 ! "
         "appsink name=a0 q.src_1 ! ncdecoder ! appsink name=a1");
-    error = lose ? NULL : run_srtp_pipeline (desc, feeds, 2, sinks, out, 2);
-    if (lose) {
-      /* as run_srtp_pipeline, with the probe on before the pipeline runs */
-      GError *err = NULL;
-      GstElement *pipe = gst_parse_launch (desc, &err);
-      GstElement *d0 = gst_bin_get_by_name (GST_BIN (pipe), "d0");
-      GstPad *pad = gst_element_get_static_pad (d0, "sink");
-      GstBus *bus = gst_element_get_bus (pipe);
-      GstMessage *msg;
-      guint f, j;
-
-      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER_LIST,
-          nc_lose_packets, &lost, NULL);
-      for (j = 0; j < 2; j++) {
-        GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), sinks[j]);
-        GstAppSinkCallbacks cb = { NULL, NULL, collect_sample };
-
-        out[j] = g_new0 (Collected, 1);
-        g_mutex_init (&out[j]->lock);
-        out[j]->bytes =
-            g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-        g_object_set (sink, "sync", FALSE, NULL);
-        gst_app_sink_set_callbacks (GST_APP_SINK (sink), &cb, out[j], NULL);
-        gst_object_unref (sink);
-      }
-      fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
-          GST_STATE_CHANGE_FAILURE);
-      for (f = 0; f < 2; f++) {
-        GstElement *src = gst_bin_get_by_name (GST_BIN (pipe), feeds[f].name);
-
-        g_object_set (src, "caps", caps, "format", GST_FORMAT_TIME, NULL);
-        for (j = 0; j < feeds[f].packets->len; j++) {
-          gsize size;
-          const guint8 *d = g_bytes_get_data (feeds[f].packets->pdata[j],
-              &size);
-          GstBuffer *b = gst_buffer_new_memdup (d, size);
-
-          GST_BUFFER_PTS (b) = j * GST_MSECOND;
-          fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
-                  b), GST_FLOW_OK);
-        }
-        gst_app_src_end_of_stream (GST_APP_SRC (src));
-        gst_object_unref (src);
-      }
-      msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
-          GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-      fail_unless (msg != NULL, "timed out");
-      if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-        gst_message_parse_error (msg, &err, NULL);
-        error = g_strdup (err->message);
-        g_clear_error (&err);
-      }
-      gst_message_unref (msg);
-      gst_element_set_state (pipe, GST_STATE_NULL);
-      gst_object_unref (pad);
-      gst_object_unref (d0);
-      gst_object_unref (bus);
-      gst_object_unref (pipe);
-    }
+    error = run_pipeline (desc, feeds, 2, sinks, out, 2,
+        lose ? nc_add_loss : NULL, &lost);
     fail_unless (error == NULL, "%s", error);
     got0 = concat_bytes (out[0]->bytes);
     got1 = concat_bytes (out[1]->bytes);
