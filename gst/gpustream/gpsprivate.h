@@ -25,11 +25,13 @@ G_GNUC_INTERNAL void gps_debug_init (void);
 
 /* The library's own scheduler processors (gpsprocessor.h), registered
  * before the first lookup: "srtp-protect" (gpssrtp.c), "dxt-encode"
- * (gpsdxt.c). */
+ * (gpsdxt.c), "nc-encode" (gpsnc.c). */
 G_GNUC_INTERNAL const GstGpuStreamProcessorInfo
     * gps_srtp_protect_processor_info (void);
 G_GNUC_INTERNAL const GstGpuStreamProcessorInfo
     * gps_dxt_encode_processor_info (void);
+G_GNUC_INTERNAL const GstGpuStreamProcessorInfo
+    * gps_nc_encode_processor_info (void);
 
 #if GS_HAVE_CUDA
 /* "name: description" of a CUresult, for logs. Static storage. */

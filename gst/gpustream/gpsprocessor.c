@@ -34,6 +34,7 @@ ensure_registry_locked (void)
   registry = g_hash_table_new (g_str_hash, g_str_equal);
   register_locked (gps_srtp_protect_processor_info (), NULL);
   register_locked (gps_dxt_encode_processor_info (), NULL);
+  register_locked (gps_nc_encode_processor_info (), NULL);
 }
 
 gboolean

@@ -1,6 +1,7 @@
 /* gpsprocessor.h: the processors of the real-time scheduler (gpsscheduler.h)
  * that any element can run, registered by name: one implementation per job,
- * in the library module that owns the job ("srtp-protect" in gpssrtp.c).
+ * in the library module that owns the job ("srtp-protect" in gpssrtp.c,
+ * "nc-encode" in gpsnc.c).
  *
  * A registered processor works on GstBuffer items: every item flagged
  * GST_GPUSTREAM_SCHED_ITEM_PACKET holds a GstBuffer, which the processor

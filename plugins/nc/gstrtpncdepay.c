@@ -4,8 +4,8 @@
  * @title: rtpncdepay
  *
  * The inverse of rtpncpay: the payload of each RTP packet is one coded packet
- * (ncpacket.h). The output caps carry generation-size and block-size from
- * the sprop-generation-size and sprop-block-size fields of the RTP caps (an
+ * (gst/gpustream/gpsncpacket.h). The output caps carry generation-size and
+ * block-size from the sprop-generation-size and sprop-block-size fields of the RTP caps (an
  * SDP's fmtp), when present; ncdecoder otherwise learns them from the first
  * packet. Lost RTP packets are simply missing coded packets: the decoder
  * makes up for them from the redundancy, and packets are passed on in the
@@ -25,7 +25,7 @@
 #include <gst/rtp/gstrtpbuffer.h>
 
 #include "gstrtpncdepay.h"
-#include "ncpacket.h"
+#include <gst/gpustream/gpsncpacket.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_rtp_nc_depay_debug);
 #define GST_CAT_DEFAULT gst_rtp_nc_depay_debug

@@ -1,4 +1,5 @@
-/* rtpncpay: one RLNC coded packet (ncpacket.h) per RTP packet.
+/* rtpncpay: one RLNC coded packet (gst/gpustream/gpsncpacket.h) per RTP
+ * packet.
  *
  * SECTION:element-rtpncpay
  * @title: rtpncpay
@@ -24,7 +25,7 @@
 #include <gst/rtp/gstrtpbuffer.h>
 
 #include "gstrtpncpay.h"
-#include "ncpacket.h"
+#include <gst/gpustream/gpsncpacket.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_rtp_nc_pay_debug);
 #define GST_CAT_DEFAULT gst_rtp_nc_pay_debug

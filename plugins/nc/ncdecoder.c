@@ -49,7 +49,7 @@
 
 #include "ncdecoder.h"
 #include "ncframing.h"
-#include "ncpacket.h"
+#include <gst/gpustream/gpsncpacket.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nc_decoder_debug);
 #define GST_CAT_DEFAULT gst_nc_decoder_debug

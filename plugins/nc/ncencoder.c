@@ -44,11 +44,12 @@
 
 #include <gst/gpustream/gstgpustream.h>
 #include <gst/gpustream/gpsschedclient.h>
+#include <gst/gpustream/gpsnc.h>
 #include <rlnc/rlnc.h>
 
 #include "ncencoder.h"
 #include "ncframing.h"
-#include "ncpacket.h"
+#include <gst/gpustream/gpsncpacket.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nc_encoder_debug);
 #define GST_CAT_DEFAULT gst_nc_encoder_debug
@@ -143,33 +144,12 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 /* ---- instance ------------------------------------------------------------ */
 
-/* One generation being coded by the pool. */
-typedef struct
-{
-  guint32 id;
-  guint m, k;
-  gboolean vector;              /* coefficient vectors in the packets */
-  gboolean framed;              /* NC_FLAG_FRAMED */
-  guint8 *data;                 /* m * k source bytes, zero-padded */
-  guint32 data_length;
-  GstClockTime pts;
-  guint n_packets;
-  GstBuffer **bufs;
-  guint n_coded;                /* the last n_coded of bufs are coded */
-  GstMapInfo *maps;             /* of the coded buffers, until written */
-  guint8 *coefs;                /* n_coded x m */
-  guint32 *seeds;
-  const guint8 **src;
-  guint8 **out;
-  GstGpuStreamCoderJob *job;
-} EncGen;
-
 /* Scheduled mode: an item of the scheduler client: a generation (coded by
  * the worker's batch) or a relay packet, pushed by the forwarder in order
  * with the serialized events (gpsschedclient.h). */
 typedef struct
 {
-  EncGen *gen;
+  GstGpuStreamNcGeneration *gen;
   GstBuffer *buf;
 } EncOut;
 
@@ -279,53 +259,25 @@ GST_ELEMENT_REGISTER_DEFINE (ncencoder, "ncencoder", GST_RANK_NONE,
 static gboolean enc_push_event (GstNcEncoder * self, GstEvent * event);
 static GstFlowReturn enc_push_buffer (GstNcEncoder * self, GstBuffer * buf);
 
-static guint32
-mix32 (guint32 x)
-{
-  /* murmur3's finalizer: every input bit reaches every output bit */
-  x ^= x >> 16;
-  x *= 0x85ebca6bU;
-  x ^= x >> 13;
-  x *= 0xc2b2ae35U;
-  x ^= x >> 16;
-  return x;
-}
-
-static guint32
-packet_seed (guint32 session, guint32 gen, guint32 idx)
-{
-  return mix32 (session ^ mix32 (gen * 0x9e3779b1U ^ mix32 (idx + 0x632be5abU)));
-}
-
 static GstCaps *
 make_src_caps (EncState * st, const GstCaps * sinkcaps)
 {
   GstCaps *caps;
-
-  caps = gst_caps_new_simple ("application/x-rlnc",
-      "generation-size", G_TYPE_INT, (gint) st->m,
-      "block-size", G_TYPE_INT, (gint) st->k,
-      "coefficients", G_TYPE_STRING,
-      (st->relay || st->coef_mode == GST_NC_COEFFICIENTS_VECTOR) ?
-      "vector" : "seed", NULL);
+  gchar *orig = NULL;
 
   if (sinkcaps && gst_caps_get_size (sinkcaps) > 0) {
     const GstStructure *s = gst_caps_get_structure (sinkcaps, 0);
-    const gchar *orig = NULL;
 
     /* a relay passes the original caps on; an encoder records them so the
      * decoder can restore them */
     if (st->relay)
-      orig = gst_structure_get_string (s, "original-caps");
-    if (orig) {
-      gst_caps_set_simple (caps, "original-caps", G_TYPE_STRING, orig, NULL);
-    } else if (!st->relay && !gst_caps_is_any (sinkcaps)
-        && gst_caps_is_fixed (sinkcaps)) {
-      gchar *str = gst_caps_to_string (sinkcaps);
-      gst_caps_set_simple (caps, "original-caps", G_TYPE_STRING, str, NULL);
-      g_free (str);
-    }
+      orig = g_strdup (gst_structure_get_string (s, "original-caps"));
+    else if (!gst_caps_is_any (sinkcaps) && gst_caps_is_fixed (sinkcaps))
+      orig = gst_caps_to_string (sinkcaps);
   }
+  caps = gst_gpustream_nc_caps_new (st->m, st->k, st->relay ||
+      st->coef_mode == GST_NC_COEFFICIENTS_VECTOR, orig);
+  g_free (orig);
   return caps;
 }
 
@@ -344,116 +296,21 @@ ensure_caps (GstNcEncoder * self, EncState * st)
   }
 }
 
-static void
-enc_gen_free (EncGen * g)
-{
-  guint i;
-
-  if (g->job)
-    gst_gpustream_coder_job_wait (g->job);
-  for (i = 0; i < g->n_packets; i++) {
-    guint c = g->n_packets - g->n_coded;
-    if (i >= c && g->maps[i - c].memory)
-      gst_buffer_unmap (g->bufs[i], &g->maps[i - c]);
-    if (g->bufs[i])
-      gst_buffer_unref (g->bufs[i]);
-  }
-  g_free (g->bufs);
-  g_free (g->maps);
-  g_free (g->coefs);
-  g_free (g->seeds);
-  g_free (g->src);
-  g_free (g->out);
-  g_free (g->data);
-  g_free (g);
-}
-
-/* Submits the coded part of g to the pool. */
-static void
-enc_gen_start (EncGen * g, GstGpuStreamBackend where, GstObject * ctx)
-{
-  GstGpuStreamGfProduct p;
-
-  if (g->n_coded == 0)
-    return;
-  p.k = g->k;
-  p.m = g->m;
-  p.n = g->n_coded;
-  p.coefs = g->coefs;
-  p.src = g->src;
-  p.out = (guint8 * const *) g->out;
-  g->job = gst_gpustream_coder_submit (&p, where, ctx);
-}
-
-/* Builds the packets of one full (or flushed) generation: the source
- * packets whole, the coded ones up to their payload, which the pool codes
- * (enc_gen_start). A partial generation is coded as one of fewer blocks,
- * those that hold data, with the redundancy in proportion: padding costs
- * nothing on the wire. Takes ownership of data (zero-padded to a whole
+/* The packets of one full (or flushed) generation (gpsnc.h), coded by the
+ * pool once submitted. Takes ownership of data (zero-padded to a whole
  * block). */
-static EncGen *
+static GstGpuStreamNcGeneration *
 enc_gen_build (GstNcEncoder * self, EncState * st, guint8 * data,
     guint32 data_length)
 {
-  EncGen *g = g_new0 (EncGen, 1);
-  guint k = st->k, i, n_src;
-  guint m = (guint) ((data_length + (gsize) k - 1) / k);
-  guint redundancy = m == st->m ? st->redundancy :
-      (st->redundancy * m + st->m - 1) / st->m;
-  gboolean vector = st->coef_mode == GST_NC_COEFFICIENTS_VECTOR;
-  guint8 base_flags = st->framed ? NC_FLAG_FRAMED : 0;
-  NcHeader h = { NC_PACKET_VERSION, 0, m, 0, k, data_length, 0 };
+  GstGpuStreamNcParams params = { st->m, st->k, st->redundancy,
+    st->systematic, st->coef_mode == GST_NC_COEFFICIENTS_VECTOR, st->framed,
+    st->session
+  };
+  GstGpuStreamNcGeneration *g = gst_gpustream_nc_generation_new (&params,
+      st->next_gen++, data, data_length);
 
-  g->id = st->next_gen++;
-  g->m = m;
-  g->k = k;
-  g->vector = vector;
-  g->framed = st->framed;
-  g->data = data;
-  g->data_length = data_length;
   g->pts = st->gen_pts;
-  n_src = st->systematic ? m : 0;
-  g->n_coded = st->systematic ? redundancy : m + redundancy;
-  g->n_packets = n_src + g->n_coded;
-  g->bufs = g_new0 (GstBuffer *, g->n_packets);
-  g->maps = g_new0 (GstMapInfo, MAX (g->n_coded, 1));
-  h.generation = g->id;
-
-  for (i = 0; i < n_src; i++) {
-    GstMapInfo map;
-
-    h.flags = base_flags | NC_FLAG_SOURCE;
-    h.seed = i;
-    g->bufs[i] = gst_buffer_new_allocate (NULL, nc_packet_size (&h), NULL);
-    gst_buffer_map (g->bufs[i], &map, GST_MAP_WRITE);
-    nc_packet_write (map.data, &h, NULL, data + (gsize) i * k);
-    gst_buffer_unmap (g->bufs[i], &map);
-  }
-
-  if (g->n_coded > 0) {
-    g->coefs = g_malloc ((gsize) g->n_coded * m);
-    g->seeds = g_new (guint32, g->n_coded);
-    g->src = g_new (const guint8 *, m);
-    g->out = g_new (guint8 *, g->n_coded);
-    for (i = 0; i < m; i++)
-      g->src[i] = data + (gsize) i * k;
-
-    h.flags = base_flags | (vector ? 0 : NC_FLAG_SEED);
-    for (i = 0; i < g->n_coded; i++) {
-      GstBuffer *buf;
-      guint idx = n_src + i;
-
-      g->seeds[i] = packet_seed (st->session, g->id, idx);
-      rlnc_coefs_from_seed (g->seeds[i], m, g->coefs + (gsize) i * m);
-      h.seed = vector ? 0 : g->seeds[i];
-      buf = gst_buffer_new_allocate (NULL, nc_packet_size (&h), NULL);
-      g->bufs[idx] = buf;
-      gst_buffer_map (buf, &g->maps[i], GST_MAP_WRITE);
-      /* the pool codes straight into the packet's payload: no copy */
-      g->out[i] = g->maps[i].data + NC_HEADER_SIZE + (vector ? m : 0);
-    }
-  }
-
   GST_OBJECT_LOCK (self);
   self->st_generations++;
   GST_OBJECT_UNLOCK (self);
@@ -480,35 +337,19 @@ enc_pace (GstNcEncoder * self, EncState * st, GstBuffer * buf, gsize size)
 
 /* Waits for the coded part, writes the headers and pushes every packet. */
 static GstFlowReturn
-enc_gen_push (GstNcEncoder * self, EncGen * g)
+enc_gen_push (GstNcEncoder * self, GstGpuStreamNcGeneration * g)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean vector = g->vector;
-  guint n_src = g->n_packets - g->n_coded, i;
+  guint i;
   guint64 bytes = 0;
 
-  if (g->job) {
-    if (!gst_gpustream_coder_job_wait (g->job))
-      GST_WARNING_OBJECT (self, "coder job of generation %u failed", g->id);
-    g->job = NULL;
-  }
-
-  for (i = 0; i < g->n_coded; i++) {
-    NcHeader h = { NC_PACKET_VERSION,
-      (g->framed ? NC_FLAG_FRAMED : 0) | (vector ? 0 : NC_FLAG_SEED), g->m,
-      g->id, g->k, g->data_length, vector ? 0 : g->seeds[i]
-    };
-    nc_packet_write (g->maps[i].data, &h,
-        vector ? g->coefs + (gsize) i * g->m : NULL, g->out[i]);
-    gst_buffer_unmap (g->bufs[n_src + i], &g->maps[i]);
-    g->maps[i].memory = NULL;
-  }
+  if (!gst_gpustream_nc_generation_finish (g))
+    GST_WARNING_OBJECT (self, "coder job of generation %u failed", g->id);
 
   for (i = 0; i < g->n_packets; i++) {
-    GstBuffer *buf = g->bufs[i];
+    GstBuffer *buf = g_steal_pointer (&g->packets[i]);
     gsize size = gst_buffer_get_size (buf);
 
-    g->bufs[i] = NULL;
     GST_BUFFER_PTS (buf) = g->pts;
     if (self->state && !GST_CLOCK_TIME_IS_VALID (g->pts))
       enc_pace (self, self->state, buf, size);
@@ -524,7 +365,7 @@ enc_gen_push (GstNcEncoder * self, EncGen * g)
   self->st_bytes_out += bytes;
   GST_OBJECT_UNLOCK (self);
 
-  enc_gen_free (g);
+  gst_gpustream_nc_generation_free (g);
   return ret;
 }
 
@@ -545,7 +386,7 @@ enc_out_free (gpointer data)
   EncOut *o = data;
 
   if (o->gen)
-    enc_gen_free (o->gen);
+    gst_gpustream_nc_generation_free (o->gen);
   gst_clear_buffer (&o->buf);
   g_free (o);
 }
@@ -572,7 +413,7 @@ enc_sched_submit_batch (gpointer proc_data, GstObject * cuda_context,
     EncOut *o = items[i].data;
 
     if ((items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) && o->gen)
-      enc_gen_start (o->gen, where, cuda_context);
+      gst_gpustream_nc_generation_submit (o->gen, where, cuda_context);
   }
   b->items = items;
   b->n = n;
@@ -590,13 +431,11 @@ enc_sched_finish_batch (gpointer proc_data, gpointer submitted)
   for (i = 0; i < b->n; i++) {
     EncOut *o = b->items[i].data;
 
-    if (!(b->items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) ||
-        !o->gen || !o->gen->job)
+    if (!(b->items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !o->gen)
       continue;
-    if (!gst_gpustream_coder_job_wait (o->gen->job))
+    if (!gst_gpustream_nc_generation_wait (o->gen))
       GST_WARNING_OBJECT (self, "coder job of generation %u failed",
           o->gen->id);
-    o->gen->job = NULL;
   }
   g_free (b);
 }
@@ -663,11 +502,11 @@ static GstFlowReturn
 enc_drain (GstNcEncoder * self, EncState * st, guint keep)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  EncGen *g;
+  GstGpuStreamNcGeneration *g;
 
   while ((g = g_queue_peek_head (&st->inflight))) {
     if (g_queue_get_length (&st->inflight) <= keep &&
-        g->job && !gst_gpustream_coder_job_is_done (g->job))
+        gst_gpustream_nc_generation_is_busy (g))
       break;
     g_queue_pop_head (&st->inflight);
     ret = enc_gen_push (self, g);
@@ -684,7 +523,7 @@ enc_flush_generation (GstNcEncoder * self, EncState * st)
   GstGpuStreamBackend where;
   GstObject *ctx;
   guint8 *data;
-  EncGen *g;
+  GstGpuStreamNcGeneration *g;
 
   if (st->fill == 0)
     return GST_FLOW_OK;
@@ -710,7 +549,7 @@ enc_flush_generation (GstNcEncoder * self, EncState * st)
   where = self->gpu.resolved;
   ctx = self->gpu.cuda_context;
   GST_OBJECT_UNLOCK (self);
-  enc_gen_start (g, where, ctx);
+  gst_gpustream_nc_generation_submit (g, where, ctx);
   g_queue_push_tail (&st->inflight, g);
   return enc_drain (self, st, st->max_latency > 0 ? 0 : MAX_IN_FLIGHT);
 }
@@ -972,7 +811,8 @@ relay_setup (GstNcEncoder * self, EncState * st, guint m, guint k)
   /* a percentage is of the stream's m, which only the caps or the packets
    * tell */
   if (st->redundancy_percent > 0)
-    st->redundancy = (m * st->redundancy_percent + 99) / 100;
+    st->redundancy = gst_gpustream_nc_redundancy_from_percent (m,
+        st->redundancy_percent);
   st->kept_coefs = g_malloc ((gsize) m * m);
   st->kept_payloads = g_malloc ((gsize) m * k);
   st->tmp_coefs = g_malloc (m);
@@ -1120,10 +960,10 @@ gst_nc_encoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 static void
 enc_discard (EncState * st)
 {
-  EncGen *g;
+  GstGpuStreamNcGeneration *g;
 
   while ((g = g_queue_pop_head (&st->inflight)))
-    enc_gen_free (g);
+    gst_gpustream_nc_generation_free (g);
   st->fill = 0;
   st->have_cur = FALSE;
   st->n_kept = 0;
@@ -1381,8 +1221,8 @@ enc_state_new (GstNcEncoder * self)
   st->m = self->generation_size;
   st->k = self->block_size;
   st->redundancy = self->redundancy_percent > 0 ?
-      (self->generation_size * self->redundancy_percent + 99) / 100 :
-      self->redundancy;
+      gst_gpustream_nc_redundancy_from_percent (self->generation_size,
+      self->redundancy_percent) : self->redundancy;
   st->redundancy_percent = self->redundancy_percent;
   st->systematic = self->systematic;
   st->coef_mode = self->coefficients;

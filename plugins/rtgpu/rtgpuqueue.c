@@ -56,6 +56,24 @@
  * second. Declare max-packet-size as the plain packet's size: the output is
  * larger by the tag (10, 4 or 16 bytes; SRTCP 4 more).
  *
+ * `processor=nc-encode` runs the library's processor of that name: every
+ * packet is coded with random linear network coding (Jin Zhao, Xinya
+ * Zhang, Xin Wang, "An Architecture Design of GPU-Accelerated VoD Streaming
+ * Servers with Network Coding", 2010) into the packets ncencoder sends for
+ * a byte stream (docs/elements/nc-wire-format.md): one generation per
+ * generation-size x block-size bytes of the packet, the last one partial
+ * (only the blocks that hold data, the redundancy in proportion), all of a
+ * packet's coded packets pushed as one buffer list with the packet's
+ * timestamps. ncdecoder downstream gives back the packets' bytes, also when
+ * up to redundancy coded packets of a generation are lost. processor-config
+ * sets generation-size, block-size, redundancy or redundancy-percent,
+ * systematic and coefficients, as ncencoder's properties of those names
+ * (defaults 64, 1024, 8, 0, true, seed); every stream numbers its own
+ * generations. The source pads announce application/x-rlnc with
+ * generation-size, block-size, coefficients and the stream's caps as
+ * original-caps; the sink pads take any caps. Declare max-packet-size as
+ * the plain packet's size.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 rtgpuqueue name=q cycle=2000000 capacity=100000000 \
@@ -74,6 +92,13 @@
  *     q.src_0 ! srtpdec ! rtpL16depay ! fakesink \
  *     q.src_1 ! srtpdec ! rtpL16depay ! fakesink
  * ]|
+ * A stream network coded, then decoded:
+ * |[
+ * gst-launch-1.0 rtgpuqueue name=q processor=nc-encode default-max-packet-size=18000 \
+ *     processor-config="nc-encode, generation-size=(int)16, block-size=(int)1024, redundancy=(int)4" \
+ *     audiotestsrc is-live=true num-buffers=10 samplesperbuffer=9000 ! q.sink_0 \
+ *     q.src_0 ! ncdecoder ! fakesink
+ * ]|
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -86,7 +111,6 @@
 #include <gst/gpustream/gpsscheduler.h>
 #include <gst/gpustream/gpsprocessor.h>
 #include <gst/gpustream/gpssrtp.h>
-#include <rlnc/rlnc.h>
 #include <srtp/srtp_kernels.h>
 
 #include "rtgpuqueue.h"
@@ -111,8 +135,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_rt_gpu_queue_debug);
 #define DEFAULT_CALIBRATION_MARGIN 0.2
 #define DEFAULT_SRTP_CIPHER GST_GPU_SRTP_CIPHER_AES_128_ICM
 #define DEFAULT_SRTP_AUTH GST_GPU_SRTP_AUTH_HMAC_SHA1_80
-/* nc-encode: each packet is one generation of this many blocks */
-#define NC_BLOCKS 4
 
 enum
 {
@@ -163,8 +185,8 @@ gst_rt_gpu_processor_get_type (void)
     {GST_RT_GPU_PROCESSOR_COPY, "Identity: packets pass unchanged", "copy"},
     {GST_RT_GPU_PROCESSOR_BUSY, "Identity costing busy-ns-per-kb of CPU per "
           "KiB (for tests and calibration)", "busy"},
-    {GST_RT_GPU_PROCESSOR_NC_ENCODE, "Append one RLNC repair block per packet "
-          "(4-byte seed + one coded block of the packet cut in 4)",
+    {GST_RT_GPU_PROCESSOR_NC_ENCODE, "RLNC encode each packet into "
+          "ncencoder's coded packets (configured by processor-config)",
         "nc-encode"},
     {GST_RT_GPU_PROCESSOR_SRTP_PROTECT, "SRTP / SRTCP protect with srtp-key, "
           "one context per SSRC (as gpusrtpenc)", "srtp-protect"},
@@ -210,9 +232,10 @@ G_DEFINE_TYPE (GstRtGpuQueuePad, gst_rt_gpu_queue_pad, GST_TYPE_PAD);
 
 /* What the scheduler's worker runs: a snapshot of the settings taken at
  * start, kept until the next start (stats read it after stop). The
- * calibrate action runs a copy of its own. copy, busy and nc-encode are
- * this element's own test stages; srtp-protect is the library's processor
- * of that name (gpsprocessor.h), an instance made from processor-config. */
+ * calibrate action runs a copy of its own. copy and busy are this
+ * element's own test stages; srtp-protect and nc-encode are the library's
+ * processors of those names (gpsprocessor.h), an instance made from
+ * processor-config. */
 typedef struct
 {
   GstElement *owner;            /* for messages and the log; no reference */
@@ -278,8 +301,8 @@ rtgpu_apply_params (GstRtGpuQueue * self)
 }
 
 /* The configuration of a registered processor (gpsprocessor.h):
- * processor-config when set, else what the deprecated srtp-* properties
- * say. */
+ * processor-config when set, else the defaults (srtp-protect: what the
+ * deprecated srtp-* properties say). */
 static GstStructure *
 rtgpu_processor_config (GstRtGpuQueue * self)
 {
@@ -288,6 +311,8 @@ rtgpu_processor_config (GstRtGpuQueue * self)
   GST_OBJECT_LOCK (self);
   if (self->processor_config) {
     s = gst_structure_copy (self->processor_config);
+  } else if (self->processor == GST_RT_GPU_PROCESSOR_NC_ENCODE) {
+    s = gst_structure_new_empty ("nc-encode");
   } else {
     s = gst_structure_new ("srtp-protect",
         "srtp-cipher", G_TYPE_STRING,
@@ -312,125 +337,19 @@ busy_wait (guint64 ns)
   while (gst_gpustream_sched_now () < end);
 }
 
-/* nc-encode: the packet cut into NC_BLOCKS blocks of k bytes (zero-padded)
- * is one generation; one coded block follows it, after its 4-byte seed
- * (big endian, rlnc_coefs_from_seed). */
-static GstBuffer *
-nc_prepare (GstBuffer * in, guint8 ** blocks, guint8 coefs[NC_BLOCKS],
-    gsize * k_out, GstBuffer ** out_buf, GstMapInfo * out_map)
-{
-  gsize size = gst_buffer_get_size (in);
-  gsize k = MAX ((size + NC_BLOCKS - 1) / NC_BLOCKS, 1);
-  guint32 seed = g_random_int ();
-  GstBuffer *out;
-  guint i;
-
-  out = gst_buffer_new_allocate (NULL, size + 4 + k, NULL);
-  gst_buffer_copy_into (out, in, GST_BUFFER_COPY_METADATA, 0, -1);
-  gst_buffer_map (out, out_map, GST_MAP_READWRITE);
-  gst_buffer_extract (in, 0, out_map->data, size);
-  GST_WRITE_UINT32_BE (out_map->data + size, seed);
-  rlnc_coefs_from_seed (seed, NC_BLOCKS, coefs);
-  for (i = 0; i < NC_BLOCKS; i++) {
-    blocks[i] = g_malloc0 (k);
-    if (i * k < size)
-      memcpy (blocks[i], out_map->data + i * k, MIN (k, size - i * k));
-  }
-  *k_out = k;
-  *out_buf = out;
-  return out;
-}
-
-/* nc-encode: a batch between its two halves. */
-typedef struct
-{
-  GstGpuStreamSchedItem *items;
-  guint n;
-  GstGpuStreamCoderJob **jobs;
-  guint8 **blocks;
-  guint8 *coefs;
-  guint8 **outp;
-  GstGpuStreamGfProduct *prod;
-  GstMapInfo *maps;
-  GstBuffer **outs;
-} NcItems;
-
-/* GPU: every packet of the batch is submitted to the coder pool (which
- * runs what is queued for the context as one launch), waited for in
- * nc_encode_finish; CPU: encoded here, in the worker. */
-static NcItems *
-nc_encode_submit (GstGpuStreamSchedItem * items, guint n,
-    GstGpuStreamBackend where, GstObject * ctx)
-{
-  NcItems *ni = g_new0 (NcItems, 1);
-  guint i;
-
-  ni->items = items;
-  ni->n = n;
-  ni->jobs = g_new0 (GstGpuStreamCoderJob *, n);
-  ni->blocks = g_new0 (guint8 *, (gsize) n * NC_BLOCKS);
-  ni->coefs = g_new0 (guint8, (gsize) n * NC_BLOCKS);
-  ni->outp = g_new0 (guint8 *, n);
-  ni->prod = g_new0 (GstGpuStreamGfProduct, n);
-  ni->maps = g_new0 (GstMapInfo, n);
-  ni->outs = g_new0 (GstBuffer *, n);
-  for (i = 0; i < n; i++) {
-    guint8 **blocks = &ni->blocks[i * NC_BLOCKS];
-    guint8 *coefs = &ni->coefs[i * NC_BLOCKS];
-    gsize k;
-
-    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET))
-      continue;
-    nc_prepare (items[i].data, blocks, coefs, &k, &ni->outs[i], &ni->maps[i]);
-    ni->outp[i] = ni->maps[i].data + gst_buffer_get_size (items[i].data) + 4;
-    if (where == GST_GPUSTREAM_BACKEND_CPU) {
-      rlnc_encode (k, NC_BLOCKS, 1, coefs, (const uint8_t * const *) blocks,
-          &ni->outp[i]);
-    } else {
-      ni->prod[i].k = k;
-      ni->prod[i].m = NC_BLOCKS;
-      ni->prod[i].n = 1;
-      ni->prod[i].coefs = coefs;
-      ni->prod[i].src = (const guint8 * const *) blocks;
-      ni->prod[i].out = &ni->outp[i];
-      ni->jobs[i] = gst_gpustream_coder_submit (&ni->prod[i], where, ctx);
-    }
-  }
-  return ni;
-}
-
-static void
-nc_encode_finish (NcItems * ni)
-{
-  guint i, j;
-
-  for (i = 0; i < ni->n; i++) {
-    if (!ni->outs[i])
-      continue;
-    if (ni->jobs[i])
-      gst_gpustream_coder_job_wait (ni->jobs[i]);
-    gst_buffer_unmap (ni->outs[i], &ni->maps[i]);
-    for (j = 0; j < NC_BLOCKS; j++)
-      g_free (ni->blocks[i * NC_BLOCKS + j]);
-    gst_buffer_unref (ni->items[i].data);
-    ni->items[i].data = ni->outs[i];
-  }
-  g_free (ni->jobs);
-  g_free (ni->blocks);
-  g_free (ni->coefs);
-  g_free (ni->outp);
-  g_free (ni->prod);
-  g_free (ni->maps);
-  g_free (ni->outs);
-  g_free (ni);
-}
-
 /* The name a processor of the enum is registered under; NULL for the
  * element's own stages. */
 static const gchar *
 stage_registered_name (GstRtGpuProcessor proc)
 {
-  return proc == GST_RT_GPU_PROCESSOR_SRTP_PROTECT ? "srtp-protect" : NULL;
+  switch (proc) {
+    case GST_RT_GPU_PROCESSOR_SRTP_PROTECT:
+      return "srtp-protect";
+    case GST_RT_GPU_PROCESSOR_NC_ENCODE:
+      return "nc-encode";
+    default:
+      return NULL;
+  }
 }
 
 /* A stage for proc; a registered processor gets an instance made from
@@ -471,43 +390,32 @@ stage_clear (RtGpuStage * st)
 /* A batch of any stage between its two halves. */
 typedef struct
 {
-  NcItems *nc;
   gpointer registered;          /* what the registered processor's submit
                                  * returned */
 } RtGpuBatch;
 
 /* The worker starts each pipeline's batch (ctx: the scheduler runs on the
- * GPU): a registered processor and nc-encode queue their GPU work, so that the
- * batches of all pipelines are in flight together (one CUDA stream per
- * lane for srtp-protect, the coder pool's batch for nc-encode); on the CPU,
- * and for copy and busy, the work is done here. */
+ * GPU): a registered processor queues its GPU work, so that the batches of
+ * all pipelines are in flight together (one CUDA stream per lane for
+ * srtp-protect, the coder pool's batch for nc-encode); for copy and busy
+ * the work is done here. */
 static gpointer
 rtgpu_submit (gpointer user_data, GstObject * ctx, guint lane,
     GstGpuStreamSchedItem * items, guint n)
 {
   RtGpuStage *st = user_data;
-  GstGpuStreamBackend where = ctx ? GST_GPUSTREAM_BACKEND_GPU :
-      GST_GPUSTREAM_BACKEND_CPU;
   RtGpuBatch *b = g_new0 (RtGpuBatch, 1);
   guint64 bytes = 0;
   guint i;
 
-  switch (st->processor) {
-    case GST_RT_GPU_PROCESSOR_COPY:
-      break;
-    case GST_RT_GPU_PROCESSOR_BUSY:
-      for (i = 0; i < n; i++)
-        if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
-          bytes += items[i].size;
-      busy_wait (bytes * g_atomic_int_get (st->busy_ns_per_kb) / 1024);
-      break;
-    case GST_RT_GPU_PROCESSOR_NC_ENCODE:
-      b->nc = nc_encode_submit (items, n, where, ctx);
-      break;
-    case GST_RT_GPU_PROCESSOR_SRTP_PROTECT:
-      b->registered = st->info->processor.submit (st->instance, ctx, lane,
-          items, n);
-      break;
+  if (st->info) {
+    b->registered = st->info->processor.submit (st->instance, ctx, lane,
+        items, n);
+  } else if (st->processor == GST_RT_GPU_PROCESSOR_BUSY) {
+    for (i = 0; i < n; i++)
+      if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+        bytes += items[i].size;
+    busy_wait (bytes * g_atomic_int_get (st->busy_ns_per_kb) / 1024);
   }
   return b;
 }
@@ -518,8 +426,6 @@ rtgpu_finish (gpointer user_data, gpointer submitted)
   RtGpuStage *st = user_data;
   RtGpuBatch *b = submitted;
 
-  if (b->nc)
-    nc_encode_finish (b->nc);
   if (b->registered)
     st->info->processor.finish (st->instance, b->registered);
   g_free (b);
@@ -543,6 +449,10 @@ rtgpu_forward (gpointer stream_data, gpointer data, guint16 flags)
   if (GST_IS_BUFFER (data)) {
     ret = gst_pad_push (pad->srcpad, data);
     g_atomic_int_set (&pad->last_ret, ret);
+  } else if (GST_IS_BUFFER_LIST (data)) {
+    /* nc-encode: the coded packets of one packet */
+    ret = gst_pad_push_list (pad->srcpad, data);
+    g_atomic_int_set (&pad->last_ret, ret);
   } else {
     gst_pad_push_event (pad->srcpad, data);
   }
@@ -565,14 +475,31 @@ static const GstGpuStreamSchedCallbacks rtgpu_callbacks = {
 #define SRTP_SRC_CAPS "application/x-srtp; application/x-srtcp"
 
 static gboolean
-rtgpu_srtp_configured (GstRtGpuQueue * self)
+rtgpu_processor_is (GstRtGpuQueue * self, GstRtGpuProcessor proc)
 {
-  gboolean srtp;
+  gboolean is;
 
   GST_OBJECT_LOCK (self);
-  srtp = self->processor == GST_RT_GPU_PROCESSOR_SRTP_PROTECT;
+  is = self->processor == proc;
   GST_OBJECT_UNLOCK (self);
-  return srtp;
+  return is;
+}
+
+/* Answers a CAPS query with res (taken), within the query's filter. */
+static void
+caps_query_answer (GstQuery * query, GstCaps * res)
+{
+  GstCaps *filter;
+
+  gst_query_parse_caps (query, &filter);
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect_full (filter, res,
+        GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (res);
+    res = tmp;
+  }
+  gst_query_set_caps_result (query, res);
+  gst_caps_unref (res);
 }
 
 /* For the caps query: to_srtp renames a filter for downstream (without key
@@ -625,14 +552,7 @@ srtp_caps_query (GstPad * other, GstQuery * query, gboolean to_srtp)
   peer = gst_pad_peer_query_caps (other, peer_filter);
   mapped = srtp_caps_rename (peer, to_srtp);
   res = gst_caps_intersect (mapped, tmpl);
-  if (filter) {
-    GstCaps *tmp = gst_caps_intersect_full (filter, res,
-        GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref (res);
-    res = tmp;
-  }
-  gst_query_set_caps_result (query, res);
-  gst_caps_unref (res);
+  caps_query_answer (query, res);
   gst_caps_unref (mapped);
   gst_caps_unref (peer);
   gst_caps_unref (tmpl);
@@ -657,6 +577,35 @@ srtp_sink_query (GstRtGpuQueuePad * qpad, GstQuery * query)
               gst_structure_has_name (s, "application/x-rtcp")));
       return TRUE;
     }
+    default:
+      return gst_pad_peer_query (qpad->srcpad, query);
+  }
+}
+
+/* ---- nc-encode caps ------------------------------------------------------ */
+
+/* Any stream goes in (its caps become the original-caps of the coded
+ * stream); the coded stream comes out. */
+static gboolean
+nc_caps_query (GstQuery * query, gboolean src)
+{
+  caps_query_answer (query, src ?
+      gst_caps_new_empty_simple ("application/x-rlnc") : gst_caps_new_any ());
+  return TRUE;
+}
+
+static gboolean
+nc_sink_query (GstRtGpuQueuePad * qpad, GstQuery * query)
+{
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CAPS:
+      return nc_caps_query (query, FALSE);
+    case GST_QUERY_ACCEPT_CAPS:
+      gst_query_set_accept_caps_result (query, TRUE);
+      return TRUE;
+    case GST_QUERY_ALLOCATION:
+      /* the coded packets are ours: downstream's pool is not for them */
+      return FALSE;
     default:
       return gst_pad_peer_query (qpad->srcpad, query);
   }
@@ -739,9 +688,11 @@ gst_rt_gpu_queue_sink_query (GstPad * pad, GstObject * parent,
   if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT)
     return gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self),
         &self->gpu, query);
-  /* srtp-protect takes RTP and gives SRTP */
-  if (rtgpu_srtp_configured (self))
+  /* srtp-protect takes RTP and gives SRTP; nc-encode takes anything */
+  if (rtgpu_processor_is (self, GST_RT_GPU_PROCESSOR_SRTP_PROTECT))
     return srtp_sink_query (GST_RT_GPU_QUEUE_PAD (pad), query);
+  if (rtgpu_processor_is (self, GST_RT_GPU_PROCESSOR_NC_ENCODE))
+    return nc_sink_query (GST_RT_GPU_QUEUE_PAD (pad), query);
   /* caps, allocation, ... are those of downstream: we pass packets through */
   return gst_pad_peer_query (GST_RT_GPU_QUEUE_PAD (pad)->srcpad, query);
 }
@@ -783,8 +734,10 @@ gst_rt_gpu_queue_src_query (GstPad * pad, GstObject * parent,
       return TRUE;
     }
     case GST_QUERY_CAPS:
-      if (rtgpu_srtp_configured (self))
+      if (rtgpu_processor_is (self, GST_RT_GPU_PROCESSOR_SRTP_PROTECT))
         return srtp_caps_query (sinkpad, query, TRUE);
+      if (rtgpu_processor_is (self, GST_RT_GPU_PROCESSOR_NC_ENCODE))
+        return nc_caps_query (query, TRUE);
       return gst_pad_peer_query (sinkpad, query);
     default:
       return gst_pad_peer_query (sinkpad, query);
@@ -1641,14 +1594,19 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
           "start: processor=srtp-protect reads srtp-key (buffer: master key "
           "|| salt), srtp-cipher and srtp-auth (nicks, as in SRTP caps), e.g. "
           "\"srtp-protect, srtp-key=(buffer)000102..1d, "
-          "srtp-cipher=aes-128-icm, srtp-auth=hmac-sha1-80\". Unset: the "
-          "srtp-key, srtp-cipher and srtp-auth properties", GST_TYPE_STRUCTURE,
-          flags));
+          "srtp-cipher=aes-128-icm, srtp-auth=hmac-sha1-80\" (unset: the "
+          "srtp-key, srtp-cipher and srtp-auth properties); "
+          "processor=nc-encode reads generation-size, block-size, redundancy "
+          "or redundancy-percent, systematic and coefficients (as ncencoder's "
+          "properties), e.g. \"nc-encode, generation-size=(int)16, "
+          "block-size=(int)1024, redundancy=(int)4\" (unset: their defaults)",
+          GST_TYPE_STRUCTURE, flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Totals (streams admitted/refused, cycles, late launches, worst "
           "batch time, packets, drops, deadline misses, srtp-streams, "
-          "srtp-drops, srtp-gpu-batches) and stream-stats, one structure per stream with "
+          "srtp-drops, srtp-gpu-batches; with nc-encode nc-generations and "
+          "nc-packets) and stream-stats, one structure per stream with "
           "latency-p50/p99/max in ns",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,

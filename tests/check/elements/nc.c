@@ -10,7 +10,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/app/gstappsink.h>
 
-#include "ncpacket.h"
+#include <gst/gpustream/gpsncpacket.h>
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -696,8 +696,8 @@ GST_END_TEST;
 
 /* ---- scheduled mode (cycle > 0) ---------------------------------------- */
 
-/* The header fields of packet i (ncpacket.h): what must be the same whatever
- * coded it. */
+/* The header fields of packet i (gst/gpustream/gpsncpacket.h): what must be
+ * the same whatever coded it. */
 static void
 assert_same_layout (GPtrArray * a, GPtrArray * b)
 {

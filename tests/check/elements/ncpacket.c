@@ -8,7 +8,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "ncframing.h"
-#include "ncpacket.h"
+#include <gst/gpustream/gpsncpacket.h>
 
 #define TEST_M 16
 #define TEST_K 64

@@ -4,7 +4,9 @@
  * deadline), admission under a 2x offer, streams joining and leaving,
  * policing, the LATENCY query, request pads and state cycles; and
  * processor=srtp-protect: srtpdec (libsrtp) gets the original packets back,
- * the bytes are gpusrtpenc's, a missing key fails clearly.
+ * the bytes are gpusrtpenc's, a missing key fails clearly; and
+ * processor=nc-encode: ncencoder's packet format (header fields, source
+ * blocks), ncdecoder gets the input bytes back, also with packets lost.
  *
  * Timing: cycle I = 2 ms, mu = 0.1 ms, so the guarantee bounds a packet's stay
  * by 3I + mu = 6.1 ms. Deadlines are 100 ms: room for a shared 2-core
@@ -1039,10 +1041,12 @@ typedef struct
 } Feed;
 
 /* Plays desc: feeds every appsrc, collects every appsink (sync=false) until
- * EOS. Returns the error message (to free) or NULL. */
+ * EOS; prepare (when set) gets the pipeline before it starts. Returns the
+ * error message (to free) or NULL. */
 static gchar *
-run_srtp_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
-    const gchar ** sinks, Collected ** out, guint n_sinks)
+run_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
+    const gchar ** sinks, Collected ** out, guint n_sinks,
+    void (*prepare) (GstElement * pipe, gpointer data), gpointer data)
 {
   GError *err = NULL;
   GstElement *pipe = gst_parse_launch (desc, &err);
@@ -1067,6 +1071,8 @@ run_srtp_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
     gst_app_sink_set_callbacks (GST_APP_SINK (sink), &cb, out[i], NULL);
     gst_object_unref (sink);
   }
+  if (prepare)
+    prepare (pipe, data);
   if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE)
     goto done;
@@ -1102,6 +1108,13 @@ done:
   gst_object_unref (bus);
   gst_object_unref (pipe);
   return error;
+}
+
+static gchar *
+run_srtp_pipeline (const gchar * desc, Feed * feeds, guint n_feeds,
+    const gchar ** sinks, Collected ** out, guint n_sinks)
+{
+  return run_pipeline (desc, feeds, n_feeds, sinks, out, n_sinks, NULL, NULL);
 }
 
 static void
@@ -1439,6 +1452,370 @@ GST_START_TEST (test_srtp_errors)
 
 GST_END_TEST;
 
+/* ---- nc-encode ----------------------------------------------------------- */
+
+#define NC_QUEUE "rtgpuqueue name=q processor=nc-encode backend=cpu " \
+    "cycle=2000000 default-max-rate=100000000 police-burst=1000000000 " \
+    "default-max-packet-size=131072 processor-config=\"nc-encode, " \
+    "generation-size=(int)16, block-size=(int)1024, redundancy=(int)4\" "
+#define NC_M 16
+#define NC_K 1024
+#define NC_R 4
+
+/* the redundancy of a generation of m blocks: in proportion when partial */
+static guint
+nc_redundancy (guint m)
+{
+  return m == NC_M ? NC_R : (NC_R * m + NC_M - 1) / NC_M;
+}
+
+static GPtrArray *
+make_nc_input (const guint * sizes, guint n, guint32 seed)
+{
+  GPtrArray *a = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  GRand *r = g_rand_new_with_seed (seed);
+  guint i, j;
+
+  for (i = 0; i < n; i++) {
+    guint8 *d = g_malloc (sizes[i]);
+
+    for (j = 0; j < sizes[i]; j++)
+      d[j] = g_rand_int (r) & 0xff;
+    g_ptr_array_add (a, g_bytes_new_take (d, sizes[i]));
+  }
+  g_rand_free (r);
+  return a;
+}
+
+static GByteArray *
+concat_bytes (GPtrArray * a)
+{
+  GByteArray *all = g_byte_array_new ();
+  guint i;
+
+  for (i = 0; i < a->len; i++) {
+    gsize size;
+    const guint8 *d = g_bytes_get_data (a->pdata[i], &size);
+
+    g_byte_array_append (all, d, size);
+  }
+  return all;
+}
+
+/* The packets of each input buffer, read against the wire format
+ * (docs/elements/nc-wire-format.md) field by field: per buffer one
+ * generation per m * k bytes, numbered on from the previous buffer's; the
+ * m source packets whole, then the coded ones with their seeds. */
+GST_START_TEST (test_nc_encode_packets)
+{
+  const guint sizes[] = { 100, 16384, 20000, 1024 };
+  GPtrArray *in = make_nc_input (sizes, G_N_ELEMENTS (sizes), 7);
+  GstCaps *caps = gst_caps_new_empty_simple ("application/x-nctest");
+  Feed feeds[] = { {"r0", caps, in} };
+  const gchar *sinks[] = { "a0" };
+  Collected *out[1];
+  guint b, pkt = 0, gen = 0;
+  gint m = 0, k = 0;
+  const gchar *coefs;
+  gchar *error;
+
+  error = run_srtp_pipeline (NC_QUEUE "appsrc name=r0 ! q.sink_0 "
+      "q.src_0 ! appsink name=a0", feeds, 1, sinks, out, 1);
+  fail_unless (error == NULL, "%s", error);
+
+  for (b = 0; b < in->len; b++) {
+    gsize size, off;
+    const guint8 *data = g_bytes_get_data (in->pdata[b], &size);
+
+    for (off = 0; off < size; off += NC_M * NC_K, gen++) {
+      guint32 len = MIN (NC_M * NC_K, size - off);
+      guint gm = (len + NC_K - 1) / NC_K, i;
+
+      for (i = 0; i < gm + nc_redundancy (gm); i++, pkt++) {
+        gsize psize;
+        const guint8 *p;
+
+        fail_unless (pkt < out[0]->bytes->len, "only %u packets",
+            out[0]->bytes->len);
+        p = g_bytes_get_data (out[0]->bytes->pdata[pkt], &psize);
+        fail_unless_equals_int (psize, 24 + NC_K);
+        fail_unless_equals_int (p[0], 1);       /* version */
+        fail_unless_equals_int (GST_READ_UINT16_BE (p + 2), gm);
+        fail_unless_equals_int (GST_READ_UINT32_BE (p + 4), gen);
+        fail_unless_equals_int (GST_READ_UINT32_BE (p + 8), NC_K);
+        fail_unless_equals_int (GST_READ_UINT32_BE (p + 12), len);
+        if (i < gm) {
+          /* NC_FLAG_SOURCE, the block index, the block's bytes */
+          gsize blen = MIN (NC_K, len - i * NC_K);
+
+          fail_unless_equals_int (p[1], 2);
+          fail_unless_equals_int (GST_READ_UINT32_BE (p + 16), i);
+          fail_unless (memcmp (p + 24, data + off + i * NC_K, blen) == 0,
+              "buffer %u generation %u block %u differs", b, gen, i);
+        } else {
+          /* NC_FLAG_SEED */
+          fail_unless_equals_int (p[1], 1);
+        }
+      }
+    }
+  }
+  fail_unless_equals_int (out[0]->bytes->len, pkt);
+  fail_unless_equals_int (gen, 5);
+  /* ncencoder's caps, the input's caps as original-caps */
+  fail_unless (gst_structure_has_name (gst_caps_get_structure (out[0]->caps,
+              0), "application/x-rlnc"));
+  fail_unless (gst_structure_get_int (gst_caps_get_structure (out[0]->caps,
+              0), "generation-size", &m));
+  fail_unless (gst_structure_get_int (gst_caps_get_structure (out[0]->caps,
+              0), "block-size", &k));
+  fail_unless_equals_int (m, NC_M);
+  fail_unless_equals_int (k, NC_K);
+  coefs = gst_structure_get_string (gst_caps_get_structure (out[0]->caps, 0),
+      "coefficients");
+  fail_unless_equals_string (coefs, "seed");
+  fail_unless_equals_string (gst_structure_get_string
+      (gst_caps_get_structure (out[0]->caps, 0), "original-caps"),
+      "application/x-nctest");
+  collected_free (out[0]);
+  g_ptr_array_unref (in);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+/* On ncdecoder's sink pad: in every generation the first packet is lost,
+ * and the third too where the redundancy covers two losses. */
+static GstPadProbeReturn
+nc_lose_packets (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  guint *lost = user_data;
+  GstBufferList *list = gst_pad_probe_info_get_buffer_list (info);
+  guint i = 0, pos = 0;
+  gint32 cur = -1;
+
+  list = gst_buffer_list_make_writable (list);
+  while (i < gst_buffer_list_length (list)) {
+    GstBuffer *buf = gst_buffer_list_get (list, i);
+    guint8 h[24];
+    guint m;
+
+    fail_unless_equals_int (gst_buffer_extract (buf, 0, h, 24), 24);
+    if ((gint32) GST_READ_UINT32_BE (h + 4) != cur) {
+      cur = GST_READ_UINT32_BE (h + 4);
+      pos = 0;
+    }
+    m = GST_READ_UINT16_BE (h + 2);
+    if (pos == 0 || (pos == 2 && nc_redundancy (m) >= 2)) {
+      gst_buffer_list_remove (list, i, 1);
+      (*lost)++;
+    } else {
+      i++;
+    }
+    pos++;
+  }
+  GST_PAD_PROBE_INFO_DATA (info) = list;
+  return GST_PAD_PROBE_OK;
+}
+
+/* the loss on the pad of ncdecoder d0 */
+static void
+nc_add_loss (GstElement * pipe, gpointer lost)
+{
+  GstElement *d0 = gst_bin_get_by_name (GST_BIN (pipe), "d0");
+  GstPad *pad = gst_element_get_static_pad (d0, "sink");
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER_LIST, nc_lose_packets,
+      lost, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (d0);
+}
+
+/* rtgpuqueue processor=nc-encode ! ncdecoder gives back the input bytes,
+ * one buffer per generation, with and without lost packets; two streams
+ * number their generations each on their own. */
+GST_START_TEST (test_nc_encode_to_ncdecoder)
+{
+  const guint sizes[] = { 1, 1000, 1024, 16384, 16385, 40000, 3000, 70000 };
+  GPtrArray *in0 = make_nc_input (sizes, G_N_ELEMENTS (sizes), 11);
+  GPtrArray *in1 = make_nc_input (sizes, G_N_ELEMENTS (sizes), 12);
+  GstCaps *caps = gst_caps_new_empty_simple ("application/x-nctest");
+  Feed feeds[] = { {"r0", caps, in0}, {"r1", caps, in1} };
+  const gchar *sinks[] = { "a0", "a1" };
+  guint gens = 0, i, lose;
+
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++)
+    gens += (sizes[i] + NC_M * NC_K - 1) / (NC_M * NC_K);
+
+  for (lose = 0; lose < 2; lose++) {
+    Collected *out[2];
+    GByteArray *want0 = concat_bytes (in0), *want1 = concat_bytes (in1);
+    GByteArray *got0, *got1;
+    guint lost = 0;
+    gchar *error, *desc;
+
+    desc = g_strdup (NC_QUEUE "pipelines=2 appsrc name=r0 ! q.sink_0 "
+        "appsrc name=r1 ! q.sink_1 q.src_0 ! ncdecoder name=d0 ! "
+        "appsink name=a0 q.src_1 ! ncdecoder ! appsink name=a1");
+    error = run_pipeline (desc, feeds, 2, sinks, out, 2,
+        lose ? nc_add_loss : NULL, &lost);
+    fail_unless (error == NULL, "%s", error);
+    got0 = concat_bytes (out[0]->bytes);
+    got1 = concat_bytes (out[1]->bytes);
+    fail_unless_equals_int (got0->len, want0->len);
+    fail_unless (memcmp (got0->data, want0->data, want0->len) == 0,
+        "stream 0 (%s): decoded bytes differ", lose ? "lossy" : "lossless");
+    fail_unless_equals_int (got1->len, want1->len);
+    fail_unless (memcmp (got1->data, want1->data, want1->len) == 0,
+        "stream 1: decoded bytes differ");
+    /* one decoded buffer per generation */
+    fail_unless_equals_int (out[0]->bytes->len, gens);
+    fail_unless_equals_int (out[1]->bytes->len, gens);
+    if (lose)
+      fail_unless (lost > gens, "only %u packets lost", lost);
+    fail_unless (gst_structure_has_name (gst_caps_get_structure (out[0]->caps,
+                0), "application/x-nctest"));
+    collected_free (out[0]);
+    collected_free (out[1]);
+    g_byte_array_unref (want0);
+    g_byte_array_unref (want1);
+    g_byte_array_unref (got0);
+    g_byte_array_unref (got1);
+    g_free (desc);
+  }
+  g_ptr_array_unref (in0);
+  g_ptr_array_unref (in1);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+/* A configuration the processor refuses fails the start with the field
+ * named. */
+GST_START_TEST (test_nc_encode_bad_config)
+{
+  GPtrArray *in = make_nc_input ((const guint[]) { 10 }, 1, 1);
+  GstCaps *caps = gst_caps_new_empty_simple ("application/x-nctest");
+  Feed feeds[] = { {"r0", caps, in} };
+  const gchar *sinks[] = { "a0" };
+  Collected *out[1];
+  gchar *error;
+
+  error = run_srtp_pipeline ("rtgpuqueue name=q processor=nc-encode "
+      "processor-config=\"nc-encode, generation-size=(int)300\" "
+      "appsrc name=r0 ! q.sink_0 q.src_0 ! appsink name=a0", feeds, 1, sinks,
+      out, 1);
+  fail_unless (error && strstr (error, "generation-size"), "%s", error);
+  g_free (error);
+  collected_free (out[0]);
+  error = run_srtp_pipeline ("rtgpuqueue name=q processor=nc-encode "
+      "processor-config=\"nc-encode, coefficients=dense\" "
+      "appsrc name=r0 ! q.sink_0 q.src_0 ! appsink name=a0", feeds, 1, sinks,
+      out, 1);
+  fail_unless (error && strstr (error, "coefficients"), "%s", error);
+  g_free (error);
+  collected_free (out[0]);
+  g_ptr_array_unref (in);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+/* the launch line of docs/elements/rtgpuqueue.md ("processor=nc-encode"),
+ * run as written: what fakesink gets is what audiotestsrc made */
+#define NC_LAUNCH "rtgpuqueue name=q processor=nc-encode " \
+    "default-max-packet-size=18000 processor-config=\"nc-encode, " \
+    "generation-size=(int)16, block-size=(int)1024, redundancy=(int)4\" " \
+    "audiotestsrc is-live=true num-buffers=10 samplesperbuffer=9000 ! " \
+    "q.sink_0 q.src_0 ! ncdecoder ! fakesink"
+
+static GstPadProbeReturn
+nc_collect_bytes (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstMapInfo map;
+  GstBuffer *buf = gst_pad_probe_info_get_buffer (info);
+
+  gst_buffer_map (buf, &map, GST_MAP_READ);
+  g_byte_array_append (user_data, map.data, map.size);
+  gst_buffer_unmap (buf, &map);
+  return GST_PAD_PROBE_OK;
+}
+
+static GstElement *
+bin_find_factory (GstBin * bin, const gchar * factory)
+{
+  GstIterator *it = gst_bin_iterate_elements (bin);
+  GValue v = G_VALUE_INIT;
+  GstElement *found = NULL;
+
+  while (!found && gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+    GstElement *e = g_value_get_object (&v);
+
+    if (!g_strcmp0 (GST_OBJECT_NAME (gst_element_get_factory (e)), factory))
+      found = gst_object_ref (e);
+    g_value_reset (&v);
+  }
+  g_value_unset (&v);
+  gst_iterator_free (it);
+  return found;
+}
+
+GST_START_TEST (test_nc_encode_launch_line)
+{
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch (NC_LAUNCH, &err);
+  GstElement *src, *sink, *q;
+  GByteArray *made = g_byte_array_new (), *got = g_byte_array_new ();
+  GstPad *pad;
+  GstMessage *msg;
+  GstBus *bus;
+  GstCaps *caps;
+  gint m = 0;
+
+  fail_unless (pipe != NULL && err == NULL, "%s", err ? err->message : "?");
+  src = bin_find_factory (GST_BIN (pipe), "audiotestsrc");
+  sink = bin_find_factory (GST_BIN (pipe), "fakesink");
+  q = gst_bin_get_by_name (GST_BIN (pipe), "q");
+  pad = gst_element_get_static_pad (src, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, nc_collect_bytes, made,
+      NULL);
+  gst_object_unref (pad);
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, nc_collect_bytes, got,
+      NULL);
+  gst_object_unref (pad);
+  bus = gst_element_get_bus (pipe);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
+      "the launch line did not play to the end");
+  gst_message_unref (msg);
+  pad = gst_element_get_static_pad (q, "src_0");
+  caps = gst_pad_get_current_caps (pad);
+  fail_unless (caps != NULL);
+  fail_unless (gst_structure_has_name (gst_caps_get_structure (caps, 0),
+          "application/x-rlnc"));
+  fail_unless (gst_structure_get_int (gst_caps_get_structure (caps, 0),
+          "generation-size", &m));
+  fail_unless_equals_int (m, 16);
+  gst_caps_unref (caps);
+  gst_object_unref (pad);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  /* 10 buffers of 9000 S16 samples */
+  fail_unless_equals_int (made->len, 10 * 18000);
+  fail_unless_equals_int (got->len, made->len);
+  fail_unless (memcmp (got->data, made->data, made->len) == 0);
+  g_byte_array_unref (made);
+  g_byte_array_unref (got);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (q);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
 static Suite *
 rtgpuqueue_suite (void)
 {
@@ -1461,6 +1838,10 @@ rtgpuqueue_suite (void)
   tcase_add_test (tc, test_srtp_processor_config);
   tcase_add_test (tc, test_srtp_identical_to_gpusrtpenc);
   tcase_add_test (tc, test_srtp_errors);
+  tcase_add_test (tc, test_nc_encode_packets);
+  tcase_add_test (tc, test_nc_encode_to_ncdecoder);
+  tcase_add_test (tc, test_nc_encode_bad_config);
+  tcase_add_test (tc, test_nc_encode_launch_line);
   return s;
 }
 

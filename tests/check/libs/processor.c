@@ -2,7 +2,10 @@
  * unknown name refused with an error that names it, a name taken twice
  * refused; the library's srtp-protect: its configuration checked field by
  * field, and a batch of RTP packets protected to the bytes of the kernels'
- * scalar reference, a packet that is not RTP dropped and counted. */
+ * scalar reference, a packet that is not RTP dropped and counted; the
+ * library's nc-encode: its configuration checked, and a batch coded into
+ * packets of the NC wire format that the rlnc decoder turns back into the
+ * input. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -12,6 +15,8 @@
 
 #include "gpsprocessor.h"
 #include "gpssrtp.h"
+#include "gpsnc.h"
+#include <rlnc/rlnc.h>
 
 static const guint8 key30[30] = {
   0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
@@ -69,10 +74,11 @@ GST_START_TEST (test_lookup)
   g_clear_error (&err);
 
   names = gst_gpustream_processor_list_names ();
-  fail_unless_equals_int (g_strv_length (names), 3);
+  fail_unless_equals_int (g_strv_length (names), 4);
   fail_unless_equals_string (names[0], "dxt-encode");
-  fail_unless_equals_string (names[1], "srtp-protect");
-  fail_unless_equals_string (names[2], "test-double");
+  fail_unless_equals_string (names[1], "nc-encode");
+  fail_unless_equals_string (names[2], "srtp-protect");
+  fail_unless_equals_string (names[3], "test-double");
   g_strfreev (names);
 }
 
@@ -286,6 +292,130 @@ GST_START_TEST (test_srtp_caps)
 
 GST_END_TEST;
 
+/* ---- nc-encode ----------------------------------------------------------- */
+
+GST_START_TEST (test_nc_config_refused)
+{
+  const GstGpuStreamProcessorInfo *info =
+      gst_gpustream_processor_lookup ("nc-encode", NULL);
+  const gchar *bad[][2] = {
+    {"nc-encode, generation-size=(int)0", "generation-size"},
+    {"nc-encode, generation-size=(int)257", "generation-size"},
+    {"nc-encode, block-size=(int)65537", "block-size"},
+    {"nc-encode, redundancy=(int)-1", "redundancy"},
+    {"nc-encode, redundancy-percent=(string)half", "redundancy-percent"},
+    {"nc-encode, systematic=(string)maybe", "systematic"},
+    {"nc-encode, coefficients=(string)dense", "coefficients"},
+  };
+  GstStructure *c;
+  GError *err = NULL;
+  gpointer inst;
+  guint i;
+
+  fail_unless (info != NULL);
+  for (i = 0; i < G_N_ELEMENTS (bad); i++) {
+    c = gst_structure_from_string (bad[i][0], NULL);
+    fail_unless (c != NULL, "%s", bad[i][0]);
+    fail_unless (info->setup (c, NULL, &err) == NULL, "%s", bad[i][0]);
+    fail_unless (g_error_matches (err, GST_GPUSTREAM_PROCESSOR_ERROR,
+            GST_GPUSTREAM_PROCESSOR_ERROR_CONFIG));
+    fail_unless (strstr (err->message, bad[i][1]) != NULL, "%s",
+        err->message);
+    g_clear_error (&err);
+    gst_structure_free (c);
+  }
+  /* no configuration: ncencoder's defaults */
+  inst = info->setup (NULL, NULL, &err);
+  fail_unless (inst != NULL && err == NULL);
+  info->teardown (inst);
+}
+
+GST_END_TEST;
+
+/* Not systematic, explicit vectors: 50 bytes in generations of 4 x 8 are
+ * a full generation (4 + 2 coded packets) and a partial one of 18 bytes
+ * (3 blocks, ceil (2 x 3 / 4) = 2 more); an empty buffer codes to nothing,
+ * an event item is left alone. */
+GST_START_TEST (test_nc_batch)
+{
+  const GstGpuStreamProcessorInfo *info =
+      gst_gpustream_processor_lookup ("nc-encode", NULL);
+  GstStructure *c = gst_structure_from_string ("nc-encode, "
+      "generation-size=(int)4, block-size=(int)8, redundancy=(int)2, "
+      "systematic=(boolean)false, coefficients=(string)vector", NULL);
+  GstGpuStreamSchedItem items[3] = { {0} };
+  GstEvent *event = gst_event_new_eos ();
+  guint8 in[50];
+  const guint want_m[] = { 4, 3 }, want_packets[] = { 6, 5 };
+  GstStructure *stats;
+  GstBufferList *list;
+  guint64 v;
+  gpointer inst, b;
+  guint i, gen, p = 0;
+
+  for (i = 0; i < sizeof (in); i++)
+    in[i] = (i * 37 + 11) & 0xff;
+  inst = info->setup (c, NULL, NULL);
+  fail_unless (inst != NULL);
+  items[0].data = gst_buffer_new_memdup (in, sizeof (in));
+  GST_BUFFER_PTS (items[0].data) = 5 * GST_SECOND;
+  items[0].flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
+  items[1].data = gst_buffer_new ();
+  items[1].flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
+  items[2].data = event;
+  b = info->processor.submit (inst, NULL, 0, items, 3);
+  info->processor.finish (inst, b);
+
+  fail_unless (GST_IS_BUFFER_LIST (items[0].data));
+  fail_unless (items[1].data == NULL);
+  fail_unless (items[2].data == (gpointer) event);
+  list = items[0].data;
+  fail_unless_equals_int (gst_buffer_list_length (list), 11);
+  for (gen = 0; gen < 2; gen++) {
+    RlncDecoder *d = rlnc_decoder_new (want_m[gen], 8);
+    guint8 out[32], coefs[4];
+
+    for (i = 0; i < want_packets[gen]; i++, p++) {
+      GstBuffer *pkt = gst_buffer_list_get (list, p);
+      const guint8 *vec, *payload;
+      GstMapInfo map;
+      NcHeader h;
+
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (pkt), 5 * GST_SECOND);
+      gst_buffer_map (pkt, &map, GST_MAP_READ);
+      fail_unless_equals_int (nc_packet_parse (map.data, map.size, &h, &vec,
+              &payload), NC_PARSE_OK);
+      fail_unless_equals_int (h.generation, gen);
+      fail_unless_equals_int (h.m, want_m[gen]);
+      fail_unless_equals_int (h.block_size, 8);
+      fail_unless_equals_int (h.data_length, gen ? 18 : 32);
+      fail_unless_equals_int (h.flags, 0);      /* coded, vector */
+      nc_packet_coefficients (&h, vec, coefs);
+      rlnc_decoder_add (d, coefs, payload);
+      gst_buffer_unmap (pkt, &map);
+    }
+    fail_unless_equals_int (rlnc_decoder_rank (d), want_m[gen]);
+    fail_unless_equals_int (rlnc_decoder_solve (d, out), 0);
+    fail_unless (memcmp (out, in + gen * 32, gen ? 18 : 32) == 0,
+        "generation %u decodes to other bytes", gen);
+    rlnc_decoder_free (d);
+  }
+
+  stats = gst_structure_new_empty ("stats");
+  info->get_stats (inst, stats);
+  fail_unless (gst_structure_get_uint64 (stats, "nc-generations", &v));
+  fail_unless_equals_uint64 (v, 2);
+  fail_unless (gst_structure_get_uint64 (stats, "nc-packets", &v));
+  fail_unless_equals_uint64 (v, 11);
+  gst_structure_free (stats);
+  gst_buffer_list_unref (list);
+  gst_event_unref (event);
+  info->teardown (inst);
+  gst_structure_free (c);
+}
+
+GST_END_TEST;
+
 static Suite *
 processor_suite (void)
 {
@@ -297,6 +427,8 @@ processor_suite (void)
   tcase_add_test (tc, test_srtp_config_refused);
   tcase_add_test (tc, test_srtp_batch);
   tcase_add_test (tc, test_srtp_caps);
+  tcase_add_test (tc, test_nc_config_refused);
+  tcase_add_test (tc, test_nc_batch);
   return s;
 }
 

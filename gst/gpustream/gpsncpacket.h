@@ -1,4 +1,4 @@
-/* ncpacket.h: the coded packet that ncencoder emits and ncdecoder reads, the
+/* gpsncpacket.h: the coded packet that ncencoder emits and ncdecoder reads, the
  * payload of one RTP packet with rtpncpay. Version 1, all fields big-endian:
  *
  *   0  u8   version        1

@@ -1,4 +1,4 @@
-/* ncpacket.c: the coded packet of ncpacket.h.
+/* gpsncpacket.c: the coded packet of gpsncpacket.h.
  *
  * The CRC is the reflected CRC-32 of IEEE 802.3 as zlib, gzip and Ethernet
  * compute it (polynomial 0x04C11DB7, bit-reversed 0xEDB88320, initial value
@@ -13,7 +13,7 @@
 #include <isa-l/crc.h>
 #include <gst/gst.h>
 
-#include "ncpacket.h"
+#include "gpsncpacket.h"
 #include <rlnc/rlnc.h>
 
 #define NC_CRC_OFFSET 20
