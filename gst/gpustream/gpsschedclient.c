@@ -47,6 +47,7 @@ struct _GstGpuStreamSchedClient
 
   GMutex lock;
   GCond cond;                   /* an item completed; flush; unblock; stop */
+  guint waiters;                /* threads in client_wait_locked */
   guint64 completions;
   gboolean running;
   gboolean unblocked;
@@ -94,7 +95,10 @@ client_complete_locked (GstGpuStreamSchedClientStream * cs,
   if (item->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
     cs->bytes -= item->size;
   client->completions++;
-  g_cond_broadcast (&client->cond);
+  /* a wake-up is a system call: at a million packets a second, only when
+   * someone waits */
+  if (client->waiters > 0)
+    g_cond_broadcast (&client->cond);
 }
 
 static void
@@ -166,7 +170,9 @@ client_wait_locked (GstGpuStreamSchedClient * client)
 {
   if (client->cb.unlock)
     client->cb.unlock (client->user_data);
+  client->waiters++;
   g_cond_wait (&client->cond, &client->lock);
+  client->waiters--;
   if (client->cb.relock) {
     g_mutex_unlock (&client->lock);
     client->cb.relock (client->user_data);
@@ -205,7 +211,7 @@ client_take_ret_locked (GstGpuStreamSchedClientStream * cs)
 
 static gboolean
 client_push_item (GstGpuStreamSchedClientStream * cs, gpointer data,
-    guint32 size, guint16 flags)
+    guint32 size, guint16 flags, GstFlowReturn * ret)
 {
   GstGpuStreamSchedClient *client = cs->client;
   gboolean packet = (flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) != 0;
@@ -241,6 +247,8 @@ client_push_item (GstGpuStreamSchedClientStream * cs, gpointer data,
     if (client->completions == seen)
       client_wait_locked (client);
   }
+  if (ret)
+    *ret = client_take_ret_locked (cs);
   g_mutex_unlock (&client->lock);
   return TRUE;
 }
@@ -249,14 +257,11 @@ GstFlowReturn
 gst_gpustream_sched_client_push (GstGpuStreamSchedClientStream * cs,
     gpointer data, guint32 size)
 {
-  GstGpuStreamSchedClient *client = cs->client;
-  GstFlowReturn ret;
+  GstFlowReturn ret = GST_FLOW_OK;
 
-  if (!client_push_item (cs, data, size, GST_GPUSTREAM_SCHED_ITEM_PACKET))
+  if (!client_push_item (cs, data, size, GST_GPUSTREAM_SCHED_ITEM_PACKET,
+          &ret))
     return GST_FLOW_FLUSHING;
-  g_mutex_lock (&client->lock);
-  ret = client_take_ret_locked (cs);
-  g_mutex_unlock (&client->lock);
   return ret;
 }
 
@@ -273,7 +278,7 @@ gst_gpustream_sched_client_push_event (GstGpuStreamSchedClientStream * cs,
   /* not started (or stopped): nothing is queued to keep order with */
   if (!running)
     return client->cb.output (cs->data, NULL, event) == GST_FLOW_OK;
-  return client_push_item (cs, event, 0, 0);
+  return client_push_item (cs, event, 0, 0, NULL);
 }
 
 GstFlowReturn
