@@ -8,4 +8,4 @@ eval "$("$here/run" env)"
 exec gst-launch-1.0 -e udpsrc port="${1:-5000}" buffer-size=4194304 \
   caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-RLNC" ! \
   rtpncdepay ! ncencoder redundancy=4 ! rtpncpay ! \
-  udpsink host="${2:-127.0.0.1}" port="${3:-5002}"
+  udpsink host="${2:-127.0.0.1}" port="${3:-5002}" sync=false

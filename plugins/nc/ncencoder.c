@@ -33,7 +33,7 @@
  * a relay in the middle of the path:
  * |[
  * gst-launch-1.0 udpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-RLNC,payload=96" ! \
- *     rtpncdepay ! ncencoder redundancy=4 ! rtpncpay ! udpsink host=127.0.0.1 port=5006
+ *     rtpncdepay ! ncencoder redundancy=4 ! rtpncpay ! udpsink host=127.0.0.1 port=5006 sync=false
  * ]|
  */
 #ifdef HAVE_CONFIG_H
