@@ -118,6 +118,9 @@ typedef struct {
   int streams_decoded;          /* streams with every source symbol */
   int streams_local;            /* decoded from their own packets alone */
   int streams_repaired;         /* decoded only once pipe packets helped */
+  int streams_joint;            /* decoded only by solving the short streams
+                                 * together (their own repairs and the pipe
+                                 * packets they share) */
   int extra_packets;            /* pipe packets turned into extra repairs */
   int rounds;                   /* passes until done or nothing moved */
 } FountainDecodeStats;
@@ -135,7 +138,9 @@ FountainAddResult fountain_frame_decoder_add (FountainFrameDecoder *d,
 /* Decodes what it can: every stream from its own packets, then pipe packets
  * reduced by the decoded streams to extra repairs (PipeBuf -> ExtraBuf) for
  * the one stream left in each, until every stream decodes or a pass changes
- * nothing. Returns the number of decoded streams. */
+ * nothing; then the streams still short are solved together, their own
+ * repairs and the pipe packets left between them as one GF(2^8) system.
+ * Returns the number of decoded streams. */
 int fountain_frame_decoder_decode (FountainFrameDecoder *d,
     FountainDecodeStats *stats);
 /* Stream s's N * symbol_size bytes once it decoded, else NULL. */

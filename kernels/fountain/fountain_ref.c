@@ -266,6 +266,7 @@ typedef struct {
   uint8_t *payloads;            /* max_rows * symbol_size */
   int rows;
   int extras;                   /* rows that came out of pipe packets */
+  int joint;                    /* decoded together with other streams */
 } StreamState;
 
 typedef struct {
@@ -285,9 +286,6 @@ struct FountainFrameDecoder {
   int n_pipes, max_pipes;
   /* scratch of the solver */
   uint8_t *coefs_full;          /* N */
-  uint8_t *matrix;              /* max_rows x N (restricted to the missing) */
-  uint8_t *rhs;                 /* max_rows x symbol_size */
-  int *missing;                 /* N */
   uint8_t *part;                /* symbol_size */
 };
 
@@ -313,12 +311,8 @@ fountain_frame_decoder_new (int streams, int n, size_t symbol_size,
   d->s = calloc ((size_t) streams, sizeof *d->s);
   d->pipes = calloc ((size_t) d->max_pipes, sizeof *d->pipes);
   d->coefs_full = malloc ((size_t) n);
-  d->matrix = malloc ((size_t) d->max_rows * (size_t) n);
-  d->rhs = malloc ((size_t) d->max_rows * symbol_size);
-  d->missing = malloc ((size_t) n * sizeof *d->missing);
   d->part = malloc (symbol_size);
-  int ok = d->s && d->pipes && d->coefs_full && d->matrix && d->rhs
-      && d->missing && d->part;
+  int ok = d->s && d->pipes && d->coefs_full && d->part;
   for (int i = 0; ok && i < streams; i++) {
     StreamState *st = &d->s[i];
     st->data = malloc ((size_t) n * symbol_size);
@@ -354,9 +348,6 @@ fountain_frame_decoder_free (FountainFrameDecoder *d)
   free (d->s);
   free (d->pipes);
   free (d->coefs_full);
-  free (d->matrix);
-  free (d->rhs);
-  free (d->missing);
   free (d->part);
   free (d);
 }
@@ -370,7 +361,7 @@ fountain_frame_decoder_reset (FountainFrameDecoder *d, uint32_t frame_id)
     StreamState *st = &d->s[i];
     memset (st->have, 0, (size_t) d->n);
     memset (st->data, 0, (size_t) d->n * d->symbol_size);
-    st->known = st->decoded = st->rows = st->extras = 0;
+    st->known = st->decoded = st->rows = st->extras = st->joint = 0;
   }
   d->n_pipes = 0;
 }
@@ -420,75 +411,144 @@ fountain_frame_decoder_add (FountainFrameDecoder *d, const FountainHeader *h,
   }
 }
 
-/* Solves stream st's missing symbols from its repair rows: each row minus
- * the known symbols' share is an equation over the missing ones; Gauss-
- * Jordan elimination over GF(2^8). Returns 1 when the stream is complete. */
-static int
-stream_try_decode (FountainFrameDecoder *d, StreamState *st)
+/* Row r of the system: the coefficients of `seed` over stream t's missing
+ * symbols (placed at column base[t] on), and the known symbols' share
+ * subtracted from rhs. */
+static void
+add_component (FountainFrameDecoder *d, int t, uint32_t seed,
+    const int *base, uint8_t *row, uint8_t *rhs)
 {
-  if (st->decoded)
-    return 1;
+  StreamState *st = &d->s[t];
+  size_t k = d->symbol_size;
+  rlnc_seed_coefs (seed, d->n, d->coefs_full);
+  for (int i = 0, m = base[t]; i < d->n; i++) {
+    if (st->have[i])
+      gf_madd (rhs, st->data + (size_t) i * k, d->coefs_full[i], k);
+    else
+      row[m++] = d->coefs_full[i];
+  }
+}
+
+/* Solves the missing symbols of the streams of `set` together: every repair
+ * row of those streams, and every pipe packet whose undecoded streams all
+ * lie in the set, is an equation over them once the known symbols' share is
+ * subtracted; Gauss-Jordan elimination over GF(2^8). For one stream that is
+ * the stream's own decode; for several it is what the XOR-only peeling of
+ * the paper cannot do (a pipe of two short streams helps both), and why
+ * this code is GF(2^8). Returns 1 when every stream of the set decoded. */
+static int
+solve_streams (FountainFrameDecoder *d, uint64_t set)
+{
   int n = d->n;
   size_t k = d->symbol_size;
-  int lost = 0;
-  for (int i = 0; i < n; i++)
-    if (!st->have[i])
-      d->missing[lost++] = i;
+  int base[FOUNTAIN_MAX_STREAMS] = { 0 };
+  int lost = 0, rows = 0;
+  for (int t = 0; t < d->streams; t++) {
+    if (!(set >> t & 1))
+      continue;
+    base[t] = lost;
+    lost += n - d->s[t].known;
+    rows += d->s[t].rows;
+  }
   if (lost == 0)
-    return st->decoded = 1;
-  if (st->rows < lost)
+    goto done;
+  for (int p = 0; p < d->n_pipes; p++)
+    if (!d->pipes[p].done && (d->pipes[p].remaining & ~set) == 0)
+      rows++;
+  if (rows < lost)
     return 0;
-  for (int r = 0; r < st->rows; r++) {
-    uint8_t *row = d->matrix + (size_t) r * lost;
-    uint8_t *rhs = d->rhs + (size_t) r * k;
-    rlnc_seed_coefs (st->seeds[r], n, d->coefs_full);
-    memcpy (rhs, st->payloads + (size_t) r * k, k);
-    for (int i = 0, m = 0; i < n; i++) {
-      if (st->have[i])
-        gf_madd (rhs, st->data + (size_t) i * k, d->coefs_full[i], k);
-      else
-        row[m++] = d->coefs_full[i];
+  uint8_t *matrix = calloc ((size_t) rows, (size_t) lost);
+  uint8_t *rhs = malloc ((size_t) rows * k);
+  int *col_stream = malloc ((size_t) lost * sizeof *col_stream);
+  int *col_index = malloc ((size_t) lost * sizeof *col_index);
+  if (!matrix || !rhs || !col_stream || !col_index) {
+    free (matrix);
+    free (rhs);
+    free (col_stream);
+    free (col_index);
+    return 0;
+  }
+  int r = 0;
+  for (int t = 0; t < d->streams; t++) {
+    if (!(set >> t & 1))
+      continue;
+    StreamState *st = &d->s[t];
+    for (int i = 0, c = base[t]; i < n; i++)
+      if (!st->have[i]) {
+        col_stream[c] = t;
+        col_index[c++] = i;
+      }
+    for (int j = 0; j < st->rows; j++, r++) {
+      memcpy (rhs + (size_t) r * k, st->payloads + (size_t) j * k, k);
+      add_component (d, t, st->seeds[j], base, matrix + (size_t) r * lost,
+          rhs + (size_t) r * k);
     }
   }
-  int rows = st->rows;
-  for (int c = 0; c < lost; c++) {
+  for (int p = 0; p < d->n_pipes; p++) {
+    PipeState *pp = &d->pipes[p];
+    if (pp->done || (pp->remaining & ~set) != 0)
+      continue;
+    memcpy (rhs + (size_t) r * k, pp->payload, k);
+    for (int t = 0; t < d->streams; t++)
+      if (pp->remaining >> t & 1)
+        add_component (d, t, fountain_pipe_component_seed (pp->seed, t), base,
+            matrix + (size_t) r * lost, rhs + (size_t) r * k);
+    r++;
+  }
+  int ok = 1;
+  for (int c = 0; c < lost && ok; c++) {
     int piv = -1;
-    for (int r = c; r < rows; r++)
-      if (d->matrix[(size_t) r * lost + c]) {
-        piv = r;
+    for (int i = c; i < rows; i++)
+      if (matrix[(size_t) i * lost + c]) {
+        piv = i;
         break;
       }
-    if (piv < 0)
-      return 0;                 /* rank below the losses: wait for more */
+    if (piv < 0) {
+      ok = 0;                   /* rank below the losses: wait for more */
+      break;
+    }
     if (piv != c) {
       for (int j = 0; j < lost; j++) {
-        uint8_t t = d->matrix[(size_t) piv * lost + j];
-        d->matrix[(size_t) piv * lost + j] = d->matrix[(size_t) c * lost + j];
-        d->matrix[(size_t) c * lost + j] = t;
+        uint8_t t = matrix[(size_t) piv * lost + j];
+        matrix[(size_t) piv * lost + j] = matrix[(size_t) c * lost + j];
+        matrix[(size_t) c * lost + j] = t;
       }
-      memcpy (d->part, d->rhs + (size_t) piv * k, k);
-      memcpy (d->rhs + (size_t) piv * k, d->rhs + (size_t) c * k, k);
-      memcpy (d->rhs + (size_t) c * k, d->part, k);
+      memcpy (d->part, rhs + (size_t) piv * k, k);
+      memcpy (rhs + (size_t) piv * k, rhs + (size_t) c * k, k);
+      memcpy (rhs + (size_t) c * k, d->part, k);
     }
-    uint8_t *prow = d->matrix + (size_t) c * lost;
+    uint8_t *prow = matrix + (size_t) c * lost;
     uint8_t inv = gf256_inv (prow[c]);
     gf_scale (prow + c, inv, (size_t) (lost - c));
-    gf_scale (d->rhs + (size_t) c * k, inv, k);
-    for (int r = 0; r < rows; r++) {
-      uint8_t *row = d->matrix + (size_t) r * lost;
+    gf_scale (rhs + (size_t) c * k, inv, k);
+    for (int i = 0; i < rows; i++) {
+      uint8_t *row = matrix + (size_t) i * lost;
       uint8_t f = row[c];
-      if (r == c || f == 0)
+      if (i == c || f == 0)
         continue;
       gf_madd (row + c, prow + c, f, (size_t) (lost - c));
-      gf_madd (d->rhs + (size_t) r * k, d->rhs + (size_t) c * k, f, k);
+      gf_madd (rhs + (size_t) i * k, rhs + (size_t) c * k, f, k);
     }
   }
-  for (int c = 0; c < lost; c++) {
-    memcpy (st->data + (size_t) d->missing[c] * k, d->rhs + (size_t) c * k, k);
-    st->have[d->missing[c]] = 1;
-  }
-  st->known = n;
-  return st->decoded = 1;
+  if (ok)
+    for (int c = 0; c < lost; c++) {
+      StreamState *st = &d->s[col_stream[c]];
+      memcpy (st->data + (size_t) col_index[c] * k, rhs + (size_t) c * k, k);
+      st->have[col_index[c]] = 1;
+    }
+  free (matrix);
+  free (rhs);
+  free (col_stream);
+  free (col_index);
+  if (!ok)
+    return 0;
+done:
+  for (int t = 0; t < d->streams; t++)
+    if (set >> t & 1) {
+      d->s[t].known = n;
+      d->s[t].decoded = 1;
+    }
+  return 1;
 }
 
 int
@@ -502,7 +562,7 @@ fountain_frame_decoder_decode (FountainFrameDecoder *d,
     moved = 0;
     z.rounds++;
     for (int i = 0; i < d->streams; i++)
-      if (!d->s[i].decoded && stream_try_decode (d, &d->s[i]))
+      if (!d->s[i].decoded && solve_streams (d, 1ull << i))
         moved = 1;
     /* PipeBuf -> ExtraBuf: subtract every decoded stream's component; a pipe
      * left with one undecoded stream is an extra repair row for it */
@@ -541,11 +601,22 @@ fountain_frame_decoder_decode (FountainFrameDecoder *d,
     if (all)
       break;
   }
+  /* nothing moves: the short streams, solved together with the pipe packets
+   * that only they still share */
+  uint64_t shortset = 0;
+  for (int i = 0; i < d->streams; i++)
+    if (!d->s[i].decoded)
+      shortset |= 1ull << i;
+  if (__builtin_popcountll (shortset) >= 2 && solve_streams (d, shortset))
+    for (int i = 0; i < d->streams; i++)
+      d->s[i].joint |= (int) (shortset >> i & 1);
   for (int i = 0; i < d->streams; i++) {
     if (!d->s[i].decoded)
       continue;
     z.streams_decoded++;
-    if (d->s[i].extras)
+    if (d->s[i].joint)
+      z.streams_joint++;
+    else if (d->s[i].extras)
       z.streams_repaired++;
     else
       z.streams_local++;
