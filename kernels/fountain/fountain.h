@@ -1,0 +1,154 @@
+/* fountain.h: the cross-stream code of Shaofeng Liu, Jürgen P. Schulze,
+ * Thomas A. DeFanti, "CSTP: A parallel data transfer protocol using
+ * cross-stream coding" (2011), on a systematic GF(2^8) code.
+ *
+ * Pure C11, no GLib. A frame travels over S streams; stream s carries
+ * sub-frame s, N source symbols of `symbol_size` bytes. Each stream sends
+ * its N source packets as they are (systematic), repair packets (a seeded
+ * GF(2^8) combination of its N symbols, kernels/rlnc's seed generator) and
+ * pipe packets: the sum of one repair combination from each of 2 or S
+ * streams, so that streams which decode can lend packets to those which do
+ * not (the paper's PipeBuf / ExtraBuf exchange, section 5.2). The wire format
+ * is docs/elements/cstp-code.md. */
+#ifndef FOUNTAIN_H
+#define FOUNTAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FOUNTAIN_MAGIC 0x43535450u      /* "CSTP" */
+#define FOUNTAIN_VERSION 1
+#define FOUNTAIN_HEADER_SIZE 32
+#define FOUNTAIN_MAX_STREAMS 64         /* the pipe's stream mask is 64 bits */
+#define FOUNTAIN_MAX_N 16384            /* source symbols per sub-frame */
+#define FOUNTAIN_MAX_SYMBOL 65535
+
+typedef enum {
+  FOUNTAIN_KIND_SOURCE = 0,     /* source symbol `index` of its stream */
+  FOUNTAIN_KIND_REPAIR = 1,     /* combination of its stream's N symbols */
+  FOUNTAIN_KIND_PIPE = 2        /* sum of repair combinations of 2..S streams */
+} FountainKind;
+
+/* One packet's header, host byte order. Every stream of a frame has the same
+ * geometry: the frame's `frame_len` bytes are cut into S * N symbols of
+ * symbol_size bytes (the last zero-padded), N = ceil (symbols / S), and
+ * stream s carries symbols [s * N, (s + 1) * N). */
+typedef struct {
+  uint8_t kind;                 /* FountainKind */
+  uint8_t streams;              /* S, 1..FOUNTAIN_MAX_STREAMS */
+  uint8_t stream;               /* the stream this packet travels on, < S */
+  uint32_t frame_id;
+  uint16_t n;                   /* N: source symbols per sub-frame */
+  uint16_t symbol_size;         /* payload bytes, 1..65535 */
+  uint32_t frame_len;           /* bytes of the whole frame */
+  uint32_t index_or_seed;       /* source: index < N; repair, pipe: seed */
+  uint64_t pipe_mask;           /* pipe: streams covered (own one included) */
+} FountainHeader;
+
+typedef enum {
+  FOUNTAIN_OK = 0,
+  FOUNTAIN_ERR_SHORT = -1,      /* fewer bytes than a header */
+  FOUNTAIN_ERR_MAGIC = -2,
+  FOUNTAIN_ERR_VERSION = -3,
+  FOUNTAIN_ERR_KIND = -4,
+  FOUNTAIN_ERR_STREAMS = -5,    /* S = 0, S > 64, or stream >= S */
+  FOUNTAIN_ERR_GEOMETRY = -6,   /* N, symbol size and frame length disagree */
+  FOUNTAIN_ERR_INDEX = -7,      /* source index >= N */
+  FOUNTAIN_ERR_PIPE = -8,       /* bad stream mask for the kind */
+  FOUNTAIN_ERR_LENGTH = -9      /* payload is not symbol_size bytes */
+} FountainError;
+
+const char *fountain_error_string (int err);
+
+/* N for a frame of frame_len bytes over S streams (0 when it is out of range:
+ * frame_len 0, or N above FOUNTAIN_MAX_N). */
+uint32_t fountain_subframe_symbols (uint32_t frame_len, int streams,
+    uint16_t symbol_size);
+
+/* Parses a datagram of len bytes: validates every header field and that the
+ * payload is exactly symbol_size bytes. On FOUNTAIN_OK fills h and *payload
+ * (pointing into buf); returns a FountainError otherwise. Reads no byte at or
+ * past buf + len. */
+int fountain_header_parse (const uint8_t *buf, size_t len, FountainHeader *h,
+    const uint8_t **payload);
+/* Writes the 32 header bytes; returns FOUNTAIN_HEADER_SIZE, or a
+ * FountainError when h would not parse (or cap is too small). */
+int fountain_header_write (const FountainHeader *h, uint8_t *buf, size_t cap);
+
+/* ---- encoding ------------------------------------------------------------ */
+
+/* The seed of stream t's repair combination inside the pipe packet of
+ * pipe_seed (a receiver regenerates it the same way). */
+uint32_t fountain_pipe_component_seed (uint32_t pipe_seed, int t);
+
+/* out (symbol_size bytes) = sum_i c_i * sub[i], c the N coefficients of seed;
+ * sub is the sub-frame, n * symbol_size contiguous bytes. */
+void fountain_encode_repair (int n, size_t symbol_size, const uint8_t *sub,
+    uint32_t seed, uint8_t *out);
+/* out = sum over the streams t of mask of fountain_encode_repair (subs[t],
+ * fountain_pipe_component_seed (pipe_seed, t)). */
+void fountain_encode_pipe (int n, size_t symbol_size,
+    const uint8_t *const *subs, uint64_t mask, uint32_t pipe_seed,
+    uint8_t *out);
+
+/* The stream-degree distribution D_s(x) = p (0.5 x^S + 0.5 x^2) + (1-p) x:
+ * the stream mask of redundancy packet r of `stream` in frame frame_id, a
+ * deterministic draw (seeded by frame, stream and r). 1 << stream for a
+ * repair packet; for a pipe packet, own stream plus one other (degree 2) or
+ * all S (degree S). pipe_width in [0, 1]. */
+uint64_t fountain_stream_degree_draw (double pipe_width, int streams,
+    int stream, uint32_t frame_id, uint32_t r);
+
+/* ---- cross-stream decoding (paper section 5.2) --------------------------- */
+
+typedef struct FountainFrameDecoder FountainFrameDecoder;
+
+typedef enum {
+  FOUNTAIN_ADD_KEPT = 0,
+  FOUNTAIN_ADD_DUPLICATE = 1,   /* source symbol already known: dropped */
+  FOUNTAIN_ADD_FOREIGN = 2,     /* other frame or other geometry: dropped */
+  FOUNTAIN_ADD_FULL = 3         /* no room left for repair / pipe: dropped */
+} FountainAddResult;
+
+typedef struct {
+  int streams_decoded;          /* streams with every source symbol */
+  int streams_local;            /* decoded from their own packets alone */
+  int streams_repaired;         /* decoded only once pipe packets helped */
+  int streams_joint;            /* decoded only by solving the short streams
+                                 * together (their own repairs and the pipe
+                                 * packets they share) */
+  int extra_packets;            /* pipe packets turned into extra repairs */
+  int rounds;                   /* passes until done or nothing moved */
+} FountainDecodeStats;
+
+/* A decoder for one frame; max_redundancy bounds the repair packets each
+ * stream keeps and the pipe packets held (each). NULL on bad geometry. */
+FountainFrameDecoder *fountain_frame_decoder_new (int streams, int n,
+    size_t symbol_size, int max_redundancy);
+void fountain_frame_decoder_free (FountainFrameDecoder *d);
+/* Forgets everything; next packets may belong to frame frame_id. */
+void fountain_frame_decoder_reset (FountainFrameDecoder *d, uint32_t frame_id);
+/* h and payload as fountain_header_parse gave them. */
+FountainAddResult fountain_frame_decoder_add (FountainFrameDecoder *d,
+    const FountainHeader *h, const uint8_t *payload);
+/* Decodes what it can: every stream from its own packets, then pipe packets
+ * reduced by the decoded streams to extra repairs (PipeBuf -> ExtraBuf) for
+ * the one stream left in each, until every stream decodes or a pass changes
+ * nothing; then the streams still short are solved together, their own
+ * repairs and the pipe packets left between them as one GF(2^8) system.
+ * Returns the number of decoded streams. */
+int fountain_frame_decoder_decode (FountainFrameDecoder *d,
+    FountainDecodeStats *stats);
+/* Stream s's N * symbol_size bytes once it decoded, else NULL. */
+const uint8_t *fountain_frame_decoder_stream (const FountainFrameDecoder *d,
+    int s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FOUNTAIN_H */
