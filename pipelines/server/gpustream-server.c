@@ -274,42 +274,90 @@ path_is_canonical (const gchar * abspath)
   return strcmp (reencoded, abspath) == 0;
 }
 
-/* Answers 404 for what is not served; mounts the factory at the path of what
- * is (mount points match whole path segments, and the rest of a SETUP URL
- * after the mount names the stream). */
-static GstRTSPStatusCode
-check_request_path (GstRTSPClient * client, GstRTSPContext * ctx,
-    GpsDirFactory * factory)
+/* The file a request names, or NULL: the path as it is, else without the
+ * stream part of a SETUP URL; *mount_path is the path of the media. */
+static gchar *
+request_file (GpsDirFactory * factory, const GstRTSPUrl * uri,
+    gchar ** mount_path)
 {
   MountKind kind;
-  g_autofree gchar *file = NULL;
+  gchar *file;
+
+  *mount_path = g_strdup (uri->abspath);
+  file = media_dir_resolve (factory->root_real, *mount_path, &kind);
+  if (file == NULL) {
+    g_free (*mount_path);
+    *mount_path = strip_stream_control (uri->abspath);
+    file = media_dir_resolve (factory->root_real, *mount_path, &kind);
+  }
+  if (file != NULL && !path_is_canonical (*mount_path))
+    g_clear_pointer (&file, g_free);
+  return file;
+}
+
+/* The client of one RTSP connection: it mounts the factory at the path of
+ * each servable file it is asked for, before gst-rtsp-server looks the path
+ * up (mount points match whole path segments, and what follows the mount in
+ * a SETUP URL names the stream); other paths find no mount: 404. One mount
+ * per file asked for, shared by all clients. */
+#define GPS_TYPE_CLIENT (gps_client_get_type ())
+G_DECLARE_FINAL_TYPE (GpsClient, gps_client, GPS, CLIENT, GstRTSPClient);
+
+struct _GpsClient
+{
+  GstRTSPClient parent;
+  GpsDirFactory *factory;
+};
+
+G_DEFINE_TYPE (GpsClient, gps_client, GST_TYPE_RTSP_CLIENT);
+
+/* Mounts the factory at the media path of a servable request; FALSE for a
+ * path that is not served (missing, outside the directory, not canonical) */
+static gboolean
+gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
+{
   g_autofree gchar *mount_path = NULL;
+  g_autofree gchar *file = NULL;
   GstRTSPMountPoints *mounts;
   GstRTSPMediaFactory *found;
   gint matched = 0;
 
-  if (ctx->uri == NULL || ctx->uri->abspath == NULL)
-    return GST_RTSP_STS_BAD_REQUEST;
-  mount_path = g_strdup (ctx->uri->abspath);
-  file = media_dir_resolve (factory->root_real, mount_path, &kind);
-  if (file == NULL) {
-    g_free (mount_path);
-    mount_path = strip_stream_control (ctx->uri->abspath);
-    file = media_dir_resolve (factory->root_real, mount_path, &kind);
-  }
-  if (file == NULL || !path_is_canonical (mount_path))
-    return GST_RTSP_STS_NOT_FOUND;
-
-  mounts = gst_rtsp_client_get_mount_points (client);
+  if (uri == NULL || uri->abspath == NULL)
+    return FALSE;
+  file = request_file (self->factory, uri, &mount_path);
+  if (file == NULL)
+    return FALSE;
+  mounts = gst_rtsp_client_get_mount_points (GST_RTSP_CLIENT (self));
   if (mounts == NULL)
-    return GST_RTSP_STS_INTERNAL_SERVER_ERROR;
+    return FALSE;
   found = gst_rtsp_mount_points_match (mounts, mount_path, &matched);
   if (found == NULL || matched != (gint) strlen (mount_path))
     gst_rtsp_mount_points_add_factory (mounts, mount_path,
-        GST_RTSP_MEDIA_FACTORY (g_object_ref (factory)));
+        GST_RTSP_MEDIA_FACTORY (g_object_ref (self->factory)));
   g_clear_object (&found);
   g_object_unref (mounts);
-  return GST_RTSP_STS_OK;
+  return TRUE;
+}
+
+/* DESCRIBE looks its path up after this signal, SETUP before it (through
+ * make_path_from_uri below): both mount there, and the signal answers 404
+ * for a file that is not (or no longer) served before a pipeline is tried */
+static GstRTSPStatusCode
+check_request_path (GstRTSPClient * client, GstRTSPContext * ctx,
+    gpointer user_data)
+{
+  if (ctx->uri == NULL)
+    return GST_RTSP_STS_BAD_REQUEST;
+  return gps_client_mount_request (GPS_CLIENT (client), ctx->uri) ?
+      GST_RTSP_STS_OK : GST_RTSP_STS_NOT_FOUND;
+}
+
+static gchar *
+gps_client_make_path_from_uri (GstRTSPClient * client, const GstRTSPUrl * uri)
+{
+  gps_client_mount_request (GPS_CLIENT (client), uri);
+  return GST_RTSP_CLIENT_CLASS (gps_client_parent_class)->make_path_from_uri
+      (client, uri);
 }
 
 static void
@@ -319,15 +367,48 @@ on_new_session (GstRTSPClient * client, GstRTSPSession * session,
   gst_rtsp_session_set_timeout (session, opt_session_timeout);
 }
 
-static void
-on_client_connected (GstRTSPServer * server, GstRTSPClient * client,
-    GpsDirFactory * factory)
+/* The server: its clients are GpsClients */
+#define GPS_TYPE_SERVER (gps_server_get_type ())
+G_DECLARE_FINAL_TYPE (GpsServer, gps_server, GPS, SERVER, GstRTSPServer);
+
+struct _GpsServer
 {
-  g_signal_connect (client, "pre-describe-request",
-      G_CALLBACK (check_request_path), factory);
-  g_signal_connect (client, "pre-setup-request",
-      G_CALLBACK (check_request_path), factory);
-  g_signal_connect (client, "new-session", G_CALLBACK (on_new_session), NULL);
+  GstRTSPServer parent;
+  GpsDirFactory *factory;
+};
+
+G_DEFINE_TYPE (GpsServer, gps_server, GST_TYPE_RTSP_SERVER);
+
+/* what the parent's create_client configures, on a GpsClient */
+static GstRTSPClient *
+gps_server_create_client (GstRTSPServer * server)
+{
+  GpsServer *self = GPS_SERVER (server);
+  GpsClient *client = g_object_new (GPS_TYPE_CLIENT, NULL);
+  GstRTSPClient *base = GST_RTSP_CLIENT (client);
+  GstRTSPSessionPool *pool = gst_rtsp_server_get_session_pool (server);
+  GstRTSPMountPoints *mounts = gst_rtsp_server_get_mount_points (server);
+  GstRTSPAuth *auth = gst_rtsp_server_get_auth (server);
+  GstRTSPThreadPool *threads = gst_rtsp_server_get_thread_pool (server);
+
+  client->factory = g_object_ref (self->factory);
+  gst_rtsp_client_set_session_pool (base, pool);
+  gst_rtsp_client_set_mount_points (base, mounts);
+  gst_rtsp_client_set_auth (base, auth);
+  gst_rtsp_client_set_thread_pool (base, threads);
+  gst_rtsp_client_set_content_length_limit (base,
+      gst_rtsp_server_get_content_length_limit (server));
+  g_clear_object (&pool);
+  g_clear_object (&mounts);
+  g_clear_object (&auth);
+  g_clear_object (&threads);
+
+  g_signal_connect (base, "pre-describe-request",
+      G_CALLBACK (check_request_path), NULL);
+  g_signal_connect (base, "pre-setup-request",
+      G_CALLBACK (check_request_path), NULL);
+  g_signal_connect (base, "new-session", G_CALLBACK (on_new_session), NULL);
+  return base;
 }
 
 /* the session pool frees expired sessions only when asked to */
@@ -362,6 +443,45 @@ static void
 gps_dir_factory_init (GpsDirFactory * self)
 {
   g_mutex_init (&self->uri_lock);
+}
+
+static void
+gps_client_finalize (GObject * object)
+{
+  g_clear_object (&GPS_CLIENT (object)->factory);
+  G_OBJECT_CLASS (gps_client_parent_class)->finalize (object);
+}
+
+static void
+gps_client_class_init (GpsClientClass * klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = gps_client_finalize;
+  GST_RTSP_CLIENT_CLASS (klass)->make_path_from_uri =
+      gps_client_make_path_from_uri;
+}
+
+static void
+gps_client_init (GpsClient * self)
+{
+}
+
+static void
+gps_server_finalize (GObject * object)
+{
+  g_clear_object (&GPS_SERVER (object)->factory);
+  G_OBJECT_CLASS (gps_server_parent_class)->finalize (object);
+}
+
+static void
+gps_server_class_init (GpsServerClass * klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = gps_server_finalize;
+  GST_RTSP_SERVER_CLASS (klass)->create_client = gps_server_create_client;
+}
+
+static void
+gps_server_init (GpsServer * self)
+{
 }
 
 static GpsDirFactory *
@@ -428,7 +548,9 @@ main (int argc, char **argv)
   }
 
   loop = g_main_loop_new (NULL, FALSE);
-  server = gst_rtsp_server_new ();
+  factory = gps_dir_factory_new (root_real);
+  server = g_object_new (GPS_TYPE_SERVER, NULL);
+  GPS_SERVER (server)->factory = g_object_ref (factory);
   if (opt_address != NULL)
     gst_rtsp_server_set_address (server, opt_address);
   service = g_strdup_printf ("%d", opt_port);
@@ -437,10 +559,7 @@ main (int argc, char **argv)
   pool = gst_rtsp_server_get_session_pool (server);
   gst_rtsp_session_pool_set_max_sessions (pool, opt_max_sessions);
 
-  factory = gps_dir_factory_new (root_real);
-  /* mounted per file on its first request (check_request_path) */
-  g_signal_connect (server, "client-connected",
-      G_CALLBACK (on_client_connected), factory);
+  /* no mount points yet: each file is mounted on its first request */
 
   if (gst_rtsp_server_attach (server, NULL) == 0) {
     g_printerr ("gpustream-server: cannot listen on %s:%d\n",

@@ -96,6 +96,7 @@ class ServerVod(unittest.TestCase):
     def tearDownClass(cls):
         cls.server.terminate()
         cls.server.wait(10)
+        cls.server.stdout.close()
         cls.tmp.cleanup()
 
     def test_ffprobe_reads_the_streams(self):
