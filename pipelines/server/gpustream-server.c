@@ -11,9 +11,10 @@
  * asks for. Paths that leave DIR (.., absolute, symlinks out) and missing
  * files are answered 404 Not Found before any pipeline is built.
  *
- * The network-coded request dispatcher follows the VoD server of Jin Zhao,
- * Xinya Zhang, Xin Wang, "An Architecture Design of GPU-Accelerated VoD
- * Streaming Servers with Network Coding", 2010 (docs/server.md).
+ * Network-coded video on demand is the server design of Jin Zhao, Xinya
+ * Zhang, Xin Wang, "An Architecture Design of GPU-Accelerated VoD Streaming
+ * Servers with Network Coding", 2010 (docs/server.md says what of it is
+ * built so far).
  */
 
 #include <errno.h>
@@ -130,6 +131,61 @@ file_is_mpegts (const gchar * path)
   return n >= 377 && head[0] == 0x47 && head[188] == 0x47 && head[376] == 0x47;
 }
 
+/* A SETUP sent without a DESCRIBE before it names a stream of the media
+ * (".../file.ts/stream=0"): the file is the path without that suffix. */
+static gchar *
+strip_stream_control (const gchar * abspath)
+{
+  const gchar *slash = strrchr (abspath, '/');
+
+  if (slash != NULL && g_str_has_prefix (slash, "/stream="))
+    return g_strndup (abspath, slash - abspath);
+  return g_strdup (abspath);
+}
+
+/* A path is served under one spelling only, the percent-encoding of its
+ * segments as URIs write them, with no "." or ".." segments: every servable
+ * path is then one mount point, and the mount table stays as small as the
+ * number of files asked for, whatever spellings clients try. */
+static gboolean
+path_is_canonical (const gchar * abspath)
+{
+  g_autofree gchar *decoded = g_uri_unescape_string (abspath, NULL);
+  g_autofree gchar *reencoded = NULL;
+  g_auto (GStrv) segments = NULL;
+
+  if (decoded == NULL)
+    return FALSE;
+  segments = g_strsplit (decoded + 1, "/", -1);
+  for (guint i = 0; segments[i] != NULL; i++)
+    if (segments[i][0] == '\0' || strcmp (segments[i], ".") == 0
+        || strcmp (segments[i], "..") == 0)
+      return FALSE;
+  reencoded = g_uri_escape_string (decoded,
+      G_URI_RESERVED_CHARS_ALLOWED_IN_PATH, FALSE);
+  return strcmp (reencoded, abspath) == 0;
+}
+
+/* The file a request names, or NULL: the path as it is, else without the
+ * stream part of a SETUP URL; *mount_path is the path of the media. */
+static gchar *
+request_file (const gchar * root_real, const GstRTSPUrl * uri,
+    gchar ** mount_path, MountKind * kind)
+{
+  gchar *file;
+
+  *mount_path = g_strdup (uri->abspath);
+  file = media_dir_resolve (root_real, *mount_path, kind);
+  if (file == NULL) {
+    g_free (*mount_path);
+    *mount_path = strip_stream_control (uri->abspath);
+    file = media_dir_resolve (root_real, *mount_path, kind);
+  }
+  if (file != NULL && !path_is_canonical (*mount_path))
+    g_clear_pointer (&file, g_free);
+  return file;
+}
+
 /* ---- the media factory: one pipeline per client, from its URL ---- */
 
 #define GPS_TYPE_DIR_FACTORY (gps_dir_factory_get_type ())
@@ -145,31 +201,6 @@ struct _GpsDirFactory
 };
 
 G_DEFINE_TYPE (GpsDirFactory, gps_dir_factory, GST_TYPE_RTSP_MEDIA_FACTORY_URI);
-
-/* A SETUP sent without a DESCRIBE before it names a stream of the media
- * (".../file.ts/stream=0"): the file is the path without that suffix. */
-static gchar *
-strip_stream_control (const gchar * abspath)
-{
-  const gchar *slash = strrchr (abspath, '/');
-
-  if (slash != NULL && g_str_has_prefix (slash, "/stream="))
-    return g_strndup (abspath, slash - abspath);
-  return g_strdup (abspath);
-}
-
-static gchar *
-gps_dir_factory_resolve (GpsDirFactory * self, const GstRTSPUrl * url,
-    MountKind * kind)
-{
-  gchar *file = media_dir_resolve (self->root_real, url->abspath, kind);
-
-  if (file == NULL) {
-    g_autofree gchar *stripped = strip_stream_control (url->abspath);
-    file = media_dir_resolve (self->root_real, stripped, kind);
-  }
-  return file;
-}
 
 static GstElement *
 build_nc_bin (const gchar * file)
@@ -225,7 +256,9 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
 {
   GpsDirFactory *self = GPS_DIR_FACTORY (factory);
   MountKind kind;
-  g_autofree gchar *file = gps_dir_factory_resolve (self, url, &kind);
+  g_autofree gchar *mount_path = NULL;
+  g_autofree gchar *file = request_file (self->root_real, url, &mount_path,
+      &kind);
   g_autofree gchar *uri = NULL;
   GstElement *element;
 
@@ -249,51 +282,7 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   return element;
 }
 
-/* ---- the server: 404 before anything is built ---- */
-
-/* A path is served under one spelling only, the percent-encoding of its
- * segments as URIs write them, with no "." or ".." segments: every servable
- * path is then one mount point, and the mount table stays as small as the
- * number of files asked for, whatever spellings clients try. */
-static gboolean
-path_is_canonical (const gchar * abspath)
-{
-  g_autofree gchar *decoded = g_uri_unescape_string (abspath, NULL);
-  g_autofree gchar *reencoded = NULL;
-  g_auto (GStrv) segments = NULL;
-
-  if (decoded == NULL)
-    return FALSE;
-  segments = g_strsplit (decoded + 1, "/", -1);
-  for (guint i = 0; segments[i] != NULL; i++)
-    if (segments[i][0] == '\0' || strcmp (segments[i], ".") == 0
-        || strcmp (segments[i], "..") == 0)
-      return FALSE;
-  reencoded = g_uri_escape_string (decoded,
-      G_URI_RESERVED_CHARS_ALLOWED_IN_PATH, FALSE);
-  return strcmp (reencoded, abspath) == 0;
-}
-
-/* The file a request names, or NULL: the path as it is, else without the
- * stream part of a SETUP URL; *mount_path is the path of the media. */
-static gchar *
-request_file (GpsDirFactory * factory, const GstRTSPUrl * uri,
-    gchar ** mount_path)
-{
-  MountKind kind;
-  gchar *file;
-
-  *mount_path = g_strdup (uri->abspath);
-  file = media_dir_resolve (factory->root_real, *mount_path, &kind);
-  if (file == NULL) {
-    g_free (*mount_path);
-    *mount_path = strip_stream_control (uri->abspath);
-    file = media_dir_resolve (factory->root_real, *mount_path, &kind);
-  }
-  if (file != NULL && !path_is_canonical (*mount_path))
-    g_clear_pointer (&file, g_free);
-  return file;
-}
+/* ---- the server: each file mounted on its first request, 404 otherwise ---- */
 
 /* The client of one RTSP connection: it mounts the factory at the path of
  * each servable file it is asked for, before gst-rtsp-server looks the path
@@ -320,11 +309,12 @@ gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
   g_autofree gchar *file = NULL;
   GstRTSPMountPoints *mounts;
   GstRTSPMediaFactory *found;
+  MountKind kind;
   gint matched = 0;
 
   if (uri == NULL || uri->abspath == NULL)
     return FALSE;
-  file = request_file (self->factory, uri, &mount_path);
+  file = request_file (self->factory->root_real, uri, &mount_path, &kind);
   if (file == NULL)
     return FALSE;
   mounts = gst_rtsp_client_get_mount_points (GST_RTSP_CLIENT (self));

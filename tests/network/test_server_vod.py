@@ -78,6 +78,7 @@ class ServerVod(unittest.TestCase):
         cls.secret = os.path.join(cls.tmp.name, "secret.ts")
         shutil.copy(os.path.join(cls.media, "clip.ts"), cls.secret)
         os.symlink(cls.secret, os.path.join(cls.media, "link-out.ts"))
+        shutil.copy(cls.secret, os.path.join(cls.media, "my clip.ts"))
         cls.server = subprocess.Popen(
             [SERVER, "--port", "0", "--address", "127.0.0.1",
              "--session-timeout", "10", "--nc-redundancy-percent", "25",
@@ -149,9 +150,13 @@ class ServerVod(unittest.TestCase):
 
     def test_paths_not_served_get_404(self):
         self.assertEqual(rtsp_status(self.port, "/clip.ts"), "RTSP/1.0 200 OK")
+        self.assertEqual(rtsp_status(self.port, "/my%20clip.ts"),
+                         "RTSP/1.0 200 OK")
         for path in ("/missing.ts", "/../secret.ts", "/%2e%2e/secret.ts",
                      "/nc/../../secret.ts", "/" + self.secret, "//etc/passwd",
-                     "/link-out.ts", "/nc/link-out.ts", "/", "/nc/"):
+                     "/link-out.ts", "/nc/link-out.ts", "/", "/nc/",
+                     # one spelling per file: the percent-encoded name
+                     "/./clip.ts", "/cl%69p.ts"):
             self.assertEqual(rtsp_status(self.port, path),
                              "RTSP/1.0 404 Not Found", path)
         # and the server still serves
