@@ -42,12 +42,16 @@ def rtsp_request(sock, method, url, cseq, extra=""):
         if not chunk:
             break
         reply += chunk
-    head = reply.split(b"\r\n\r\n", 1)[0].decode().split("\r\n")
+    head, _, body = reply.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
     headers = {}
-    for line in head[1:]:
+    for line in lines[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
-    return head[0], headers
+    # read the body (an SDP) too, so that the next reply starts clean
+    while len(body) < int(headers.get("content-length", 0)):
+        body += sock.recv(4096)
+    return lines[0], headers
 
 
 def setup_udp(port, path):
@@ -149,6 +153,53 @@ class ServerSessions(unittest.TestCase):
             third.close()
             first.close()
         finally:
+            server.terminate()
+            server.wait(10)
+            server.stdout.close()
+
+    def test_seek_pause_teardown(self):
+        """An MP4 mount seeks (the reply's Range starts where asked); pause
+        and teardown answer, and the session is gone after teardown"""
+        mp4 = os.path.join(self.media, "clip.mp4")
+        p = Gst.parse_launch(
+            "filesrc location=%s ! tsdemux ! h264parse ! mp4mux ! "
+            "filesink location=%s" % (self.clip, mp4))
+        p.set_state(Gst.State.PLAYING)
+        msg = p.get_bus().timed_pop_filtered(
+            30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        p.set_state(Gst.State.NULL)
+        self.assertEqual(msg.type, Gst.MessageType.EOS)
+        server, url, port = start_server(self.media)
+        rtp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        rtp.bind(("127.0.0.1", 0))
+        rtp.settimeout(5)
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                u = url + "clip.mp4"
+                status, headers = rtsp_request(c, "DESCRIBE", u, 1,
+                                               "Accept: application/sdp\r\n")
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                status, headers = rtsp_request(
+                    c, "SETUP", u + "/stream=0", 2,
+                    "Transport: RTP/AVP;unicast;client_port=%d-%d\r\n"
+                    % (rtp.getsockname()[1], rtp.getsockname()[1] + 1))
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                session = "Session: %s\r\n" % headers["session"].split(";")[0]
+                status, headers = rtsp_request(c, "PLAY", u, 3,
+                                               session + "Range: npt=1-\r\n")
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                self.assertTrue(headers["range"].startswith("npt=1-"),
+                                headers["range"])
+                packet = rtp.recv(2048)
+                self.assertEqual(packet[0] >> 6, 2, "not an RTP packet")
+                status, _ = rtsp_request(c, "PAUSE", u, 4, session)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                status, _ = rtsp_request(c, "TEARDOWN", u, 5, session)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                status, _ = rtsp_request(c, "PLAY", u, 6, session)
+                self.assertEqual(status, "RTSP/1.0 454 Session Not Found")
+        finally:
+            rtp.close()
             server.terminate()
             server.wait(10)
             server.stdout.close()
