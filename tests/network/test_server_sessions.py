@@ -204,6 +204,67 @@ class ServerSessions(unittest.TestCase):
             server.wait(10)
             server.stdout.close()
 
+    def test_bad_requests_and_vanishing_clients(self):
+        """Malformed requests get 400; clients that vanish in the middle of
+        playing (no TEARDOWN) leave no descriptor and no thread behind, and
+        everyone else is still served"""
+        server, url, port = start_server(self.media)
+        proc = "/proc/%d" % server.pid
+
+        def resources():
+            return (len(os.listdir(proc + "/fd")), len(os.listdir(proc + "/task")))
+
+        try:
+            for request in (b"GARBAGE\r\n\r\n", b"DESCRIBE nothing\r\n\r\n"):
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                    c.sendall(request)
+                    self.assertTrue(c.recv(4096).startswith(
+                        b"RTSP/1.0 400 Bad Request"), request)
+            before = resources()
+            for i in range(30):
+                c = socket.create_connection(("127.0.0.1", port), timeout=10)
+                status, headers = rtsp_request(
+                    c, "SETUP", url + "clip.ts/stream=0", 1,
+                    "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n")
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                c.sendall(("PLAY %sclip.ts RTSP/1.0\r\nCSeq: 2\r\n"
+                           "Session: %s\r\n\r\n"
+                           % (url, headers["session"].split(";")[0])).encode())
+                self.assertTrue(c.recv(4096).startswith(b"RTSP/1.0 200 OK"))
+                if i == 0:
+                    playing = resources()
+                c.close()
+            # one session's pipeline holds descriptors and threads
+            self.assertGreater(playing[0], before[0])
+            self.assertGreater(playing[1], before[1])
+            deadline = time.monotonic() + 10
+            while (any(now > then for now, then in zip(resources(), before))
+                   and time.monotonic() < deadline):
+                time.sleep(0.2)
+            after = resources()
+            self.assertLessEqual(after[0], before[0], "descriptors leaked")
+            self.assertLessEqual(after[1], before[1], "threads leaked")
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                status, _ = rtsp_request(c, "DESCRIBE", url + "clip.ts", 1)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+        finally:
+            server.terminate()
+            server.wait(10)
+            server.stdout.close()
+
+    def test_bad_command_lines(self):
+        missing = os.path.join(self.tmp.name, "no-such-dir")
+        for argv, says in (([missing], "is not a readable directory"),
+                           ([self.clip], "is not a readable directory"),
+                           ([], "give one directory"),
+                           (["--port", "70000", self.media], "out of range"),
+                           (["--nc-block-size", "0", self.media], "out of range")):
+            run = subprocess.run([SERVER, *argv], capture_output=True,
+                                 text=True, timeout=10)
+            self.assertEqual(run.returncode, 2, argv)
+            self.assertIn(says, run.stderr, argv)
+            self.assertEqual(run.stdout, "", argv)
+
     def test_nc_client_script_gets_the_file(self):
         server, url, _ = start_server(self.media, "--nc-redundancy-percent", "10")
         out = os.path.join(self.tmp.name, "received.ts")
