@@ -202,51 +202,25 @@ struct _GpsDirFactory
 
 G_DEFINE_TYPE (GpsDirFactory, gps_dir_factory, GST_TYPE_RTSP_MEDIA_FACTORY_URI);
 
+/* The pipeline of one client, from a description whose filesrc is named
+ * "src"; its location is set as a property, so that no file name needs
+ * quoting in the description */
 static GstElement *
-build_nc_bin (const gchar * file)
+build_media_bin (const gchar * file, const gchar * description)
 {
-  g_autofree gchar *loc = g_strescape (file, NULL);
-  g_autofree gchar *desc = NULL;
   GError *err = NULL;
-  GstElement *bin;
-
-  /* MPEG-TS leaves at its own pace (tsparse timestamps it from its PCRs);
-   * anything else is a byte stream sent at --nc-max-bitrate */
-  if (file_is_mpegts (file))
-    desc = g_strdup_printf ("filesrc location=\"%s\" ! "
-        "tsparse set-timestamps=true ! "
-        "ncencoder generation-size=%d block-size=%d redundancy-percent=%d ! "
-        "rtpncpay name=pay0 pt=96", loc, opt_nc_generation_size,
-        opt_nc_block_size, opt_nc_redundancy_percent);
-  else
-    desc = g_strdup_printf ("filesrc location=\"%s\" ! "
-        "ncencoder generation-size=%d block-size=%d redundancy-percent=%d "
-        "max-bitrate=%d ! rtpncpay name=pay0 pt=96", loc,
-        opt_nc_generation_size, opt_nc_block_size, opt_nc_redundancy_percent,
-        opt_nc_max_bitrate);
-  bin = gst_parse_bin_from_description (desc, FALSE, &err);
-  if (bin == NULL) {
-    g_printerr ("gpustream-server: cannot build the network-coded pipeline "
-        "for %s: %s\n", file, err->message);
-    g_clear_error (&err);
-  }
-  return bin;
-}
-
-static GstElement *
-build_mpegts_bin (const gchar * file)
-{
-  g_autofree gchar *loc = g_strescape (file, NULL);
-  g_autofree gchar *desc = g_strdup_printf ("filesrc location=\"%s\" ! "
-      "tsparse set-timestamps=true ! rtpmp2tpay name=pay0 pt=33", loc);
-  GError *err = NULL;
-  GstElement *bin = gst_parse_bin_from_description (desc, FALSE, &err);
+  GstElement *bin = gst_parse_bin_from_description (description, FALSE, &err);
+  GstElement *src;
 
   if (bin == NULL) {
     g_printerr ("gpustream-server: cannot build the pipeline for %s: %s\n",
         file, err->message);
     g_clear_error (&err);
+    return NULL;
   }
+  src = gst_bin_get_by_name (GST_BIN (bin), "src");
+  g_object_set (src, "location", file, NULL);
+  gst_object_unref (src);
   return bin;
 }
 
@@ -259,18 +233,31 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   g_autofree gchar *mount_path = NULL;
   g_autofree gchar *file = request_file (self->root_real, url, &mount_path,
       &kind);
+  g_autofree gchar *description = NULL;
   g_autofree gchar *uri = NULL;
   GstElement *element;
+  gboolean mpegts;
 
   if (file == NULL)
     return NULL;
+  mpegts = file_is_mpegts (file);
+  /* MPEG-TS leaves at its own pace: tsparse timestamps it from its clock
+   * references. Network-coded, anything else is a byte stream sent at
+   * --nc-max-bitrate; plain, MPEG-TS goes out as it is (RTP/MP2T, RFC 2250) */
   if (kind == MOUNT_NC)
-    return build_nc_bin (file);
-  /* MPEG-TS goes out as it is (RTP/MP2T, RFC 2250), paced by its PCRs;
-   * other containers are demuxed and each stream payloaded by the parent */
-  if (file_is_mpegts (file))
-    return build_mpegts_bin (file);
+    description = g_strdup_printf ("filesrc name=src ! %s"
+        "ncencoder generation-size=%d block-size=%d redundancy-percent=%d "
+        "max-bitrate=%d ! rtpncpay name=pay0 pt=96",
+        mpegts ? "tsparse set-timestamps=true ! " : "",
+        opt_nc_generation_size, opt_nc_block_size, opt_nc_redundancy_percent,
+        mpegts ? 0 : opt_nc_max_bitrate);
+  else if (mpegts)
+    description = g_strdup ("filesrc name=src ! tsparse set-timestamps=true ! "
+        "rtpmp2tpay name=pay0 pt=33");
+  if (description != NULL)
+    return build_media_bin (file, description);
 
+  /* other containers: demuxed, and each stream payloaded, by the parent */
   uri = gst_filename_to_uri (file, NULL);
   if (uri == NULL)
     return NULL;

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 import gi
 
@@ -21,6 +22,7 @@ from gi.repository import Gst  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 FRAMES = 90   # 3 s at 30 frames/s
+ODD_NAME = 'film "\u00e9t\u00e9" \\ 2.ts'   # quotes, UTF-8, a backslash
 
 
 def make_media(directory):
@@ -79,6 +81,7 @@ class ServerVod(unittest.TestCase):
         shutil.copy(os.path.join(cls.media, "clip.ts"), cls.secret)
         os.symlink(cls.secret, os.path.join(cls.media, "link-out.ts"))
         shutil.copy(cls.secret, os.path.join(cls.media, "my clip.ts"))
+        shutil.copy(cls.secret, os.path.join(cls.media, ODD_NAME))
         cls.server = subprocess.Popen(
             [SERVER, "--port", "0", "--address", "127.0.0.1",
              "--session-timeout", "10", "--nc-redundancy-percent", "25",
@@ -150,8 +153,11 @@ class ServerVod(unittest.TestCase):
 
     def test_paths_not_served_get_404(self):
         self.assertEqual(rtsp_status(self.port, "/clip.ts"), "RTSP/1.0 200 OK")
-        self.assertEqual(rtsp_status(self.port, "/my%20clip.ts"),
-                         "RTSP/1.0 200 OK")
+        # a DESCRIBE answered 200 has built and prerolled the pipeline
+        for path in ("/my%20clip.ts", "/" + urllib.parse.quote(ODD_NAME),
+                     "/nc/" + urllib.parse.quote(ODD_NAME)):
+            self.assertEqual(rtsp_status(self.port, path), "RTSP/1.0 200 OK",
+                             path)
         for path in ("/missing.ts", "/../secret.ts", "/%2e%2e/secret.ts",
                      "/nc/../../secret.ts", "/" + self.secret, "//etc/passwd",
                      "/link-out.ts", "/nc/link-out.ts", "/", "/nc/",
