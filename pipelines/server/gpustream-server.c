@@ -40,6 +40,7 @@ static gint opt_nc_generation_size = 32;
 static gint opt_nc_block_size = 1316;
 static gint opt_nc_redundancy_percent = 30;
 static gint opt_nc_max_bitrate = 4000000;
+static gchar *opt_backend = NULL;
 
 static GOptionEntry option_entries[] = {
   {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
@@ -58,6 +59,10 @@ static GOptionEntry option_entries[] = {
   {"nc-redundancy-percent", 0, 0, G_OPTION_ARG_INT, &opt_nc_redundancy_percent,
         "Network-coded mount: coded packets sent beyond each generation, "
         "as a percentage of its size (default 30)", "PERCENT"},
+  {"backend", 'b', 0, G_OPTION_ARG_STRING, &opt_backend,
+        "Network-coded mount: where the coding runs, for all sessions through "
+        "the one coder pool of the process: auto (the GPU when a CUDA device "
+        "is usable), cpu, gpu or hybrid (default auto)", "BACKEND"},
   {"nc-max-bitrate", 0, 0, G_OPTION_ARG_INT, &opt_nc_max_bitrate,
         "Network-coded mount, files other than MPEG-TS: send rate in bit/s "
         "(MPEG-TS is sent at its own pace; default 4000000)", "BITS"},
@@ -247,10 +252,10 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   if (kind == MOUNT_NC)
     description = g_strdup_printf ("filesrc name=src ! %s"
         "ncencoder generation-size=%d block-size=%d redundancy-percent=%d "
-        "max-bitrate=%d ! rtpncpay name=pay0 pt=96",
+        "max-bitrate=%d backend=%s ! rtpncpay name=pay0 pt=96",
         mpegts ? "tsparse set-timestamps=true ! " : "",
         opt_nc_generation_size, opt_nc_block_size, opt_nc_redundancy_percent,
-        mpegts ? 0 : opt_nc_max_bitrate);
+        mpegts ? 0 : opt_nc_max_bitrate, opt_backend);
   else if (mpegts)
     description = g_strdup ("filesrc name=src ! tsparse set-timestamps=true ! "
         "rtpmp2tpay name=pay0 pt=33");
@@ -267,6 +272,44 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
       ->create_element (factory, url);
   g_mutex_unlock (&self->uri_lock);
   return element;
+}
+
+/* gst-rtsp-server answers a media that fails 503 and keeps the reason in
+ * its debug log; the operator sees it on stderr too (a backend without its
+ * device, a file that cannot be demuxed). Synchronously, as the error is
+ * posted: the failed media may be gone before a bus watch would run. */
+static void
+report_pipeline_error (GstBus * bus, GstMessage * message, gpointer user_data)
+{
+  GError *err = NULL;
+
+  gst_message_parse_error (message, &err, NULL);
+  g_printerr ("gpustream-server: %s: %s\n",
+      GST_OBJECT_NAME (GST_MESSAGE_SRC (message)), err->message);
+  g_clear_error (&err);
+}
+
+static void
+gps_dir_factory_media_constructed (GstRTSPMediaFactory * factory,
+    GstRTSPMedia * media)
+{
+  GstElement *element = gst_rtsp_media_get_element (media);
+  GstObject *pipeline = gst_object_get_parent (GST_OBJECT (element));
+
+  if (pipeline != NULL && GST_IS_PIPELINE (pipeline)) {
+    GstBus *bus = gst_pipeline_get_bus (GST_PIPELINE (pipeline));
+
+    gst_bus_enable_sync_message_emission (bus);
+    g_signal_connect (bus, "sync-message::error",
+        G_CALLBACK (report_pipeline_error), NULL);
+    gst_object_unref (bus);
+  }
+  g_clear_object (&pipeline);
+  gst_object_unref (element);
+  if (GST_RTSP_MEDIA_FACTORY_CLASS (gps_dir_factory_parent_class)
+      ->media_constructed)
+    GST_RTSP_MEDIA_FACTORY_CLASS (gps_dir_factory_parent_class)
+        ->media_constructed (factory, media);
 }
 
 /* ---- the server: each file mounted on its first request, 404 otherwise ---- */
@@ -414,6 +457,8 @@ gps_dir_factory_class_init (GpsDirFactoryClass * klass)
   G_OBJECT_CLASS (klass)->finalize = gps_dir_factory_finalize;
   GST_RTSP_MEDIA_FACTORY_CLASS (klass)->create_element =
       gps_dir_factory_create_element;
+  GST_RTSP_MEDIA_FACTORY_CLASS (klass)->media_constructed =
+      gps_dir_factory_media_constructed;
 }
 
 static void
@@ -510,6 +555,14 @@ main (int argc, char **argv)
     g_printerr ("gpustream-server: an option is out of range "
         "(port 0-65535, session timeout > 0, the nc sizes and rate > 0, "
         "redundancy >= 0)\n");
+    return 2;
+  }
+  if (opt_backend == NULL)
+    opt_backend = g_strdup ("auto");
+  if (!g_strv_contains ((const gchar *[]) {"auto", "cpu", "gpu", "hybrid",
+              NULL}, opt_backend)) {
+    g_printerr ("gpustream-server: --backend is auto, cpu, gpu or hybrid, "
+        "not %s\n", opt_backend);
     return 2;
   }
   if (realpath (argv[1], root_real) == NULL || stat (root_real, &st) != 0

@@ -5,6 +5,7 @@ frame; --max-sessions refuses one more (503) until --session-timeout frees
 an idle session; pipelines/server-nc-client.sh gets the file back."""
 
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -258,12 +259,72 @@ class ServerSessions(unittest.TestCase):
                            ([self.clip], "is not a readable directory"),
                            ([], "give one directory"),
                            (["--port", "70000", self.media], "out of range"),
-                           (["--nc-block-size", "0", self.media], "out of range")):
+                           (["--nc-block-size", "0", self.media], "out of range"),
+                           (["--backend", "fpga", self.media],
+                            "--backend is auto, cpu, gpu or hybrid")):
             run = subprocess.run([SERVER, *argv], capture_output=True,
                                  text=True, timeout=10)
             self.assertEqual(run.returncode, 2, argv)
             self.assertIn(says, run.stderr, argv)
             self.assertEqual(run.stdout, "", argv)
+
+    def test_backends(self):
+        """--backend reaches every session's ncencoder: where ncencoder can
+        run with it, the network-coded mount gives the file back; where it
+        cannot (gpu or hybrid without a CUDA device), the mount is refused
+        with 503, the server says why on stderr, and plain mounts still play"""
+        with open(self.clip, "rb") as f:
+            want = f.read()
+        for backend in ("cpu", "gpu", "hybrid"):
+            probe = Gst.parse_launch(
+                "fakesrc num-buffers=1 ! ncencoder backend=%s ! fakesink"
+                % backend)
+            probe.set_state(Gst.State.PLAYING)
+            msg = probe.get_bus().timed_pop_filtered(
+                10 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+            probe.set_state(Gst.State.NULL)
+            runs = msg.type == Gst.MessageType.EOS
+            reason = None if runs else msg.parse_error()[0].message
+
+            server = subprocess.Popen(
+                [SERVER, "--port", "0", "--address", "127.0.0.1", "--backend",
+                 backend, self.media], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+            try:
+                url = server.stdout.readline().strip()
+                port = int(url.rsplit(":", 1)[1].strip("/"))
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                    status, _ = rtsp_request(c, "DESCRIBE", url + "nc/clip.ts", 1)
+                    plain, _ = rtsp_request(c, "DESCRIBE", url + "clip.ts", 2)
+                self.assertEqual(plain, "RTSP/1.0 200 OK", backend)
+                if runs:
+                    self.assertEqual(status, "RTSP/1.0 200 OK", backend)
+                    out = os.path.join(self.tmp.name, "nc-%s.ts" % backend)
+                    p = Gst.parse_launch(
+                        "rtspsrc location=%snc/clip.ts protocols=tcp ! "
+                        "rtpncdepay ! ncdecoder ! filesink location=%s"
+                        % (url, out))
+                    p.set_state(Gst.State.PLAYING)
+                    msg = p.get_bus().timed_pop_filtered(
+                        30 * Gst.SECOND,
+                        Gst.MessageType.EOS | Gst.MessageType.ERROR)
+                    p.set_state(Gst.State.NULL)
+                    self.assertEqual(msg.type, Gst.MessageType.EOS, backend)
+                    with open(out, "rb") as f:
+                        self.assertTrue(f.read() == want, backend)
+                else:
+                    self.assertEqual(status, "RTSP/1.0 503 Service Unavailable",
+                                     backend)
+                    # the media's bus reports the error once the reply is out
+                    ready, _, _ = select.select([server.stderr], [], [], 10)
+                    self.assertTrue(ready, "nothing on stderr")
+                    self.assertEqual(server.stderr.readline().strip(),
+                                     "gpustream-server: ncencoder0: " + reason)
+            finally:
+                server.terminate()
+                server.wait(10)
+                server.stdout.close()
+                server.stderr.close()
 
     def test_nc_client_script_gets_the_file(self):
         server, url, _ = start_server(self.media, "--nc-redundancy-percent", "10")
