@@ -165,6 +165,13 @@ class ServerVod(unittest.TestCase):
                      "/./clip.ts", "/cl%69p.ts"):
             self.assertEqual(rtsp_status(self.port, path),
                              "RTSP/1.0 404 Not Found", path)
+        # a file served once, then removed
+        gone = os.path.join(self.media, "gone.ts")
+        shutil.copy(self.secret, gone)
+        self.assertEqual(rtsp_status(self.port, "/gone.ts"), "RTSP/1.0 200 OK")
+        os.remove(gone)
+        self.assertEqual(rtsp_status(self.port, "/gone.ts"),
+                         "RTSP/1.0 404 Not Found")
         # and the server still serves
         self.assertEqual(rtsp_status(self.port, "/nc/clip.ts"), "RTSP/1.0 200 OK")
 
