@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""gpustream-server with many clients at once, its session limits, and the
+client script of docs/server.md: concurrent rtspsrc sessions each get every
+frame; --max-sessions refuses one more (503) until --session-timeout frees
+an idle session; pipelines/server-nc-client.sh gets the file back."""
+
+import os
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import gi
+
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst  # noqa: E402
+
+SERVER = os.environ.get("GPUSTREAM_SERVER")
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+FRAMES = 60   # 2 s at 30 frames/s
+
+
+def start_server(directory, *options):
+    server = subprocess.Popen(
+        [SERVER, "--port", "0", "--address", "127.0.0.1", *options, directory],
+        stdout=subprocess.PIPE, text=True)
+    url = server.stdout.readline().strip()
+    assert url.startswith("rtsp://127.0.0.1:"), url
+    return server, url, int(url.rsplit(":", 1)[1].strip("/"))
+
+
+def rtsp_request(sock, method, url, cseq, extra=""):
+    """Sends one request on an open connection; returns (status line, headers)"""
+    sock.sendall(("%s %s RTSP/1.0\r\nCSeq: %d\r\n%s\r\n"
+                  % (method, url, cseq, extra)).encode())
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    # read the body (an SDP) too, so that the next reply starts clean
+    while len(body) < int(headers.get("content-length", 0)):
+        body += sock.recv(4096)
+    return lines[0], headers
+
+
+def setup_udp(port, path):
+    """A raw SETUP (no DESCRIBE before it) on a new connection, left open;
+    no PLAY follows, so nothing is sent to the client port (any free one)"""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind(("127.0.0.1", 0))
+        client_port = udp.getsockname()[1]
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    status, headers = rtsp_request(
+        sock, "SETUP", "rtsp://127.0.0.1:%d%s/stream=0" % (port, path), 1,
+        "Transport: RTP/AVP;unicast;client_port=%d-%d\r\n"
+        % (client_port, client_port + 1))
+    return sock, status, headers
+
+
+class ServerSessions(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        Gst.init(None)
+        cls.tmp = tempfile.TemporaryDirectory(prefix="gpustream-sessions-")
+        cls.media = os.path.join(cls.tmp.name, "media")
+        os.mkdir(cls.media)
+        cls.clip = os.path.join(cls.media, "clip.ts")
+        p = Gst.parse_launch(
+            "videotestsrc num-buffers=%d ! video/x-raw,width=320,height=240,"
+            "framerate=30/1 ! x264enc speed-preset=ultrafast key-int-max=30 ! "
+            "mpegtsmux ! filesink location=%s" % (FRAMES, cls.clip))
+        p.set_state(Gst.State.PLAYING)
+        msg = p.get_bus().timed_pop_filtered(
+            60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        p.set_state(Gst.State.NULL)
+        assert msg is not None and msg.type == Gst.MessageType.EOS
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_concurrent_sessions_each_get_every_frame(self):
+        server, url, _ = start_server(self.media)
+        try:
+            clients = []
+            for i in range(8):
+                # half over RTP/UDP, half interleaved in the RTSP connection
+                protocols = "tcp" if i % 2 else "udp"
+                p = Gst.parse_launch(
+                    "rtspsrc location=%sclip.ts protocols=%s "
+                    "udp-buffer-size=4194304 ! rtpmp2tdepay ! tsdemux ! "
+                    "h264parse ! avdec_h264 ! fakesink name=count sync=false "
+                    "signal-handoffs=true" % (url, protocols))
+                frames = [0]
+                p.get_by_name("count").connect(
+                    "handoff", lambda *a, f=frames: f.__setitem__(0, f[0] + 1))
+                clients.append((protocols, p, frames))
+            for _, p, _ in clients:
+                p.set_state(Gst.State.PLAYING)
+            deadline = time.monotonic() + 30
+            for protocols, p, frames in clients:
+                left = max(1, int(deadline - time.monotonic()))
+                msg = p.get_bus().timed_pop_filtered(
+                    left * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+                p.set_state(Gst.State.NULL)
+                self.assertIsNotNone(msg, "a session got no EOS")
+                self.assertEqual(msg.type, Gst.MessageType.EOS,
+                                 msg.type == Gst.MessageType.ERROR
+                                 and msg.parse_error()[0].message)
+                if protocols == "tcp":
+                    self.assertEqual(frames[0], FRAMES)
+                else:
+                    self.assertGreaterEqual(frames[0], FRAMES * 9 // 10)
+        finally:
+            server.terminate()
+            server.wait(10)
+            server.stdout.close()
+
+    def test_max_sessions_and_session_timeout(self):
+        server, _, port = start_server(self.media, "--max-sessions", "1",
+                                       "--session-timeout", "2")
+        try:
+            first, status, headers = setup_udp(port, "/clip.ts")
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            self.assertIn("timeout=2", headers.get("session", ""))
+            second, status, _ = setup_udp(port, "/clip.ts")
+            self.assertEqual(status, "RTSP/1.0 503 Service Unavailable")
+            second.close()
+            # the first client stays connected but silent: its session
+            # expires (gst-rtsp-server adds 5 s of grace to the timeout)
+            start = time.monotonic()
+            while True:
+                third, status, _ = setup_udp(port, "/clip.ts")
+                waited = time.monotonic() - start
+                if status != "RTSP/1.0 503 Service Unavailable" or waited > 12:
+                    break
+                third.close()
+                time.sleep(0.5)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            self.assertGreaterEqual(waited, 2)
+            self.assertLessEqual(waited, 2 + 5 + 2)
+            third.close()
+            first.close()
+        finally:
+            server.terminate()
+            server.wait(10)
+            server.stdout.close()
+
+    def test_seek_pause_teardown(self):
+        """An MP4 mount seeks (the reply's Range starts where asked); pause
+        and teardown answer, and the session is gone after teardown"""
+        mp4 = os.path.join(self.media, "clip.mp4")
+        p = Gst.parse_launch(
+            "filesrc location=%s ! tsdemux ! h264parse ! mp4mux ! "
+            "filesink location=%s" % (self.clip, mp4))
+        p.set_state(Gst.State.PLAYING)
+        msg = p.get_bus().timed_pop_filtered(
+            30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        p.set_state(Gst.State.NULL)
+        self.assertEqual(msg.type, Gst.MessageType.EOS)
+        server, url, port = start_server(self.media)
+        rtp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        rtp.bind(("127.0.0.1", 0))
+        rtp.settimeout(5)
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                u = url + "clip.mp4"
+                status, headers = rtsp_request(c, "DESCRIBE", u, 1,
+                                               "Accept: application/sdp\r\n")
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                status, headers = rtsp_request(
+                    c, "SETUP", u + "/stream=0", 2,
+                    "Transport: RTP/AVP;unicast;client_port=%d-%d\r\n"
+                    % (rtp.getsockname()[1], rtp.getsockname()[1] + 1))
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                session = "Session: %s\r\n" % headers["session"].split(";")[0]
+                status, headers = rtsp_request(c, "PLAY", u, 3,
+                                               session + "Range: npt=1-\r\n")
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                self.assertTrue(headers["range"].startswith("npt=1-"),
+                                headers["range"])
+                packet = rtp.recv(2048)
+                self.assertEqual(packet[0] >> 6, 2, "not an RTP packet")
+                status, _ = rtsp_request(c, "PAUSE", u, 4, session)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                status, _ = rtsp_request(c, "TEARDOWN", u, 5, session)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                status, _ = rtsp_request(c, "PLAY", u, 6, session)
+                self.assertEqual(status, "RTSP/1.0 454 Session Not Found")
+        finally:
+            rtp.close()
+            server.terminate()
+            server.wait(10)
+            server.stdout.close()
+
+    def test_bad_requests_and_vanishing_clients(self):
+        """Malformed requests get 400; clients that vanish in the middle of
+        playing (no TEARDOWN) leave no descriptor and no thread behind, and
+        everyone else is still served"""
+        server, url, port = start_server(self.media)
+        proc = "/proc/%d" % server.pid
+
+        def resources():
+            return (len(os.listdir(proc + "/fd")), len(os.listdir(proc + "/task")))
+
+        try:
+            for request in (b"GARBAGE\r\n\r\n", b"DESCRIBE nothing\r\n\r\n"):
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                    c.sendall(request)
+                    self.assertTrue(c.recv(4096).startswith(
+                        b"RTSP/1.0 400 Bad Request"), request)
+            before = resources()
+            for i in range(30):
+                c = socket.create_connection(("127.0.0.1", port), timeout=10)
+                status, headers = rtsp_request(
+                    c, "SETUP", url + "clip.ts/stream=0", 1,
+                    "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n")
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                c.sendall(("PLAY %sclip.ts RTSP/1.0\r\nCSeq: 2\r\n"
+                           "Session: %s\r\n\r\n"
+                           % (url, headers["session"].split(";")[0])).encode())
+                self.assertTrue(c.recv(4096).startswith(b"RTSP/1.0 200 OK"))
+                if i == 0:
+                    playing = resources()
+                c.close()
+            # one session's pipeline holds descriptors and threads
+            self.assertGreater(playing[0], before[0])
+            self.assertGreater(playing[1], before[1])
+            deadline = time.monotonic() + 10
+            while (any(now > then for now, then in zip(resources(), before))
+                   and time.monotonic() < deadline):
+                time.sleep(0.2)
+            after = resources()
+            self.assertLessEqual(after[0], before[0], "descriptors leaked")
+            self.assertLessEqual(after[1], before[1], "threads leaked")
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                status, _ = rtsp_request(c, "DESCRIBE", url + "clip.ts", 1)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+        finally:
+            server.terminate()
+            server.wait(10)
+            server.stdout.close()
+
+    def test_bad_command_lines(self):
+        missing = os.path.join(self.tmp.name, "no-such-dir")
+        for argv, says in (([missing], "is not a readable directory"),
+                           ([self.clip], "is not a readable directory"),
+                           ([], "give one directory"),
+                           (["--port", "70000", self.media], "out of range"),
+                           (["--nc-block-size", "0", self.media], "out of range"),
+                           (["--backend", "fpga", self.media],
+                            "--backend is auto, cpu, gpu or hybrid")):
+            run = subprocess.run([SERVER, *argv], capture_output=True,
+                                 text=True, timeout=10)
+            self.assertEqual(run.returncode, 2, argv)
+            self.assertIn(says, run.stderr, argv)
+            self.assertEqual(run.stdout, "", argv)
+
+    def test_backends(self):
+        """--backend reaches every session's ncencoder: where ncencoder can
+        run with it, the network-coded mount gives the file back; where it
+        cannot (gpu or hybrid without a CUDA device), the mount is refused
+        with 503, the server says why on stderr, and plain mounts still play"""
+        with open(self.clip, "rb") as f:
+            want = f.read()
+        for backend in ("cpu", "gpu", "hybrid"):
+            probe = Gst.parse_launch(
+                "fakesrc num-buffers=1 ! ncencoder backend=%s ! fakesink"
+                % backend)
+            probe.set_state(Gst.State.PLAYING)
+            msg = probe.get_bus().timed_pop_filtered(
+                10 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+            probe.set_state(Gst.State.NULL)
+            runs = msg.type == Gst.MessageType.EOS
+            reason = None if runs else msg.parse_error()[0].message
+
+            server = subprocess.Popen(
+                [SERVER, "--port", "0", "--address", "127.0.0.1", "--backend",
+                 backend, self.media], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+            try:
+                url = server.stdout.readline().strip()
+                port = int(url.rsplit(":", 1)[1].strip("/"))
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                    status, _ = rtsp_request(c, "DESCRIBE", url + "nc/clip.ts", 1)
+                    plain, _ = rtsp_request(c, "DESCRIBE", url + "clip.ts", 2)
+                self.assertEqual(plain, "RTSP/1.0 200 OK", backend)
+                if runs:
+                    self.assertEqual(status, "RTSP/1.0 200 OK", backend)
+                    out = os.path.join(self.tmp.name, "nc-%s.ts" % backend)
+                    p = Gst.parse_launch(
+                        "rtspsrc location=%snc/clip.ts protocols=tcp ! "
+                        "rtpncdepay ! ncdecoder ! filesink location=%s"
+                        % (url, out))
+                    p.set_state(Gst.State.PLAYING)
+                    msg = p.get_bus().timed_pop_filtered(
+                        30 * Gst.SECOND,
+                        Gst.MessageType.EOS | Gst.MessageType.ERROR)
+                    p.set_state(Gst.State.NULL)
+                    self.assertEqual(msg.type, Gst.MessageType.EOS, backend)
+                    with open(out, "rb") as f:
+                        self.assertTrue(f.read() == want, backend)
+                else:
+                    self.assertEqual(status, "RTSP/1.0 503 Service Unavailable",
+                                     backend)
+                    # the media's bus reports the error once the reply is out
+                    ready, _, _ = select.select([server.stderr], [], [], 10)
+                    self.assertTrue(ready, "nothing on stderr")
+                    self.assertEqual(server.stderr.readline().strip(),
+                                     "gpustream-server: ncencoder0: " + reason)
+            finally:
+                server.terminate()
+                server.wait(10)
+                server.stdout.close()
+                server.stderr.close()
+
+    def test_nc_client_script_gets_the_file(self):
+        server, url, _ = start_server(self.media, "--nc-redundancy-percent", "10")
+        out = os.path.join(self.tmp.name, "received.ts")
+        try:
+            run = subprocess.run(
+                [os.path.join(SOURCE_ROOT, "pipelines", "server-nc-client.sh"),
+                 url + "nc/clip.ts", out, "tcp"],
+                capture_output=True, text=True, timeout=60)
+        finally:
+            server.terminate()
+            server.wait(10)
+            server.stdout.close()
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        with open(self.clip, "rb") as f:
+            want = f.read()
+        self.assertIn("server-nc-client: %d bytes in %s" % (len(want), out),
+                      run.stdout)
+        with open(out, "rb") as f:
+            self.assertTrue(f.read() == want, "decoded bytes differ from the file")
+
+
+if __name__ == "__main__":
+    if not SERVER:
+        sys.exit("GPUSTREAM_SERVER: the path of the gpustream-server program")
+    unittest.main(verbosity=2)
