@@ -12,18 +12,7 @@
 #include "dxt/dxt_block.h"
 #include "test_dxt_common.h"
 
-static int n_pass, n_fail;
-static void
-check (int ok, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  printf ("%s - ", ok ? "ok" : "FAIL");
-  vprintf (fmt, ap);
-  printf ("\n");
-  va_end (ap);
-  ok ? n_pass++ : n_fail++;
-}
+#include "kernel_check.h"
 
 static uint32_t rs = 0x9e3779b9u;
 static uint32_t rnd (void) { rs ^= rs << 13; rs ^= rs >> 17; rs ^= rs << 5; return rs; }

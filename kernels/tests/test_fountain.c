@@ -11,22 +11,7 @@
 #include <string.h>
 #include "fountain/fountain.h"
 
-static int n_pass, n_fail;
-
-static void
-check (int ok, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  printf ("%s - ", ok ? "ok" : "FAIL");
-  vprintf (fmt, ap);
-  printf ("\n");
-  va_end (ap);
-  if (ok)
-    n_pass++;
-  else
-    n_fail++;
-}
+#include "kernel_check.h"
 
 /* xorshift64*: test data and loss draws only */
 typedef struct { uint64_t s; } Rng;

@@ -12,22 +12,7 @@
 #include "rlnc/rlnc_product.h"
 #include "rlnc/rlnc_cuda.h"
 
-static int n_pass, n_fail;
-
-static void
-check (int ok, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  printf ("%s - ", ok ? "ok" : "FAIL");
-  vprintf (fmt, ap);
-  printf ("\n");
-  va_end (ap);
-  if (ok)
-    n_pass++;
-  else
-    n_fail++;
-}
+#include "kernel_check.h"
 
 /* xorshift64*: test data only */
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;

@@ -19,19 +19,7 @@
 #include <openssl/evp.h>
 #endif
 
-static int n_pass, n_fail;
-
-static void
-check (int ok, const char *fmt, ...)
-{
-  va_list ap;
-  printf ("%s - ", ok ? "ok" : "FAIL");
-  va_start (ap, fmt);
-  vprintf (fmt, ap);
-  va_end (ap);
-  printf ("\n");
-  ok ? n_pass++ : n_fail++;
-}
+#include "kernel_check.h"
 
 static uint32_t rs = 0x12345678;
 static uint32_t
