@@ -385,13 +385,9 @@ dec_push_framed (GstNcDecoder * self, DecState * st, DecGen * g,
   NcRecordHeader h;
   GstBuffer *payload;
   NcDeframeResult r;
-  GstMapInfo map;
   gboolean ok;
 
-  gst_buffer_map (data, &map, GST_MAP_READ);
-  ok = nc_deframer_push (st->deframer, map.data, map.size, &sender_pts);
-  gst_buffer_unmap (data, &map);
-  gst_buffer_unref (data);
+  ok = nc_deframer_push (st->deframer, data, &sender_pts);
   if (!ok) {
     dec_warn_bad (self, st, "framed generation with a bad prefix");
     GST_OBJECT_LOCK (self);

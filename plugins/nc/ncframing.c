@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include <gst/base/gstadapter.h>
+
 #include "ncframing.h"
 
 #define KNOWN_RECORD_FLAGS (NC_RECORD_FLAG_DELTA_UNIT | NC_RECORD_FLAG_HEADER | \
@@ -107,9 +109,9 @@ nc_framing_prefix_parse (const guint8 * data, gsize data_length,
 
 struct _NcDeframer
 {
-  /* stream bytes from a record boundary on; [pos, len) not yet read */
-  GByteArray *bytes;
-  gsize pos;
+  /* stream bytes from a record boundary on, as the generations' own
+   * memory: a record inside one generation comes out without a copy */
+  GstAdapter *adapter;
   /* the bytes start at a record boundary; FALSE after a loss or corruption
    * until a generation says where its first record starts */
   gboolean synced;
@@ -120,7 +122,7 @@ nc_deframer_new (void)
 {
   NcDeframer *d = g_new0 (NcDeframer, 1);
 
-  d->bytes = g_byte_array_new ();
+  d->adapter = gst_adapter_new ();
   return d;
 }
 
@@ -129,15 +131,14 @@ nc_deframer_free (NcDeframer * d)
 {
   if (!d)
     return;
-  g_byte_array_unref (d->bytes);
+  g_object_unref (d->adapter);
   g_free (d);
 }
 
 void
 nc_deframer_lost (NcDeframer * d)
 {
-  g_byte_array_set_size (d->bytes, 0);
-  d->pos = 0;
+  gst_adapter_clear (d->adapter);
   d->synced = FALSE;
 }
 
@@ -148,59 +149,59 @@ nc_deframer_reset (NcDeframer * d)
 }
 
 gboolean
-nc_deframer_push (NcDeframer * d, const guint8 * data, gsize size,
-    GstClockTime * pts)
+nc_deframer_push (NcDeframer * d, GstBuffer * data, GstClockTime * pts)
 {
+  guint8 prefix[NC_FRAMING_PREFIX_SIZE];
+  gsize size = gst_buffer_get_size (data);
   guint32 first;
   gsize from;
 
-  if (!nc_framing_prefix_parse (data, size, &first, pts))
+  if (gst_buffer_extract (data, 0, prefix, sizeof (prefix)) != sizeof (prefix)
+      || !nc_framing_prefix_parse (prefix, size, &first, pts)) {
+    gst_buffer_unref (data);
     return FALSE;
+  }
 
   if (d->synced) {
     from = NC_FRAMING_PREFIX_SIZE;
   } else if (first == NC_FRAMING_NO_RECORD) {
-    return TRUE;                /* the middle of a record we cannot use */
+    gst_buffer_unref (data);    /* the middle of a record we cannot use */
+    return TRUE;
   } else {
     from = first;
     d->synced = TRUE;
   }
 
-  /* keep the array from growing by what was already read */
-  if (d->pos > 0 && d->pos >= d->bytes->len / 2) {
-    g_byte_array_remove_range (d->bytes, 0, d->pos);
-    d->pos = 0;
-  }
-  g_byte_array_append (d->bytes, data + from, size - from);
+  gst_adapter_push (d->adapter, gst_buffer_copy_region (data,
+          GST_BUFFER_COPY_MEMORY, from, size - from));
+  gst_buffer_unref (data);
   return TRUE;
 }
 
 NcDeframeResult
 nc_deframer_next (NcDeframer * d, NcRecordHeader * header, GstBuffer ** payload)
 {
-  gsize avail = d->bytes->len - d->pos;
-  const guint8 *p = d->bytes->data + d->pos;
+  gsize avail = gst_adapter_available (d->adapter);
+  guint8 hdr[NC_RECORD_HEADER_SIZE];
 
   if (!d->synced || avail < NC_RECORD_HEADER_SIZE)
     return NC_DEFRAME_NEED_MORE;
-  if (!nc_record_header_parse (p, header)) {
+  gst_adapter_copy (d->adapter, hdr, 0, NC_RECORD_HEADER_SIZE);
+  if (!nc_record_header_parse (hdr, header)) {
     nc_deframer_lost (d);
     return NC_DEFRAME_CORRUPT;
   }
   if (avail - NC_RECORD_HEADER_SIZE < header->length)
     return NC_DEFRAME_NEED_MORE;
 
-  *payload = gst_buffer_new_memdup (p + NC_RECORD_HEADER_SIZE, header->length);
-  d->pos += NC_RECORD_HEADER_SIZE + header->length;
-  if (d->pos == d->bytes->len) {
-    g_byte_array_set_size (d->bytes, 0);
-    d->pos = 0;
-  }
+  gst_adapter_flush (d->adapter, NC_RECORD_HEADER_SIZE);
+  *payload = header->length > 0 ?
+      gst_adapter_take_buffer (d->adapter, header->length) : gst_buffer_new ();
   return NC_DEFRAME_RECORD;
 }
 
 gboolean
 nc_deframer_in_record (NcDeframer * d)
 {
-  return d->synced && d->bytes->len > d->pos;
+  return d->synced && gst_adapter_available (d->adapter) > 0;
 }

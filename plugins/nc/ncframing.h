@@ -102,13 +102,14 @@ void nc_deframer_reset (NcDeframer * d);
 /* a generation was lost: the record in progress is dropped, reading starts
  * again at the first record boundary of the next generation pushed */
 void nc_deframer_lost (NcDeframer * d);
-/* Hands over one generation's data (prefix included). FALSE when its prefix
- * is invalid (the generation is then treated as lost). *pts: the prefix's
- * pts. */
-gboolean nc_deframer_push (NcDeframer * d, const guint8 * data, gsize size,
+/* Hands over one generation's data (prefix included); takes it. FALSE when
+ * its prefix is invalid (the generation is then treated as lost). *pts: the
+ * prefix's pts. */
+gboolean nc_deframer_push (NcDeframer * d, GstBuffer * data,
     GstClockTime * pts);
 /* The next whole record, if any. *payload is a new buffer (a caps record's
- * payload too); records that started before a loss never come out. */
+ * payload too), sharing the generation's memory when the record lies in one
+ * generation; records that started before a loss never come out. */
 NcDeframeResult nc_deframer_next (NcDeframer * d, NcRecordHeader * header,
     GstBuffer ** payload);
 /* TRUE while a record that has begun is not yet complete */

@@ -391,7 +391,8 @@ read_back (GPtrArray * gens, guint skip, guint8 * const *payloads,
       nc_deframer_lost (d);
       continue;
     }
-    fail_unless (nc_deframer_push (d, g->data, g->len, &pts));
+    fail_unless (nc_deframer_push (d, gst_buffer_new_memdup (g->data, g->len),
+            &pts));
     fail_unless_equals_uint64 (pts, 1000 * i);
     while ((r = nc_deframer_next (d, &h, &payload)) == NC_DEFRAME_RECORD) {
       guint idx = (guint) h.pts;
@@ -489,7 +490,8 @@ GST_START_TEST (test_framing_fuzz)
       if (round % 7 == 0)
         for (f = 0; f < size; f++)
           data[f] = (guint8) g_rand_int (rand);
-      if (!nc_deframer_push (d, data, size, &pts))
+      if (!nc_deframer_push (d, size ? gst_buffer_new_memdup (data, size) :
+              gst_buffer_new (), &pts))
         nc_deframer_lost (d);
       while ((r = nc_deframer_next (d, &h, &p)) != NC_DEFRAME_NEED_MORE) {
         if (r == NC_DEFRAME_CORRUPT) {
