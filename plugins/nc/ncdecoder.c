@@ -855,7 +855,7 @@ dec_reset (DecState * st)
   st->output_started = FALSE;
   memset (st->recent_state, 0, sizeof (st->recent_state));
   st->discont = FALSE;
-  nc_deframer_reset (st->deframer);
+  nc_deframer_lost (st->deframer);
   st->have_ts_offset = FALSE;
 }
 

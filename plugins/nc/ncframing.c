@@ -142,12 +142,6 @@ nc_deframer_lost (NcDeframer * d)
   d->synced = FALSE;
 }
 
-void
-nc_deframer_reset (NcDeframer * d)
-{
-  nc_deframer_lost (d);
-}
-
 gboolean
 nc_deframer_push (NcDeframer * d, GstBuffer * data, GstClockTime * pts)
 {
@@ -198,10 +192,4 @@ nc_deframer_next (NcDeframer * d, NcRecordHeader * header, GstBuffer ** payload)
   *payload = header->length > 0 ?
       gst_adapter_take_buffer (d->adapter, header->length) : gst_buffer_new ();
   return NC_DEFRAME_RECORD;
-}
-
-gboolean
-nc_deframer_in_record (NcDeframer * d)
-{
-  return d->synced && gst_adapter_available (d->adapter) > 0;
 }

@@ -97,10 +97,9 @@ typedef enum {
 
 NcDeframer *nc_deframer_new (void);
 void nc_deframer_free (NcDeframer * d);
-/* forget any partial record: after a flush */
-void nc_deframer_reset (NcDeframer * d);
-/* a generation was lost: the record in progress is dropped, reading starts
- * again at the first record boundary of the next generation pushed */
+/* a generation was lost, or a flush: the record in progress is dropped,
+ * reading starts again at the first record boundary of the next generation
+ * pushed */
 void nc_deframer_lost (NcDeframer * d);
 /* Hands over one generation's data (prefix included); takes it. FALSE when
  * its prefix is invalid (the generation is then treated as lost). *pts: the
@@ -112,8 +111,6 @@ gboolean nc_deframer_push (NcDeframer * d, GstBuffer * data,
  * generation; records that started before a loss never come out. */
 NcDeframeResult nc_deframer_next (NcDeframer * d, NcRecordHeader * header,
     GstBuffer ** payload);
-/* TRUE while a record that has begun is not yet complete */
-gboolean nc_deframer_in_record (NcDeframer * d);
 
 G_END_DECLS
 
