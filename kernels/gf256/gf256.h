@@ -96,8 +96,17 @@ gf256_powers4 (uint32_t x, uint32_t p[8])
 GS_HD uint32_t
 gf256_madd4_powers (uint32_t acc, const uint32_t p[8], uint8_t c)
 {
+#if defined(__CUDA_ARCH__) && defined(GF256_MADD_SELECT)
+  /* c is the same in every thread of a warp: a uniform branch per bit
+   * instead of a mask built per bit (variant measured by the benchmark) */
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    if (c & (1u << i))
+      acc ^= p[i];
+#else
   for (int i = 0; i < 8; i++)
     acc ^= p[i] & (0u - ((uint32_t) (c >> i) & 1u));
+#endif
   return acc;
 }
 

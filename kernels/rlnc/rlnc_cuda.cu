@@ -30,7 +30,11 @@ static_assert (RLNC_GPU_THREADS % 32 == 0 &&
                (RLNC_GPU_THREADS & (RLNC_GPU_THREADS - 1)) == 0,
                "rlnc_product_span wants a power-of-two block of whole warps");
 
-extern "C" __global__ void __launch_bounds__ (RLNC_GPU_THREADS, 2)
+#ifndef RLNC_GPU_MIN_BLOCKS
+#define RLNC_GPU_MIN_BLOCKS 2   /* blocks per SM the registers must allow */
+#endif
+
+extern "C" __global__ void __launch_bounds__ (RLNC_GPU_THREADS, RLNC_GPU_MIN_BLOCKS)
 rlnc_product_batch (const RlncGpuProduct *jobs, uint32_t njobs)
 {
   __shared__ uint8_t scoef[RLNC_GPU_STAGE_BYTES]; /* 16 KiB: 64 rows x 256 */

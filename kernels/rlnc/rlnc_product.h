@@ -20,8 +20,11 @@
 #endif
 
 /* Output rows per thread. 8 keeps the accumulators plus powers (64 words)
- * in registers with room for two 256-thread blocks per SM. */
+ * in registers with room for two 256-thread blocks per SM. A build may set
+ * another value (the GPU benchmark compares variants). */
+#ifndef RLNC_PRODUCT_ROWS
 #define RLNC_PRODUCT_ROWS 8
+#endif
 
 /* 16 bytes of a row of k bytes at word w (bytes w*16 ..); bytes at or past k
  * read as 0. The full-word path is one 16-byte load (rows are 16-byte
