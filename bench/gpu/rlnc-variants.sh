@@ -12,10 +12,11 @@ build=/tmp/gpubuild
 deps=/tmp/gpudeps
 mkdir -p "$out" /tmp/rlnc-variants
 : > "$out/rlnc-variants.jsonl"
-for v in "default:" "select:-DGF256_MADD_SELECT" \
+# default: 8 rows per thread, a uniform branch per coefficient bit
+for v in "default:" "mask:-DGF256_MADD_MASK" \
     "rows16:-DRLNC_PRODUCT_ROWS=16 -DRLNC_GPU_MIN_BLOCKS=1" \
-    "rows16-select:-DRLNC_PRODUCT_ROWS=16 -DRLNC_GPU_MIN_BLOCKS=1 -DGF256_MADD_SELECT" \
-    "rows4-select:-DRLNC_PRODUCT_ROWS=4 -DGF256_MADD_SELECT"; do
+    "rows16-mask:-DRLNC_PRODUCT_ROWS=16 -DRLNC_GPU_MIN_BLOCKS=1 -DGF256_MADD_MASK" \
+    "rows4:-DRLNC_PRODUCT_ROWS=4"; do
   name=${v%%:*} flags=${v#*:}
   exe=/tmp/rlnc-variants/bench_rlnc_gpu_$name
   # shellcheck disable=SC2086
