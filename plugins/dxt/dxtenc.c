@@ -27,13 +27,20 @@
  *
  * The frame is coded in slices of `batch-blocks` 4x4 blocks (rounded to
  * whole block rows; 0 = one slice per frame), the unit the paper batches to
- * the GPU. On the CPU path the slices run one after the other in the
- * streaming thread. With backend gpu / hybrid (or auto with a device) the
- * slices go through the CUDA kernel over a few CUDA streams, copy-in,
- * compute and copy-out of neighbouring slices overlapping; a frame whose
- * CUDA step fails is coded on the CPU instead (same bytes, a warning). Either
- * way the frame leaves as soon as it is coded and the reported latency is 0;
- * the bytes are the same for any slice size and backend.
+ * the GPU. On the CPU path the slices are shared among `threads` threads
+ * and the frame leaves when coded (latency 0). With backend gpu / hybrid (or
+ * auto with a device) the slices go through the CUDA kernel over a few CUDA
+ * streams, and up to 3 frames are in flight at once, each on a lane of its
+ * own, so that the copy in of one frame, the kernel of the one before and
+ * the copy out of the one before that overlap; a finisher thread pushes
+ * each frame, in order, as soon as it is coded (latency: min 0, max 3
+ * frames). A frame whose CUDA step fails is coded on the CPU instead (same
+ * bytes, a warning). The bytes are the same for any slice size and backend.
+ *
+ * Upstream is offered a pool of frame buffers: pinned host memory on the
+ * GPU (the frames are copied to the device from where upstream wrote them),
+ * system memory on the CPU; the blocks come back into pinned buffers that
+ * are pushed as they are.
  *
  * With `cycle` > 0 the frames go through the device's real-time scheduler
  * (gpsscheduler.h, the GPU-centric model of Zhang, Hu and Hua, "A
@@ -250,6 +257,7 @@ struct _GstDxtEnc
   gboolean pipe_flushing, pipe_quit;
   GstFlowReturn pipe_ret;       /* the last push that failed */
   GThread *pipe_thread;
+  gboolean pipe_primed;         /* streaming thread: a frame went out */
 };
 
 #define gst_dxt_enc_parent_class parent_class
@@ -716,15 +724,36 @@ pipe_wait (GstDxtEnc * self, guint max, gboolean all)
   g_mutex_lock (&self->pipe_lock);
 }
 
+static GstFlowReturn pipe_drain (GstDxtEnc * self, gboolean stream_locked);
+static GstFlowReturn enc_code_now (GstDxtEnc * self,
+    GstVideoCodecFrame * frame);
+
 /* handle_frame's pipelined half: takes frame. Returns what the frames
  * finished since the last call met downstream. */
 static GstFlowReturn
 pipe_handle_frame (GstDxtEnc * self, GstVideoCodecFrame * frame)
 {
   const GstGpuStreamProcessor *proc = &self->coder_info->processor;
+  GstBuffer *in = frame->input_buffer;
   PipeSlot *slot;
   GstFlowReturn ret;
   guint lane;
+
+  /* coded here, after the frames in flight: the first frame of a format,
+   * so that a downstream that refuses the output refuses it to its push,
+   * and a frame too short for the caps (without a video meta), so that
+   * its push fails with the error */
+  if (!self->pipe_primed || (!gst_buffer_get_video_meta (in) &&
+          gst_buffer_get_size (in) < GST_VIDEO_INFO_SIZE (&self->state->info))) {
+    ret = pipe_drain (self, TRUE);
+    if (ret != GST_FLOW_OK) {
+      gst_video_codec_frame_unref (frame);
+      return ret;
+    }
+    ret = enc_code_now (self, frame);
+    self->pipe_primed = ret == GST_FLOW_OK;
+    return ret;
+  }
 
   g_mutex_lock (&self->pipe_lock);
   pipe_wait (self, self->pipe_lanes - 1, FALSE);
@@ -798,6 +827,7 @@ pipe_start (GstDxtEnc * self)
   self->pipe_flushing = self->pipe_quit = FALSE;
   self->pipe_ret = GST_FLOW_OK;
   self->pipe_in_flight = self->pipe_next_lane = 0;
+  self->pipe_primed = FALSE;
   self->pipe_thread = g_thread_new ("dxtenc-finish", pipe_finisher, self);
 }
 
@@ -1004,6 +1034,7 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
   if (self->sched_stream)
     gst_gpustream_sched_client_wait (self->sched_stream, 0);
   pipe_drain (self, TRUE);
+  self->pipe_primed = FALSE;
   if (!coder_configure (self, st, &state->info))
     return FALSE;
   st->info = state->info;
@@ -1059,7 +1090,6 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
   EncState *st = self->state;
-  GstGpuStreamSchedItem item = { 0 };
 
   if (!st || !st->tex_size) {
     gst_video_codec_frame_unref (frame);
@@ -1071,12 +1101,20 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   if (self->pipe_lanes)
     return pipe_handle_frame (self, frame);
 
-  /* a batch of one, coded here */
+  return enc_code_now (self, frame);
+}
+
+/* A batch of one, coded here and finished: takes frame. */
+static GstFlowReturn
+enc_code_now (GstDxtEnc * self, GstVideoCodecFrame * frame)
+{
+  GstGpuStreamSchedItem item = { 0 };
+
   item.data = gst_buffer_ref (frame->input_buffer);
   item.size = MIN (gst_buffer_get_size (frame->input_buffer), G_MAXUINT32);
   item.flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
-  coder_run (self, st->cuda_context, &item, 1);
-  return enc_finish_coded (self, st, frame, item.data);
+  coder_run (self, self->state->cuda_context, &item, 1);
+  return enc_finish_coded (self, self->state, frame, item.data);
 }
 
 /* EOS: every frame handed to the scheduler out (or dropped) first. */
@@ -1111,6 +1149,7 @@ gst_dxt_enc_flush (GstVideoEncoder * enc)
   if (self->pipe_lanes) {
     pipe_drain (self, TRUE);
     pipe_set_flushing (self, FALSE);
+    self->pipe_primed = FALSE;
   }
   return TRUE;
 }
