@@ -34,7 +34,7 @@ export CK_DEFAULT_TIMEOUT=300 GST_DEBUG_NO_COLOR=1 G_DEBUG=fatal-criticals
 
 fails=0
 for t in libs-gpustream libs-gpssrtp libs-scheduler elements-srtp elements-dxt \
-    elements-nc elements-rtpnc elements-rtgpuqueue; do
+    elements-pools elements-nc elements-rtpnc elements-rtgpuqueue; do
   start=$(date +%s%N)
   "$rt/bin/$t" >"$logs/$t.log" 2>&1
   rc=$?
@@ -56,14 +56,57 @@ launch_fps () {
   t1=$(date +%s%N)
   echo "$n $t0 $t1" | awk '{printf "%.1f fps (%.1f ms)", $1 / (($3 - $2) / 1e9), ($3 - $2) / 1e6}'
 }
+# Frames/s of the element alone: two runs of n and 3n frames, so the start
+# (the CUDA context, the first allocations) cancels out: 2n / (t(3n) - t(n)).
+element_fps () {
+  local n=$1; shift
+  local t0 t1 t2
+  t0=$(date +%s%N)
+  "$rt/bin/gst-launch-1.0" -q "${@//@N@/$n}" >/dev/null 2>&1 || { echo "failed"; return; }
+  t1=$(date +%s%N)
+  "$rt/bin/gst-launch-1.0" -q "${@//@N@/$((3 * n))}" >/dev/null 2>&1 || { echo "failed"; return; }
+  t2=$(date +%s%N)
+  echo "$n $t0 $t1 $t2" | awk '{d = ($4 - $3) - ($3 - $2); if (d <= 0) print "n/a"; else printf "%.1f", 2 * $1 / (d / 1e9)}'
+}
 {
-  echo "## dxtenc, 3840x2160 DXT1 fast, frames/s of the whole pipeline"
-  for fmt in UYVY RGBA; do
-    src="videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=$fmt,width=3840,height=2160,framerate=30/1 ! imagefreeze num-buffers"
-    echo "$fmt system memory, backend=gpu: $(launch_fps 600 $src=600 ! dxtenc backend=gpu ! fakesink)"
-    echo "$fmt system memory, backend=cpu: $(launch_fps 40 $src=40 ! dxtenc backend=cpu ! fakesink)"
-    echo "$fmt cudaupload, backend=gpu:   $(launch_fps 600 $src=600 ! cudaupload ! 'video/x-raw(memory:CUDAMemory)' ! dxtenc backend=gpu ! fakesink)"
+  # the kernel end to end from pinned host memory, back to back, in slices
+  # of 23040 blocks over 3 streams (dxtenc's default): bench_dxt_gpu's
+  # dxt_gpu_sliced rows; the element's figure beside it, as a ratio
+  kjson=/tmp/gpu-element-logs/bench-dxt-gpu.jsonl
+  timeout 300 "$rt/bin/bench_dxt_gpu" --json "$kjson" >/dev/null 2>&1 ||
+    echo "bench_dxt_gpu failed: no kernel figures"
+  kernel_fps () {
+    grep '"bench":"dxt_gpu_sliced"' "$kjson" 2>/dev/null |
+      grep "\"input\":\"$1\"" | grep "\"size\":\"$2\"" | grep '"batch_blocks":23040,' |
+      sed 's/.*"fps_end_to_end":\([0-9.]*\).*/\1/' | head -1
+  }
+  echo "## dxtenc DXT1 fast, frames/s of the element (2n frames / (t(3n) - t(n)))"
+  echo "## beside the kernel end to end from pinned host memory (bench_dxt_gpu, slices of 23040 blocks)"
+  printf '%-5s %-9s %-34s %10s %10s %7s\n' input size path element kernel ratio
+  for size in 1920x1080 3840x2160; do
+    for fmt in RGBA UYVY; do
+      w=${size%x*}; h=${size#*x}
+      k=$(kernel_fps "$(echo $fmt | tr A-Z a-z)" "$size")
+      src="videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=$fmt,width=$w,height=$h,framerate=30/1 ! imagefreeze num-buffers=@N@"
+      # the frame in the pinned pool dxtenc offers; the same frame from a
+      # buffer of videotestsrc's own (no pool: identity drops the query);
+      # from CUDA memory (cudaupload, if this GStreamer has it)
+      for path in pinned plain cuda cpu; do
+        case $path in
+          pinned) n=3000; f=$(element_fps $n $src ! dxtenc backend=gpu ! fakesink) ;;
+          plain) n=500; f=$(element_fps $n $src ! identity drop-allocation=true ! dxtenc backend=gpu ! fakesink) ;;
+          cuda) n=500; f=$(element_fps $n $src ! cudaupload ! 'video/x-raw(memory:CUDAMemory)' ! dxtenc backend=gpu ! fakesink) ;;
+          cpu) n=20; f=$(element_fps $n $src ! dxtenc backend=cpu ! fakesink) ;;
+        esac
+        label=$(case $path in pinned) echo "system memory, pinned pool, gpu";;
+          plain) echo "system memory, no pool, gpu";; cuda) echo "cudaupload (CUDA memory), gpu";;
+          cpu) echo "system memory, cpu";; esac)
+        r=$(echo "$f ${k:-0}" | awk '{if ($2 > 0 && $1 + 0 > 0) printf "%.2f", $1 / $2; else print "n/a"}')
+        printf '%-5s %-9s %-34s %10s %10s %7s\n' $fmt $size "$label" "$f" "${k:-n/a}" "$r"
+      done
+    done
   done
+  echo "(cudaupload's own upload of each frame is part of the cuda rows)"
 } 2>&1 | tee -a "$out/elements.log"
 {
   echo "## gpusrtpenc, AES_CM_128_HMAC_SHA1_80, rtpvrawpay lists of 1080p UYVY (about 1400-byte packets)"

@@ -27,13 +27,13 @@ rm -rf "$rt"
 mkdir -p "$rt/lib" "$rt/gst" "$rt/plugins" "$rt/bin"
 cp "$build"/plugins/*/*.so "$rt/plugins/"
 cp -L "$build"/gst/gpustream/libgstgpustream-1.0.so.0 "$rt/lib/"
-for t in elements-srtp elements-dxt elements-nc elements-rtpnc elements-rtgpuqueue; do
+for t in elements-srtp elements-dxt elements-pools elements-nc elements-rtpnc elements-rtgpuqueue; do
   cp "$build/tests/check/elements/$t" "$rt/bin/"
 done
 for t in gpssrtp gpustream scheduler; do
   cp "$build/tests/check/libs/$t" "$rt/bin/libs-$t"
 done
-cp "$build/bench/bench_rtgpu" "$rt/bin/"
+cp "$build/bench/bench_rtgpu" "$build/kernels/bench/bench_dxt_gpu" "$rt/bin/"
 for p in $gst_plugins; do cp "$sysgst/libgst$p.so" "$rt/gst/"; done
 cp /usr/bin/gst-launch-1.0 /usr/bin/gst-inspect-1.0 "$rt/bin/"
 cp /usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner "$rt/bin/"

@@ -1,7 +1,10 @@
-/* gpscuda.c: loading the embedded kernels, once per GstCudaContext. */
+/* gpscuda.c: loading the embedded kernels, once per GstCudaContext; the
+ * copies and staging areas the GPU paths share, and their release when
+ * idle; the pinned host memory allocator and its buffer pools. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <gst/video/video.h>
 #include "gpsprivate.h"
 
 GstDebugCategory *gps_cuda_debug;
@@ -213,8 +216,8 @@ gps_cuda_ensure_dev (CUdeviceptr * dev, gsize * dev_size, gsize size)
   return res;
 }
 
-static CUresult
-copy_2d (const void *src_host, CUdeviceptr src_dev, gsize src_pitch,
+CUresult
+gps_cuda_copy_2d (const void *src_host, CUdeviceptr src_dev, gsize src_pitch,
     void *dst_host, CUdeviceptr dst_dev, gsize dst_pitch, gsize width,
     gsize height, CUstream stream)
 {
@@ -254,7 +257,7 @@ gps_cuda_copy_linear (const void *src_host, void *dst_host,
 
   while (done < size) {
     gsize w = MIN (size - done, max_row);
-    CUresult res = copy_2d (src_host ? (const guint8 *) src_host + done : NULL,
+    CUresult res = gps_cuda_copy_2d (src_host ? (const guint8 *) src_host + done : NULL,
         src_host ? 0 : src_dev + done, w,
         dst_host ? (guint8 *) dst_host + done : NULL,
         dst_host ? 0 : dst_dev + done, w, w, 1, stream);
@@ -266,27 +269,90 @@ gps_cuda_copy_linear (const void *src_host, void *dst_host,
   return CUDA_SUCCESS;
 }
 
-static void
-staging_free (gpointer data)
+/* ---- staging areas, and their release when idle ---- */
+
+/* Every staging (for release_idle), and the pinned bytes they and the
+ * pinned allocator hold. */
+static GMutex stagings_lock;
+static GList *stagings;
+static guint64 pinned_bytes;    /* atomic */
+
+static gpointer
+idle_release_thread (gpointer unused)
 {
-  GpsStaging *st = data;
+  for (;;) {
+    g_usleep (G_USEC_PER_SEC);
+    gst_gpustream_release_idle_staging (GST_GPUSTREAM_STAGING_IDLE);
+  }
+  return NULL;
+}
+
+static void
+staging_register (GpsStaging * st)
+{
+  static gsize thread_once = 0;
+
+  /* one thread for the process, started with the first staging: a few
+   * list walks a second, nothing else */
+  if (g_once_init_enter (&thread_once)) {
+    g_thread_unref (g_thread_new ("gpustream-idle", idle_release_thread,
+            NULL));
+    g_once_init_leave (&thread_once, 1);
+  }
+  g_mutex_lock (&stagings_lock);
+  stagings = g_list_prepend (stagings, st);
+  g_mutex_unlock (&stagings_lock);
+}
+
+/* The areas go (ctx pushed, nothing queued on them); the bytes freed. */
+static guint64
+staging_free_areas (GpsStaging * st)
+{
+  guint64 freed = st->host_size + st->dev_size;
+
+  if (st->host) {
+    CuMemFreeHost (st->host);
+    __atomic_fetch_sub (&pinned_bytes, st->host_size, __ATOMIC_RELAXED);
+  }
+  if (st->dev)
+    CuMemFree (st->dev);
+  st->host = NULL;
+  st->host_size = 0;
+  st->dev = 0;
+  st->dev_size = 0;
+  return freed;
+}
+
+static void
+staging_destroy (GpsStaging * st)
+{
   gboolean any = st->host || st->dev;
   guint i;
 
+  g_mutex_lock (&stagings_lock);
+  stagings = g_list_remove (stagings, st);
+  g_mutex_unlock (&stagings_lock);
   for (i = 0; i < GPS_STAGING_MAX_STREAMS; i++)
     any |= st->stream[i] != NULL;
   if (any && gst_cuda_context_push (st->ctx)) {
     for (i = 0; i < GPS_STAGING_MAX_STREAMS; i++)
-      if (st->stream[i])
+      if (st->stream[i]) {
+        CuStreamSynchronize (st->stream[i]);
         CuStreamDestroy (st->stream[i]);
-    if (st->host)
-      CuMemFreeHost (st->host);
-    if (st->dev)
-      CuMemFree (st->dev);
+      }
+    staging_free_areas (st);
     gst_cuda_context_pop (NULL);
   }
   g_mutex_clear (&st->lock);
+  if (st->owned)
+    gst_object_unref (st->ctx);
   g_free (st);
+}
+
+static void
+staging_free (gpointer data)
+{
+  staging_destroy (data);
 }
 
 /* Dispose time, while the CUcontext still lives. */
@@ -311,6 +377,7 @@ gps_cuda_staging_get (GstCudaContext * ctx, const gchar * name)
     st = g_new0 (GpsStaging, 1);
     g_mutex_init (&st->lock);
     st->ctx = ctx;
+    staging_register (st);
     g_object_set_qdata_full (G_OBJECT (ctx), q, st, staging_free);
     g_object_weak_ref (G_OBJECT (ctx), staging_context_disposed,
         GUINT_TO_POINTER (q));
@@ -319,15 +386,43 @@ gps_cuda_staging_get (GstCudaContext * ctx, const gchar * name)
   return st;
 }
 
-CUresult
-gps_cuda_staging_ensure (GpsStaging * st, gsize size, guint n_streams)
+GpsStaging *
+gps_cuda_staging_new (GstCudaContext * ctx)
 {
+  GpsStaging *st = g_new0 (GpsStaging, 1);
+
+  g_mutex_init (&st->lock);
+  st->ctx = gst_object_ref (ctx);
+  st->owned = TRUE;
+  staging_register (st);
+  return st;
+}
+
+void
+gps_cuda_staging_free (GpsStaging * st)
+{
+  if (st) {
+    g_return_if_fail (st->owned);
+    staging_destroy (st);
+  }
+}
+
+CUresult
+gps_cuda_staging_ensure_sizes (GpsStaging * st, gsize host_size,
+    gsize dev_size, guint n_streams)
+{
+  gsize had = st->host_size;
   CUresult res;
   guint i;
 
-  if ((res = gps_cuda_ensure_host (&st->host, &st->host_size, size)) !=
-      CUDA_SUCCESS || (res = gps_cuda_ensure_dev (&st->dev, &st->dev_size,
-              size)) != CUDA_SUCCESS)
+  st->last_use = g_get_monotonic_time ();
+  res = gps_cuda_ensure_host (&st->host, &st->host_size, host_size);
+  if (st->host_size != had) {
+    __atomic_fetch_sub (&pinned_bytes, had, __ATOMIC_RELAXED);
+    __atomic_fetch_add (&pinned_bytes, st->host_size, __ATOMIC_RELAXED);
+  }
+  if (res != CUDA_SUCCESS || (res = gps_cuda_ensure_dev (&st->dev,
+              &st->dev_size, dev_size)) != CUDA_SUCCESS)
     return res;
   for (i = 0; i < MIN (n_streams, GPS_STAGING_MAX_STREAMS); i++)
     if (!st->stream[i] && (res = CuStreamCreate (&st->stream[i],
@@ -337,4 +432,272 @@ gps_cuda_staging_ensure (GpsStaging * st, gsize size, guint n_streams)
     }
   return CUDA_SUCCESS;
 }
+
+CUresult
+gps_cuda_staging_ensure (GpsStaging * st, gsize size, guint n_streams)
+{
+  return gps_cuda_staging_ensure_sizes (st, size, size, n_streams);
+}
+
+/* ---- pinned host memory: the allocator ---- */
+
+typedef struct {
+  GstAllocator parent;
+  GstCudaContext *ctx;
+} GpsPinnedAllocator;
+
+typedef struct {
+  GstAllocatorClass parent_class;
+} GpsPinnedAllocatorClass;
+
+typedef struct {
+  GstMemory mem;
+  guint8 *data;                 /* maxsize bytes, aligned */
+  gpointer block;               /* what cuMemAllocHost gave; NULL: shared */
+  gsize block_size;
+} GpsPinnedMemory;
+
+static GType gps_pinned_allocator_get_type (void);
+G_DEFINE_TYPE (GpsPinnedAllocator, gps_pinned_allocator, GST_TYPE_ALLOCATOR);
+
+static GstMemory *
+pinned_alloc (GstAllocator * allocator, gsize size,
+    GstAllocationParams * params)
+{
+  GpsPinnedAllocator *self = (GpsPinnedAllocator *) allocator;
+  const gsize maxsize = size + params->prefix + params->padding;
+  const gsize align = params->align | gst_memory_alignment;
+  GpsPinnedMemory *mem;
+  gsize block_size, aoff;
+  void *block = NULL;
+  CUresult res;
+
+  /* cuMemAllocHost gives pages, aligned well beyond any video alignment;
+   * the slack covers a larger one. 1.22's loader takes an unsigned size */
+  block_size = maxsize + align;
+  if (block_size < maxsize || block_size > G_MAXUINT)
+    return NULL;
+  if (!gst_cuda_context_push (self->ctx)) {
+    GST_WARNING_OBJECT (self, "could not push the CUDA context");
+    return NULL;
+  }
+  res = CuMemAllocHost (&block, (guint) block_size);
+  gst_cuda_context_pop (NULL);
+  if (res != CUDA_SUCCESS) {
+    GST_WARNING_OBJECT (self, "cuMemAllocHost (%" G_GSIZE_FORMAT " bytes): "
+        "%s", block_size, gps_cuda_strerror (res));
+    return NULL;
+  }
+  __atomic_fetch_add (&pinned_bytes, block_size, __ATOMIC_RELAXED);
+
+  mem = g_new0 (GpsPinnedMemory, 1);
+  mem->block = block;
+  mem->block_size = block_size;
+  aoff = ((guintptr) block) & align;
+  aoff = aoff ? align + 1 - aoff : 0;
+  mem->data = (guint8 *) block + aoff;
+  gst_memory_init (GST_MEMORY_CAST (mem), params->flags, allocator, NULL,
+      maxsize, align, params->prefix, size);
+  if (params->prefix && (params->flags & GST_MEMORY_FLAG_ZERO_PREFIXED))
+    memset (mem->data, 0, params->prefix);
+  if (params->padding && (params->flags & GST_MEMORY_FLAG_ZERO_PADDED))
+    memset (mem->data + params->prefix + size, 0, params->padding);
+  return GST_MEMORY_CAST (mem);
+}
+
+static void
+pinned_free (GstAllocator * allocator, GstMemory * memory)
+{
+  GpsPinnedAllocator *self = (GpsPinnedAllocator *) allocator;
+  GpsPinnedMemory *mem = (GpsPinnedMemory *) memory;
+
+  if (mem->block) {
+    if (gst_cuda_context_push (self->ctx)) {
+      CUresult res = CuMemFreeHost (mem->block);
+
+      if (res != CUDA_SUCCESS)
+        GST_WARNING_OBJECT (self, "cuMemFreeHost: %s",
+            gps_cuda_strerror (res));
+      gst_cuda_context_pop (NULL);
+    } else {
+      GST_WARNING_OBJECT (self, "could not push the CUDA context to free "
+          "%" G_GSIZE_FORMAT " pinned bytes", mem->block_size);
+    }
+    __atomic_fetch_sub (&pinned_bytes, mem->block_size, __ATOMIC_RELAXED);
+  }
+  g_free (mem);
+}
+
+static gpointer
+pinned_map (GstMemory * memory, gsize maxsize, GstMapFlags flags)
+{
+  return ((GpsPinnedMemory *) memory)->data;
+}
+
+static void
+pinned_unmap (GstMemory * memory)
+{
+}
+
+/* A part of the same pinned block (gst_buffer_copy_region, subbuffers):
+ * it keeps its parent, which owns the block. */
+static GstMemory *
+pinned_share (GstMemory * memory, gssize offset, gssize size)
+{
+  GpsPinnedMemory *mem = (GpsPinnedMemory *) memory, *sub;
+  GstMemory *parent = memory->parent ? memory->parent : memory;
+
+  if (size == -1)
+    size = memory->size - offset;
+  sub = g_new0 (GpsPinnedMemory, 1);
+  sub->data = mem->data;
+  gst_memory_init (GST_MEMORY_CAST (sub),
+      GST_MINI_OBJECT_FLAGS (parent) | GST_MINI_OBJECT_FLAG_LOCK_READONLY,
+      memory->allocator, parent, memory->maxsize, memory->align,
+      memory->offset + offset, size);
+  return GST_MEMORY_CAST (sub);
+}
+
+static void
+gps_pinned_allocator_dispose (GObject * object)
+{
+  GpsPinnedAllocator *self = (GpsPinnedAllocator *) object;
+
+  gst_clear_object (&self->ctx);
+  G_OBJECT_CLASS (gps_pinned_allocator_parent_class)->dispose (object);
+}
+
+static void
+gps_pinned_allocator_class_init (GpsPinnedAllocatorClass * klass)
+{
+  GST_ALLOCATOR_CLASS (klass)->alloc = pinned_alloc;
+  GST_ALLOCATOR_CLASS (klass)->free = pinned_free;
+  G_OBJECT_CLASS (klass)->dispose = gps_pinned_allocator_dispose;
+}
+
+static void
+gps_pinned_allocator_init (GpsPinnedAllocator * self)
+{
+  GstAllocator *alloc = GST_ALLOCATOR_CAST (self);
+
+  alloc->mem_type = GST_GPUSTREAM_PINNED_MEMORY_TYPE;
+  alloc->mem_map = pinned_map;
+  alloc->mem_unmap = pinned_unmap;
+  alloc->mem_share = pinned_share;
+}
 #endif /* GS_HAVE_CUDA */
+
+/* ---- pinned host memory: the public side (also without CUDA) ---- */
+
+GstAllocator *
+gst_gpustream_pinned_allocator_new (GstObject * cuda_context)
+{
+#if GS_HAVE_CUDA
+  GpsPinnedAllocator *self;
+
+  if (!cuda_context || !GST_IS_CUDA_CONTEXT (cuda_context))
+    return NULL;
+  gps_debug_init ();
+  self = g_object_new (gps_pinned_allocator_get_type (), NULL);
+  gst_object_ref_sink (self);
+  self->ctx = gst_object_ref (GST_CUDA_CONTEXT (cuda_context));
+  return GST_ALLOCATOR_CAST (self);
+#else
+  return NULL;
+#endif
+}
+
+gboolean
+gst_gpustream_buffer_is_pinned (GstBuffer * buf, GstObject * cuda_context)
+{
+#if GS_HAVE_CUDA
+  guint i, n;
+
+  if (!buf || !cuda_context || !(n = gst_buffer_n_memory (buf)))
+    return FALSE;
+  for (i = 0; i < n; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (buf, i);
+
+    if (!gst_memory_is_type (mem, GST_GPUSTREAM_PINNED_MEMORY_TYPE) ||
+        ((GpsPinnedAllocator *) mem->allocator)->ctx !=
+        (GstCudaContext *) cuda_context)
+      return FALSE;
+  }
+  return TRUE;
+#else
+  return FALSE;
+#endif
+}
+
+GstBufferPool *
+gst_gpustream_pinned_pool_new (GstObject * cuda_context, GstCaps * caps,
+    gsize size, guint min, guint max)
+{
+  GstAllocator *allocator;
+  GstAllocationParams params;
+  GstBufferPool *pool;
+  GstStructure *config;
+  GstStructure *s = caps ? gst_caps_get_structure (caps, 0) : NULL;
+  gboolean video = s && gst_structure_has_name (s, "video/x-raw");
+
+  if (size > G_MAXUINT ||
+      !(allocator = gst_gpustream_pinned_allocator_new (cuda_context)))
+    return NULL;
+  pool = video ? gst_video_buffer_pool_new () : gst_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, (guint) size, min, max);
+  gst_allocation_params_init (&params);
+  gst_buffer_pool_config_set_allocator (config, allocator, &params);
+  if (video)
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_object_unref (allocator);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    gst_object_unref (pool);
+    return NULL;
+  }
+  return pool;
+}
+
+guint64
+gst_gpustream_pinned_bytes (void)
+{
+#if GS_HAVE_CUDA
+  return __atomic_load_n (&pinned_bytes, __ATOMIC_RELAXED);
+#else
+  return 0;
+#endif
+}
+
+guint64
+gst_gpustream_release_idle_staging (GstClockTime idle)
+{
+#if GS_HAVE_CUDA
+  const gint64 now = g_get_monotonic_time ();
+  guint64 freed = 0;
+  GList *l;
+
+  g_mutex_lock (&stagings_lock);
+  for (l = stagings; l; l = l->next) {
+    GpsStaging *st = l->data;
+
+    /* in use now, or work queued on the areas: not idle */
+    if (!g_mutex_trylock (&st->lock))
+      continue;
+    if ((st->host || st->dev) && !st->in_flight &&
+        now - st->last_use >= (gint64) (idle / GST_USECOND)) {
+      if (gst_cuda_context_push (st->ctx)) {
+        freed += staging_free_areas (st);
+        gst_cuda_context_pop (NULL);
+      }
+    }
+    g_mutex_unlock (&st->lock);
+  }
+  g_mutex_unlock (&stagings_lock);
+  if (freed)
+    GST_DEBUG ("released %" G_GUINT64_FORMAT " idle staging bytes", freed);
+  return freed;
+#else
+  return 0;
+#endif
+}

@@ -146,19 +146,21 @@ stage_rows (guint8 * dst, gsize pitch, const guint8 * src, gsize stride,
 }
 
 /* The start of a run (the caller holds st->lock): the kernel `which` of
- * ctx, ctx pushed, both buffers of at least size bytes, n_streams streams.
- * NULL, or the step that failed (*res: its CUDA error, or CUDA_SUCCESS)
- * with nothing pushed. */
+ * ctx, ctx pushed, a pinned area of host_size and a device area of
+ * dev_size bytes, n_streams streams. NULL, or the step that failed (*res:
+ * its CUDA error, or CUDA_SUCCESS) with nothing pushed. */
 static const gchar *
 run_begin (GstCudaContext * ctx, DxtStaging * st, GpsKernel which,
-    gsize size, guint n_streams, CUfunction * func, CUresult * res)
+    gsize host_size, gsize dev_size, guint n_streams, CUfunction * func,
+    CUresult * res)
 {
   *res = CUDA_SUCCESS;
   if (!gps_cuda_get_kernel (ctx, which, func))
     return "loading the kernel";
   if (!gst_cuda_context_push (ctx))
     return "pushing the CUDA context";
-  if ((*res = gps_cuda_staging_ensure (st, size, n_streams)) != CUDA_SUCCESS) {
+  if ((*res = gps_cuda_staging_ensure_sizes (st, host_size, dev_size,
+              n_streams)) != CUDA_SUCCESS) {
     gst_cuda_context_pop (NULL);
     return "allocating the staging buffers and streams";
   }
@@ -185,12 +187,33 @@ run_end (DxtStaging * st, const gchar * step)
 #define CHECK(call, what) \
   if ((*res = (call)) != CUDA_SUCCESS) { step = what; goto out; }
 
-/* The frame through the kernel; on success the blocks are in out. NULL, or
- * the step that failed (*res: its CUDA error, or CUDA_SUCCESS). The caller
- * holds st->lock. */
+/* Where a frame's pixels are read and its blocks written. Pinned memory
+ * (of the frame's context) is copied by the DMA engine as it is, so a
+ * frame there is not first copied into the staging area, and blocks land
+ * straight in an output buffer there. */
+typedef struct {
+  gboolean in_device;           /* the planes are CUdeviceptr */
+  gboolean in_pinned;           /* host planes in pinned memory */
+  gboolean out_pinned;          /* out in pinned memory */
+} DxtPlacement;
+
+/* The staging area a frame needs: the planes at their offsets when they
+ * are staged, the blocks at out_off when they come back through it. */
+static gsize
+host_need (const DxtLayout * l, const DxtPlacement * pl)
+{
+  if (!pl->out_pinned)
+    return l->total;
+  return pl->in_device || pl->in_pinned ? 0 : l->out_off;
+}
+
+/* First half of a frame through the kernel: every slice queued on st's
+ * streams (copy in, kernel, copy out), nothing waited for. NULL (the work
+ * is in flight: encode_wait) or the step that failed (*res: its CUDA
+ * error, or CUDA_SUCCESS; nothing in flight). The caller holds st->lock. */
 static const gchar *
-encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
-    gboolean on_device, const DxtLayout * l, DxtCodec codec,
+encode_submit (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
+    const DxtPlacement * pl, const DxtLayout * l, DxtCodec codec,
     DxtQuality quality, guint batch_blocks, guint n_streams, guint8 * out,
     guint * n_slices, CUresult * res)
 {
@@ -201,19 +224,20 @@ encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
   CUfunction func;
   DxtGpuEncode job;
   guint32 slice_rows, row0, nrows;
-  guint i = 0, p, s;
+  guint i = 0, p;
 
-  if ((step = run_begin (ctx, st, GPS_KERNEL_DXT_ENCODE, l->total, n_streams,
-              &func, res)))
+  if ((step = run_begin (ctx, st, GPS_KERNEL_DXT_ENCODE, host_need (l, pl),
+              l->total, n_streams, &func, res)))
     return step;
 
   /* the device image: the caller's planes when they are on the device,
    * else the staging layout */
   memset (&job, 0, sizeof job);
   for (p = 0; p < l->n_planes; p++) {
-    job.img.plane[p] = on_device ? img->plane[p] :
+    job.img.plane[p] = pl->in_device ? img->plane[p] :
         (const uint8_t *) (uintptr_t) (st->dev + l->off[p]);
-    job.img.stride[p] = on_device ? img->stride[p] : (uint32_t) l->pitch[p];
+    job.img.stride[p] = pl->in_device ? img->stride[p] :
+        (uint32_t) l->pitch[p];
   }
   job.img.width = img->width;
   job.img.height = img->height;
@@ -229,7 +253,7 @@ encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
     gsize o = l->out_off + (gsize) row0 * rb;
 
     nrows = MIN (slice_rows, by_n - row0);
-    for (p = 0; !on_device && p < l->n_planes; p++) {
+    for (p = 0; !pl->in_device && p < l->n_planes; p++) {
       /* the pixel rows of block rows [row0, row0 + nrows); rows past the
        * bottom edge are the last row, which the last slice holds itself */
       guint32 r0 = (4 * (guint64) row0) >> l->vshift[p];
@@ -237,6 +261,15 @@ encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
           l->rows[p]);
       gsize at = l->off[p] + (gsize) r0 * l->pitch[p];
 
+      if (r1 <= r0)
+        continue;
+      if (pl->in_pinned) {
+        CHECK (gps_cuda_copy_2d (img->plane[p] + (gsize) r0 * img->stride[p],
+                0, img->stride[p], NULL, st->dev + at, l->pitch[p],
+                l->row_bytes[p], r1 - r0, stream),
+            "copying a slice to the device");
+        continue;
+      }
       stage_rows (st->host + l->off[p], l->pitch[p], img->plane[p],
           img->stride[p], l->row_bytes[p], r0, r1);
       CHECK (gps_cuda_copy_linear (st->host + at, NULL, 0, st->dev + at,
@@ -253,16 +286,55 @@ encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
               1, DXT_GPU_THREADS, 1, 1, 0, stream, args, NULL),
           "launching the kernel");
     }
-    CHECK (gps_cuda_copy_linear (NULL, st->host + o, st->dev + o, 0,
+    CHECK (gps_cuda_copy_linear (NULL, pl->out_pinned ?
+            out + (gsize) row0 * rb : st->host + o, st->dev + o, 0,
             (gsize) nrows * rb, stream), "copying a slice back");
   }
-  for (s = 0; s < MIN (i, n_streams); s++)
-    CHECK (CuStreamSynchronize (st->stream[s]), "cuStreamSynchronize");
-  memcpy (out, st->host + l->out_off, l->out_size);
   *n_slices = i;
 
 out:
+  if (step)
+    return run_end (st, step);
+  gst_cuda_context_pop (NULL);
+  return NULL;
+}
+
+/* Second half: waits for the streams encode_submit used (only those of
+ * st), and the blocks go to out unless they landed there. NULL or the
+ * step that failed. The caller holds st->lock. */
+static const gchar *
+encode_wait (GstCudaContext * ctx, DxtStaging * st, const DxtLayout * l,
+    const DxtPlacement * pl, guint n_streams, guint n_slices, guint8 * out,
+    CUresult * res)
+{
+  const gchar *step = NULL;
+  guint s;
+
+  *res = CUDA_SUCCESS;
+  if (!gst_cuda_context_push (ctx))
+    return "pushing the CUDA context";
+  for (s = 0; s < MIN (n_slices, n_streams); s++)
+    CHECK (CuStreamSynchronize (st->stream[s]), "cuStreamSynchronize");
+  if (!pl->out_pinned)
+    memcpy (out, st->host + l->out_off, l->out_size);
+
+out:
   return run_end (st, step);
+}
+
+/* The frame through the kernel, submitted and waited for; on success the
+ * blocks are in out. The caller holds st->lock. */
+static const gchar *
+encode_run (GstCudaContext * ctx, DxtStaging * st, const DxtImage * img,
+    const DxtPlacement * pl, const DxtLayout * l, DxtCodec codec,
+    DxtQuality quality, guint batch_blocks, guint n_streams, guint8 * out,
+    guint * n_slices, CUresult * res)
+{
+  const gchar *step = encode_submit (ctx, st, img, pl, l, codec, quality,
+      batch_blocks, n_streams, out, n_slices, res);
+
+  return step ? step : encode_wait (ctx, st, l, pl, n_streams, *n_slices,
+      out, res);
 }
 
 /* Decoding: the block stream at 0, then the RGBA image packed (stride
@@ -308,7 +380,8 @@ decode_run (GstCudaContext * ctx, DxtStaging * st, const DecLayout * l,
   DxtGpuDecode job;
   guint y;
 
-  if ((step = run_begin (ctx, st, GPS_KERNEL_DXT_DECODE, l->total, 1, &func,
+  if ((step = run_begin (ctx, st, GPS_KERNEL_DXT_DECODE, l->total, l->total,
+              1, &func,
               res)))
     return step;
   stream = st->stream[0];
@@ -396,6 +469,7 @@ encode_frame (GstObject * cuda_context, const DxtImage * img,
   const gchar *why, *step;
   CUresult res;
   guint n_slices = 0;
+  DxtPlacement pl = { on_device, FALSE, FALSE };
 #endif
 
   gps_debug_init ();
@@ -424,7 +498,7 @@ encode_frame (GstObject * cuda_context, const DxtImage * img,
 
   st = staging_get (ctx);
   g_mutex_lock (&st->lock);
-  step = encode_run (ctx, st, img, on_device, &l, codec, quality,
+  step = encode_run (ctx, st, img, &pl, &l, codec, quality,
       batch_blocks, n_streams, out, &n_slices, &res);
   g_mutex_unlock (&st->lock);
   if (!run_result (DXT_GPU_ENCODE_KERNEL, step, res, error))
@@ -564,6 +638,15 @@ gst_gpustream_dxt_decode_frame (GstObject * cuda_context, DxtCodec codec,
  *                  default: one per online CPU)
  * A frame is mapped with the default layout of that format and size, or
  * that of its GstVideoMeta when it has one.
+ *
+ * On the GPU a frame in pinned memory of the context (a pool of
+ * gst_gpustream_pinned_pool_new) is copied to the device as it is, without
+ * the copy into the staging area, and the block streams come in buffers
+ * of a pinned pool of the instance, which the copy from the device fills
+ * directly. process_* code the frames one after the other; submit leaves
+ * the batch's last frame in flight on the lane (its own staging area and
+ * streams, up to GST_GPUSTREAM_DXT_MAX_LANES) and finish waits for it, so
+ * that frames on different lanes overlap.
  * Stats: gpu-frames, cpu-frames (CPU fallbacks included),
  * device-input-frames (coded straight from CUDA memory), slices,
  * dxt-drops. */
@@ -582,6 +665,14 @@ typedef struct
   gsize tex_size;
   guint64 gpu_frames, cpu_frames, device_frames, n_slices, drops; /* atomic */
   gint64 last_gpu_warn, last_drop_warn;   /* the worker only */
+  /* the GPU's: made on first use for the context of the run (the caller's
+   * thread), freed at teardown. One staging area and set of streams per
+   * lane, so that frames on different lanes are in flight together, and
+   * the pool the output buffers come from (pinned: the blocks land in the
+   * buffer that is pushed) */
+  GstObject *gpu_ctx;
+  gpointer lanes[GST_GPUSTREAM_DXT_MAX_LANES];    /* GpsStaging * */
+  GstBufferPool *out_pool;
 } DxtEncode;
 
 static gboolean
@@ -743,26 +834,103 @@ dxt_encode_setup (const GstStructure * config, GstElement * owner,
   return de;
 }
 
+/* The GPU state goes (nothing in flight). */
+static void
+dxt_encode_gpu_clear (DxtEncode * de)
+{
+  guint i;
+
+  for (i = 0; i < GST_GPUSTREAM_DXT_MAX_LANES; i++) {
+#if GS_HAVE_CUDA
+    gps_cuda_staging_free (de->lanes[i]);
+#endif
+    de->lanes[i] = NULL;
+  }
+  /* buffers still downstream keep the pool until they come back */
+  if (de->out_pool) {
+    gst_buffer_pool_set_active (de->out_pool, FALSE);
+    gst_clear_object (&de->out_pool);
+  }
+  gst_clear_object (&de->gpu_ctx);
+}
+
 static void
 dxt_encode_teardown (gpointer data)
 {
-  g_free (data);
+  DxtEncode *de = data;
+
+  dxt_encode_gpu_clear (de);
+  g_free (de);
 }
 
-/* A frame in GstCudaMemory of cuda_context through the kernel without
- * leaving the device; FALSE (nothing written) for any other buffer or when
- * the launch fails, and the caller maps it to the host instead. */
+/* The GPU state for cuda_context (a run on another context starts anew). */
+static void
+dxt_encode_gpu_ensure (DxtEncode * de, GstObject * cuda_context)
+{
+  if (de->gpu_ctx == cuda_context)
+    return;
+  dxt_encode_gpu_clear (de);
+  de->gpu_ctx = gst_object_ref (cuda_context);
+  de->out_pool = gst_gpustream_pinned_pool_new (cuda_context, NULL,
+      de->tex_size, 0, 0);
+  if (de->out_pool && !gst_buffer_pool_set_active (de->out_pool, TRUE))
+    gst_clear_object (&de->out_pool);
+  if (!de->out_pool)
+    GST_WARNING_OBJECT (de->owner, "no pinned pool of %" G_GSIZE_FORMAT
+        "-byte buffers: the blocks are copied once more", de->tex_size);
+}
+
+/* A frame between the start of its coding and its end: its maps, its
+ * output buffer and, when its GPU work is queued, where. */
+typedef struct
+{
+  GstBuffer *in;                /* the item's, a reference */
+  GstBuffer *out;
+  GstMapInfo omap;
+  GstVideoFrame vframe;
+  gboolean host_mapped;
+  GstMapInfo dmap;
+  gboolean dev_mapped;
+  DxtImage img;
+  gboolean coded, on_gpu, queued;
+  const gchar *why;             /* not coded: why */
+#if GS_HAVE_CUDA
+  GpsStaging *st;
+  DxtLayout l;
+  DxtPlacement pl;
+  guint n_slices;
+#endif
+} DxtFrame;
+
 static gboolean
-dxt_encode_from_device (DxtEncode * de, GstObject * cuda_context,
-    GstBuffer * in, guint8 * out)
+frame_map_host (DxtEncode * de, DxtFrame * f)
+{
+  guint p;
+
+  if (!gst_video_frame_map (&f->vframe, &de->info, f->in, GST_MAP_READ)) {
+    f->why = "input buffer too small for the configured format";
+    return FALSE;
+  }
+  f->host_mapped = TRUE;
+  memset (&f->img, 0, sizeof (f->img));
+  for (p = 0; p < GST_VIDEO_FRAME_N_PLANES (&f->vframe) && p < 3; p++) {
+    f->img.plane[p] = GST_VIDEO_FRAME_PLANE_DATA (&f->vframe, p);
+    f->img.stride[p] = GST_VIDEO_FRAME_PLANE_STRIDE (&f->vframe, p);
+  }
+  f->img.width = GST_VIDEO_FRAME_WIDTH (&f->vframe);
+  f->img.height = GST_VIDEO_FRAME_HEIGHT (&f->vframe);
+  f->img.format = de->in_format;
+  return TRUE;
+}
+
+/* A frame in GstCudaMemory of cuda_context, mapped where it lies; FALSE
+ * (nothing mapped) for any other buffer. */
+static gboolean
+frame_map_device (DxtEncode * de, GstObject * cuda_context, DxtFrame * f)
 {
   const guint n_planes = GST_VIDEO_INFO_N_PLANES (&de->info);
   gsize offset[GST_VIDEO_MAX_PLANES];
   gint stride[GST_VIDEO_MAX_PLANES];
-  GstMapInfo map;
-  DxtImage img;
-  GError *err = NULL;
-  gboolean ok;
   guint p;
 
   /* an odd width of packed 4:2:2 ends in half a pixel pair whose chroma
@@ -772,84 +940,243 @@ dxt_encode_from_device (DxtEncode * de, GstObject * cuda_context,
               de->in_format == DXT_FMT_YUY2) &&
           (GST_VIDEO_INFO_WIDTH (&de->info) & 1)))
     return FALSE;
-  if (!gst_gpustream_cuda_buffer_map (cuda_context, in, &map, n_planes,
-          offset, stride))
+  if (!gst_gpustream_cuda_buffer_map (cuda_context, f->in, &f->dmap,
+          n_planes, offset, stride))
     return FALSE;
-  memset (&img, 0, sizeof (img));
+  f->dev_mapped = TRUE;
+  memset (&f->img, 0, sizeof (f->img));
   for (p = 0; p < n_planes; p++) {
-    img.plane[p] = map.data + offset[p];
-    img.stride[p] = stride[p];
+    f->img.plane[p] = f->dmap.data + offset[p];
+    f->img.stride[p] = stride[p];
   }
-  img.width = GST_VIDEO_INFO_WIDTH (&de->info);
-  img.height = GST_VIDEO_INFO_HEIGHT (&de->info);
-  img.format = de->in_format;
-  ok = gst_gpustream_dxt_encode_device_frame (cuda_context, &img, de->codec,
-      de->quality, de->batch_blocks, GST_GPUSTREAM_DXT_DEFAULT_STREAMS, out,
-      &err);
-  gst_buffer_unmap (in, &map);
-  if (!ok) {
-    if (gst_gpustream_warn_ok (&de->last_gpu_warn))
-      GST_WARNING_OBJECT (de->owner, "GPU encode from CUDA memory failed, "
-          "frame coded from a host copy: %s", err ? err->message : "?");
-    g_clear_error (&err);
-  }
-  return ok;
+  f->img.width = GST_VIDEO_INFO_WIDTH (&de->info);
+  f->img.height = GST_VIDEO_INFO_HEIGHT (&de->info);
+  f->img.format = de->in_format;
+  return TRUE;
 }
 
-/* The frame in into out (tex_size bytes): from the device, through the GPU
- * from the host, or on the CPU. NULL, or why the frame was not coded. */
-static const gchar *
-dxt_encode_one (DxtEncode * de, GstObject * cuda_context, GstBuffer * in,
-    guint8 * out)
+static void
+frame_unmap_input (DxtFrame * f)
 {
-  GstVideoFrame vframe;
-  DxtImage img;
-  gboolean on_gpu = FALSE;
-  guint p;
-
-  /* CUDA memory of the context: coded where it lies */
-  if (cuda_context && dxt_encode_from_device (de, cuda_context, in, out)) {
-    __atomic_fetch_add (&de->device_frames, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add (&de->gpu_frames, 1, __ATOMIC_RELAXED);
-    return NULL;
-  }
-  if (!gst_video_frame_map (&vframe, &de->info, in, GST_MAP_READ))
-    return "input buffer too small for the configured format";
-
-  memset (&img, 0, sizeof (img));
-  for (p = 0; p < GST_VIDEO_FRAME_N_PLANES (&vframe) && p < 3; p++) {
-    img.plane[p] = GST_VIDEO_FRAME_PLANE_DATA (&vframe, p);
-    img.stride[p] = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, p);
-  }
-  img.width = GST_VIDEO_FRAME_WIDTH (&vframe);
-  img.height = GST_VIDEO_FRAME_HEIGHT (&vframe);
-  img.format = de->in_format;
-
-  if (cuda_context) {
-    GError *err = NULL;
-
-    on_gpu = gst_gpustream_dxt_encode_frame (cuda_context, &img, de->codec,
-        de->quality, de->batch_blocks, GST_GPUSTREAM_DXT_DEFAULT_STREAMS,
-        out, &err);
-    /* a failing device fails every frame: once a second is enough */
-    if (!on_gpu && gst_gpustream_warn_ok (&de->last_gpu_warn))
-      GST_WARNING_OBJECT (de->owner, "GPU encode failed, frame coded on the "
-          "CPU: %s", err ? err->message : "?");
-    g_clear_error (&err);
-  }
-  /* the CPU: the slices shared among the threads, the same bytes */
-  if (!on_gpu && dxt_encode_frame_threads (&img, de->codec, de->quality,
-          de->slice_rows, de->threads, out) != 0) {
-    gst_video_frame_unmap (&vframe);
-    return "the DXT encoder refused the frame";
-  }
-  gst_video_frame_unmap (&vframe);
-  __atomic_fetch_add (on_gpu ? &de->gpu_frames : &de->cpu_frames, 1,
-      __ATOMIC_RELAXED);
-  return NULL;
+  if (f->dev_mapped)
+    gst_buffer_unmap (f->in, &f->dmap);
+  if (f->host_mapped)
+    gst_video_frame_unmap (&f->vframe);
+  f->dev_mapped = f->host_mapped = FALSE;
 }
 
-/* The worker, once a cycle: each frame replaced by its block stream. */
+/* The frame on the CPU (the slices shared among the threads): the same
+ * bytes as the kernel's. */
+static void
+frame_code_cpu (DxtEncode * de, DxtFrame * f)
+{
+  if (f->dev_mapped)
+    frame_unmap_input (f);
+  if (!f->host_mapped && !frame_map_host (de, f))
+    return;
+  if (dxt_encode_frame_threads (&f->img, de->codec, de->quality,
+          de->slice_rows, de->threads, f->omap.data) != 0) {
+    f->why = "the DXT encoder refused the frame";
+    return;
+  }
+  f->coded = TRUE;
+}
+
+/* A failing device fails every frame: once a second is enough. */
+static void
+warn_gpu_failed (DxtEncode * de, DxtFrame * f, const gchar * step,
+    const gchar * detail)
+{
+  if (gst_gpustream_warn_ok (&de->last_gpu_warn))
+    GST_WARNING_OBJECT (de->owner, "GPU encode%s failed, frame coded on "
+        "the CPU: %s: %s", f->dev_mapped ? " from CUDA memory" : "", step,
+        detail);
+}
+
+#if GS_HAVE_CUDA
+/* The lane's staging of the instance, made on first use; NULL when the
+ * lane has work in flight (a caller with more lanes than
+ * GST_GPUSTREAM_DXT_MAX_LANES): the frame then goes through the context's
+ * shared staging, waited for at once. */
+static GpsStaging *
+lane_staging (DxtEncode * de, guint lane)
+{
+  GpsStaging **st = (GpsStaging **) & de->lanes[lane %
+      GST_GPUSTREAM_DXT_MAX_LANES];
+  gboolean busy;
+
+  if (!*st)
+    *st = gps_cuda_staging_new (GST_CUDA_CONTEXT (de->gpu_ctx));
+  g_mutex_lock (&(*st)->lock);
+  busy = (*st)->in_flight;
+  g_mutex_unlock (&(*st)->lock);
+  return busy ? NULL : *st;
+}
+
+/* The frame's GPU work queued on st: TRUE, or FALSE after a warning (the
+ * caller codes it on the CPU). */
+static gboolean
+frame_submit_gpu (DxtEncode * de, DxtFrame * f, GpsStaging * st)
+{
+  GstCudaContext *ctx = GST_CUDA_CONTEXT (de->gpu_ctx);
+  const gchar *why, *step;
+  CUresult res = CUDA_SUCCESS;
+
+  f->pl.in_device = f->dev_mapped;
+  f->pl.in_pinned = !f->dev_mapped &&
+      gst_gpustream_buffer_is_pinned (f->in, de->gpu_ctx);
+  f->pl.out_pinned = gst_gpustream_buffer_is_pinned (f->out, de->gpu_ctx);
+  why = f->dev_mapped ? layout_init_device (&f->l, &f->img, de->codec) :
+      layout_init (&f->l, &f->img, de->codec);
+  if (why) {
+    warn_gpu_failed (de, f, "the frame's layout", why);
+    return FALSE;
+  }
+  g_mutex_lock (&st->lock);
+  step = encode_submit (ctx, st, &f->img, &f->pl, &f->l, de->codec,
+      de->quality, de->batch_blocks, GST_GPUSTREAM_DXT_DEFAULT_STREAMS,
+      f->omap.data, &f->n_slices, &res);
+  if (!step)
+    st->in_flight = TRUE;
+  g_mutex_unlock (&st->lock);
+  if (step) {
+    warn_gpu_failed (de, f, step, res != CUDA_SUCCESS ?
+        gps_cuda_strerror (res) : "");
+    return FALSE;
+  }
+  f->st = st;
+  f->queued = TRUE;
+  return TRUE;
+}
+
+/* Waits for the frame's GPU work: TRUE with the blocks in out, or FALSE
+ * after a warning. */
+static gboolean
+frame_wait_gpu (DxtEncode * de, DxtFrame * f)
+{
+  GpsStaging *st = f->st;
+  const gchar *step;
+  CUresult res = CUDA_SUCCESS;
+
+  g_mutex_lock (&st->lock);
+  step = encode_wait (GST_CUDA_CONTEXT (de->gpu_ctx), st, &f->l, &f->pl,
+      GST_GPUSTREAM_DXT_DEFAULT_STREAMS, f->n_slices, f->omap.data, &res);
+  st->in_flight = FALSE;
+  g_mutex_unlock (&st->lock);
+  f->queued = FALSE;
+  if (step) {
+    warn_gpu_failed (de, f, step, res != CUDA_SUCCESS ?
+        gps_cuda_strerror (res) : "");
+    return FALSE;
+  }
+  return TRUE;
+}
+#endif
+
+/* The start of the frame of item (taken from it): on the GPU with
+ * cuda_context, queued on the instance's lane and not waited for when
+ * async, else done here; on the CPU without. */
+static DxtFrame *
+frame_begin (DxtEncode * de, GstObject * cuda_context, guint lane,
+    gboolean async, GstGpuStreamSchedItem * item)
+{
+  DxtFrame *f = g_new0 (DxtFrame, 1);
+
+  f->in = item->data;
+  item->data = NULL;
+  if (cuda_context)
+    dxt_encode_gpu_ensure (de, cuda_context);
+  if (cuda_context && de->out_pool &&
+      gst_buffer_pool_acquire_buffer (de->out_pool, &f->out, NULL) ==
+      GST_FLOW_OK) {
+    gst_buffer_set_size (f->out, de->tex_size);
+  } else {
+    f->out = gst_buffer_new_allocate (NULL, de->tex_size, NULL);
+  }
+  gst_buffer_map (f->out, &f->omap, GST_MAP_WRITE);
+
+#if GS_HAVE_CUDA
+  if (cuda_context) {
+    GpsStaging *st = lane_staging (de, lane);
+
+    /* CUDA memory of the context is coded where it lies */
+    if (!frame_map_device (de, cuda_context, f) && !frame_map_host (de, f))
+      return f;
+    if (!st) {
+      st = staging_get (GST_CUDA_CONTEXT (cuda_context));
+      async = FALSE;
+    }
+    if (frame_submit_gpu (de, f, st)) {
+      f->on_gpu = TRUE;
+      if (!async && !frame_wait_gpu (de, f))
+        f->on_gpu = FALSE;
+      else
+        f->coded = !async;
+      if (f->on_gpu)
+        return f;
+    }
+  }
+#endif
+  frame_code_cpu (de, f);
+  return f;
+}
+
+/* The end of the frame: waited for when queued, its output (with the
+ * input's timestamps, offsets, flags and metas) into item, or NULL and a
+ * warning when it could not be coded. */
+static void
+frame_end (DxtEncode * de, DxtFrame * f, GstGpuStreamSchedItem * item)
+{
+#if GS_HAVE_CUDA
+  if (f->queued) {
+    if (frame_wait_gpu (de, f))
+      f->coded = TRUE;
+    else
+      f->on_gpu = FALSE;
+  }
+#endif
+  if (!f->coded && !f->why)
+    frame_code_cpu (de, f);
+  if (f->coded && f->on_gpu && f->dev_mapped)
+    __atomic_fetch_add (&de->device_frames, 1, __ATOMIC_RELAXED);
+  frame_unmap_input (f);
+  gst_buffer_unmap (f->out, &f->omap);
+
+  if (f->coded) {
+    gst_buffer_copy_into (f->out, f->in, GST_BUFFER_COPY_METADATA, 0, -1);
+    item->data = f->out;
+    __atomic_fetch_add (f->on_gpu ? &de->gpu_frames : &de->cpu_frames, 1,
+        __ATOMIC_RELAXED);
+    __atomic_fetch_add (&de->n_slices, de->slices, __ATOMIC_RELAXED);
+  } else {
+    gst_buffer_unref (f->out);
+    item->data = NULL;
+    __atomic_fetch_add (&de->drops, 1, __ATOMIC_RELAXED);
+    if (de->owner && gst_gpustream_warn_ok (&de->last_drop_warn))
+      GST_ELEMENT_WARNING (de->owner, STREAM, ENCODE,
+          ("dxt-encode dropped a %ux%u %s frame: %s",
+              GST_VIDEO_INFO_WIDTH (&de->info),
+              GST_VIDEO_INFO_HEIGHT (&de->info),
+              GST_VIDEO_INFO_NAME (&de->info), f->why),
+          ("%" G_GUINT64_FORMAT " dropped so far (stats: dxt-drops); at "
+              "most one warning a second", __atomic_load_n (&de->drops,
+                  __ATOMIC_RELAXED)));
+  }
+  gst_buffer_unref (f->in);
+  g_free (f);
+}
+
+/* An item to code: a frame not flushed since it was pushed (a flushed one
+ * is dropped by the scheduler, not forwarded). */
+static gboolean
+item_wanted (GstGpuStreamSchedItem * item)
+{
+  return (item->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) && item->data &&
+      !(item->stream && gst_gpustream_sched_item_is_flushed (item));
+}
+
+/* The worker, once a cycle (or the element, a frame at a time): each
+ * frame replaced by its block stream, one after the other on lane 0. */
 static void
 dxt_encode_process_gpu (gpointer proc_data, GstObject * cuda_context,
     GstGpuStreamSchedItem * items, guint n_items)
@@ -857,42 +1184,10 @@ dxt_encode_process_gpu (gpointer proc_data, GstObject * cuda_context,
   DxtEncode *de = proc_data;
   guint i;
 
-  for (i = 0; i < n_items; i++) {
-    GstBuffer *in = items[i].data;
-    GstBuffer *out;
-    GstMapInfo omap;
-    const gchar *why;
-
-    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in)
-      continue;
-    /* flushed since it was pushed: it will be dropped, not forwarded */
-    if (items[i].stream && gst_gpustream_sched_item_is_flushed (&items[i]))
-      continue;
-    out = gst_buffer_new_allocate (NULL, de->tex_size, NULL);
-    gst_buffer_map (out, &omap, GST_MAP_WRITE);
-    why = dxt_encode_one (de, cuda_context, in, omap.data);
-    gst_buffer_unmap (out, &omap);
-    if (!why)
-      gst_buffer_copy_into (out, in, GST_BUFFER_COPY_METADATA, 0, -1);
-    gst_buffer_unref (in);
-    if (why) {
-      gst_buffer_unref (out);
-      items[i].data = NULL;
-      __atomic_fetch_add (&de->drops, 1, __ATOMIC_RELAXED);
-      if (de->owner && gst_gpustream_warn_ok (&de->last_drop_warn))
-        GST_ELEMENT_WARNING (de->owner, STREAM, ENCODE,
-            ("dxt-encode dropped a %ux%u %s frame: %s",
-                GST_VIDEO_INFO_WIDTH (&de->info),
-                GST_VIDEO_INFO_HEIGHT (&de->info),
-                GST_VIDEO_INFO_NAME (&de->info), why),
-            ("%" G_GUINT64_FORMAT " dropped so far (stats: dxt-drops); at "
-                "most one warning a second", __atomic_load_n (&de->drops,
-                    __ATOMIC_RELAXED)));
-      continue;
-    }
-    items[i].data = out;
-    __atomic_fetch_add (&de->n_slices, de->slices, __ATOMIC_RELAXED);
-  }
+  for (i = 0; i < n_items; i++)
+    if (item_wanted (&items[i]))
+      frame_end (de, frame_begin (de, cuda_context, 0, FALSE, &items[i]),
+          &items[i]);
 }
 
 static void
@@ -900,6 +1195,47 @@ dxt_encode_process_cpu (gpointer proc_data, GstGpuStreamSchedItem * items,
     guint n_items)
 {
   dxt_encode_process_gpu (proc_data, NULL, items, n_items);
+}
+
+/* Split in two (gpsscheduler.h): the last frame of the batch is left in
+ * flight on the lane, the others are done at once; finish waits for it.
+ * A caller that submits on a lane again must have finished it first. */
+typedef struct
+{
+  GstGpuStreamSchedItem *item;
+  DxtFrame *frame;
+} DxtSubmitted;
+
+static gpointer
+dxt_encode_submit (gpointer proc_data, GstObject * cuda_context, guint lane,
+    GstGpuStreamSchedItem * items, guint n_items)
+{
+  DxtEncode *de = proc_data;
+  DxtSubmitted *sub = g_new0 (DxtSubmitted, 1);
+  guint i, last = n_items;
+
+  for (i = 0; i < n_items; i++)
+    if (item_wanted (&items[i]))
+      last = i;
+  for (i = 0; i < last; i++)
+    if (item_wanted (&items[i]))
+      frame_end (de, frame_begin (de, cuda_context, lane, FALSE, &items[i]),
+          &items[i]);
+  if (last < n_items) {
+    sub->item = &items[last];
+    sub->frame = frame_begin (de, cuda_context, lane, TRUE, &items[last]);
+  }
+  return sub;
+}
+
+static void
+dxt_encode_finish (gpointer proc_data, gpointer submitted)
+{
+  DxtSubmitted *sub = submitted;
+
+  if (sub->frame)
+    frame_end (proc_data, sub->frame, sub->item);
+  g_free (sub);
 }
 
 static void
@@ -923,7 +1259,8 @@ dxt_encode_get_stats (gpointer proc_data, GstStructure * stats)
 static const GstGpuStreamProcessorInfo dxt_encode_info = {
   "dxt-encode",
   "DXT (S3TC) compression of raw video frames: BC1, BC3 or scaled YCoCg",
-  {"dxt-encode", dxt_encode_process_cpu, dxt_encode_process_gpu},
+  {"dxt-encode", dxt_encode_process_cpu, dxt_encode_process_gpu,
+      dxt_encode_submit, dxt_encode_finish},
   dxt_encode_setup, dxt_encode_teardown, dxt_encode_get_stats, NULL
 };
 

@@ -23,6 +23,14 @@ G_BEGIN_DECLS
 #define GST_GPUSTREAM_DXT_DEFAULT_STREAMS 3
 #define GST_GPUSTREAM_DXT_MAX_STREAMS 8
 
+/* "dxt-encode" split in two (submit / finish) keeps a frame in flight per
+ * lane, each lane with a staging area and streams of its own, so that the
+ * copy in of frame n+1, the kernel of frame n and the copy out of frame
+ * n-1 overlap. dxtenc keeps GST_GPUSTREAM_DXT_LANES frames in flight;
+ * callers may use up to GST_GPUSTREAM_DXT_MAX_LANES. */
+#define GST_GPUSTREAM_DXT_LANES 3
+#define GST_GPUSTREAM_DXT_MAX_LANES 8
+
 /* 4x4 blocks per slice unless configured. Namgon Kim, Jae-Yong Yoo, Namgon
  * Lucas Kim, JongWon Kim, "In-network Processing of the GPU-based Real-time
  * DXT Compression" (2011) found their best latency at 2880-5760 blocks per

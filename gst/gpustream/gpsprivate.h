@@ -67,20 +67,45 @@ G_GNUC_INTERNAL CUresult gps_cuda_copy_linear (const void *src_host,
     void *dst_host, CUdeviceptr src_dev, CUdeviceptr dst_dev, gsize size,
     CUstream stream);
 
+/* A 2D copy of height rows of width bytes between host and device memory
+ * (either way, or device to device), queued on stream. ctx pushed. */
+G_GNUC_INTERNAL CUresult gps_cuda_copy_2d (const void *src_host,
+    CUdeviceptr src_dev, gsize src_pitch, void *dst_host, CUdeviceptr dst_dev,
+    gsize dst_pitch, gsize width, gsize height, CUstream stream);
+
 /* A user's kept CUDA state on one context: streams and one pinned host +
- * one device area of the same layout, reused by every batch (allocation and
- * stream creation cost more than a batch's work). Lives on the context,
- * freed with it; users serialise on lock. */
+ * one device area, reused by every batch (allocation and stream creation
+ * cost more than a batch's work). Either lives on the context and is freed
+ * with it (gps_cuda_staging_get), or belongs to one user
+ * (gps_cuda_staging_new / _free). Users serialise on lock. Every staging is
+ * listed for gst_gpustream_release_idle_staging, which frees the two areas
+ * (not the streams) of those unused for a while: it skips one whose lock is
+ * taken or that has work in flight. */
 #define GPS_STAGING_MAX_STREAMS 8
 typedef struct {
   GMutex lock;
-  GstCudaContext *ctx;          /* not a ref: lives on the context */
+  GstCudaContext *ctx;          /* a ref only when owned */
+  gboolean owned;
   CUstream stream[GPS_STAGING_MAX_STREAMS];
   guint8 *host;
   gsize host_size;
   CUdeviceptr dev;
   gsize dev_size;
+  /* under lock: work queued that a later call waits for (the areas are
+   * in use between the two), and when the areas were last asked for */
+  gboolean in_flight;
+  gint64 last_use;
 } GpsStaging;
+
+/* A staging of ctx for one user (a ref on ctx), nothing allocated yet. */
+G_GNUC_INTERNAL GpsStaging *gps_cuda_staging_new (GstCudaContext * ctx);
+/* Frees an owned staging: its streams synchronised and destroyed, its
+ * areas freed. No work may be queued by anyone else. */
+G_GNUC_INTERNAL void gps_cuda_staging_free (GpsStaging * st);
+/* As gps_cuda_staging_ensure, the pinned host area of host_size bytes and
+ * the device area of dev_size (either may be 0: left as it is). */
+G_GNUC_INTERNAL CUresult gps_cuda_staging_ensure_sizes (GpsStaging * st,
+    gsize host_size, gsize dev_size, guint n_streams);
 
 /* The staging `name` (one per user: "srtp", "dxt") of ctx, made on first
  * use. Thread-safe. */

@@ -59,6 +59,50 @@ const gchar *gst_gpustream_gpu_unavailable_reason (void);
  * with error set when no device is usable. Unref when done. */
 GstObject *gst_gpustream_cuda_context_new (gint device_id, GError ** error);
 
+/* ---- pinned host memory ------------------------------------------------ *
+ * Frames that an element hands to the GPU are copied by the DMA engine
+ * straight from page-locked ("pinned") host memory, while from ordinary
+ * memory the driver (or the element) first copies them into a pinned buffer
+ * of its own. A GPU element proposes a pool of this memory upstream (the
+ * ALLOCATION query), so that the frames are written there in the first
+ * place, and takes its output buffers from one, so that the copy back from
+ * the device lands in the buffer it pushes. Any element may use it: the
+ * memory maps like system memory. */
+
+/* The memory type of the pinned allocator's GstMemory. */
+#define GST_GPUSTREAM_PINNED_MEMORY_TYPE "GstGpuStreamPinnedMemory"
+
+/* An allocator of memory pinned for cuda_context (a GstCudaContext; the
+ * allocator keeps a reference): cuMemAllocHost, freed with cuMemFreeHost.
+ * NULL when cuda_context is NULL or not a CUDA context (a CPU backend, a
+ * build without CUDA). Unref when done. */
+GstAllocator *gst_gpustream_pinned_allocator_new (GstObject * cuda_context);
+/* TRUE when every memory of buf comes from a pinned allocator of
+ * cuda_context (other contexts' pinned memory is not page-locked for it). */
+gboolean gst_gpustream_buffer_is_pinned (GstBuffer * buf,
+    GstObject * cuda_context);
+/* A buffer pool of pinned memory of cuda_context, configured for caps,
+ * buffers of size bytes, min / max buffers: a GstVideoBufferPool (with
+ * GstVideoMeta, so a producer may use its own strides) when caps are
+ * video/x-raw, else a GstBufferPool. NULL when there is no pinned allocator
+ * for cuda_context (as above). Not active; unref when done. */
+GstBufferPool *gst_gpustream_pinned_pool_new (GstObject * cuda_context,
+    GstCaps * caps, gsize size, guint min, guint max);
+/* Pinned bytes held in the process: the pinned allocators' memory and
+ * every GPU element's staging areas. */
+guint64 gst_gpustream_pinned_bytes (void);
+
+/* A staging area (the pinned and device buffers a GPU path keeps between
+ * frames or batches) unused for this long is freed by a background thread
+ * of the library, so that a stalled or stopped pipeline does not keep
+ * hundreds of MB pinned; the next use allocates it again. */
+#define GST_GPUSTREAM_STAGING_IDLE (5 * GST_SECOND)
+/* Frees now the staging areas unused for at least idle (0: all that are
+ * not in use); what the background thread does every second with
+ * GST_GPUSTREAM_STAGING_IDLE. Returns the bytes freed, pinned and device
+ * (0 without CUDA). */
+guint64 gst_gpustream_release_idle_staging (GstClockTime idle);
+
 /* ---- the GPU part of an element --------------------------------------- *
  * Embed one GstGpuStreamGpu in the instance of every GPU-capable element,
  * install its two properties with gst_gpustream_gpu_install_properties, and

@@ -27,13 +27,20 @@
  *
  * The frame is coded in slices of `batch-blocks` 4x4 blocks (rounded to
  * whole block rows; 0 = one slice per frame), the unit the paper batches to
- * the GPU. On the CPU path the slices run one after the other in the
- * streaming thread. With backend gpu / hybrid (or auto with a device) the
- * slices go through the CUDA kernel over a few CUDA streams, copy-in,
- * compute and copy-out of neighbouring slices overlapping; a frame whose
- * CUDA step fails is coded on the CPU instead (same bytes, a warning). Either
- * way the frame leaves as soon as it is coded and the reported latency is 0;
- * the bytes are the same for any slice size and backend.
+ * the GPU. On the CPU path the slices are shared among `threads` threads
+ * and the frame leaves when coded (latency 0). With backend gpu / hybrid (or
+ * auto with a device) the slices go through the CUDA kernel over a few CUDA
+ * streams, and up to 3 frames are in flight at once, each on a lane of its
+ * own, so that the copy in of one frame, the kernel of the one before and
+ * the copy out of the one before that overlap; a finisher thread pushes
+ * each frame, in order, as soon as it is coded (latency: min 0, max 3
+ * frames). A frame whose CUDA step fails is coded on the CPU instead (same
+ * bytes, a warning). The bytes are the same for any slice size and backend.
+ *
+ * Upstream is offered a pool of frame buffers: pinned host memory on the
+ * GPU (the frames are copied to the device from where upstream wrote them),
+ * system memory on the CPU; the blocks come back into pinned buffers that
+ * are pushed as they are.
  *
  * With `cycle` > 0 the frames go through the device's real-time scheduler
  * (gpsscheduler.h, the GPU-centric model of Zhang, Hu and Hua, "A
@@ -237,6 +244,20 @@ struct _GstDxtEnc
   GstGpuStreamSchedClientStream *sched_stream;
   guint32 sched_w;
   guint sched_max_in_flight;    /* streaming thread, set with the format */
+
+  /* pipelined mode (GPU, cycle 0): frames in flight on the processor's
+   * lanes, finished in order by the finisher thread. pipe_lanes is fixed
+   * from start to stop (0: not pipelined); the rest under pipe_lock */
+  guint pipe_lanes;
+  GMutex pipe_lock;
+  GCond pipe_cond;
+  GQueue pipe_queue;            /* PipeSlot *, oldest first */
+  guint pipe_in_flight;         /* queued or being finished */
+  guint pipe_next_lane;
+  gboolean pipe_flushing, pipe_quit;
+  GstFlowReturn pipe_ret;       /* the last push that failed */
+  GThread *pipe_thread;
+  gboolean pipe_primed;         /* streaming thread: a frame went out */
 };
 
 #define gst_dxt_enc_parent_class parent_class
@@ -616,6 +637,217 @@ sched_stop (GstDxtEnc * self)
   self->scheduled = FALSE;
 }
 
+/* ---- pipelined mode: the GPU, cycle 0 ----
+ * handle_frame starts each frame on the next of pipe_lanes lanes of
+ * dxt-encode (submit: its copy in, kernel and copy out queued on the
+ * lane's CUDA streams) and returns; the finisher thread waits for the
+ * frames in order (finish: the lane's streams only) and pushes each. So
+ * the copy in of frame n+1, the kernel of frame n and the copy out of
+ * frame n-1 overlap, a frame leaves as soon as it is coded, and one waits
+ * behind at most pipe_lanes - 1 others (the maximum latency reported).
+ *
+ * Lanes are reused in order: handle_frame waits while pipe_lanes frames
+ * are in flight, so the lane it takes was finished. Like the scheduled
+ * mode, every wait releases the stream lock, under which the finisher
+ * pushes. A flush (or stop) makes the finisher drop what it finishes. */
+
+typedef struct
+{
+  GstVideoCodecFrame *frame;
+  GstGpuStreamSchedItem item;
+  gpointer submitted;
+} PipeSlot;
+
+static gpointer
+pipe_finisher (gpointer data)
+{
+  GstDxtEnc *self = data;
+  const GstGpuStreamProcessor *proc = &self->coder_info->processor;
+
+  g_mutex_lock (&self->pipe_lock);
+  for (;;) {
+    PipeSlot *slot;
+    GstBuffer *tex;
+    GstFlowReturn ret = GST_FLOW_OK;
+    gboolean drop;
+
+    while (!self->pipe_quit && g_queue_is_empty (&self->pipe_queue))
+      g_cond_wait (&self->pipe_cond, &self->pipe_lock);
+    if (g_queue_is_empty (&self->pipe_queue))
+      break;
+    slot = g_queue_pop_head (&self->pipe_queue);
+    g_mutex_unlock (&self->pipe_lock);
+
+    /* the lane's streams only; the streaming thread queues the next
+     * frames meanwhile (the instance stays: it changes only when nothing
+     * is in flight) */
+    proc->finish (self->coder, slot->submitted);
+    tex = slot->item.data;
+
+    g_mutex_lock (&self->pipe_lock);
+    drop = self->pipe_flushing;
+    g_mutex_unlock (&self->pipe_lock);
+    if (drop) {
+      gst_clear_buffer (&tex);
+      gst_video_codec_frame_unref (slot->frame);
+    } else {
+      GST_VIDEO_ENCODER_STREAM_LOCK (self);
+      ret = enc_finish_coded (self, self->state, slot->frame, tex);
+      GST_VIDEO_ENCODER_STREAM_UNLOCK (self);
+    }
+    g_free (slot);
+
+    g_mutex_lock (&self->pipe_lock);
+    if (ret != GST_FLOW_OK && self->pipe_ret == GST_FLOW_OK)
+      self->pipe_ret = ret;
+    self->pipe_in_flight--;
+    g_cond_broadcast (&self->pipe_cond);
+  }
+  g_mutex_unlock (&self->pipe_lock);
+  return NULL;
+}
+
+/* Waits, the stream lock released, while more than max frames are in
+ * flight (and not flushing, unless all). pipe_lock held. */
+static void
+pipe_wait (GstDxtEnc * self, guint max, gboolean all)
+{
+  if (self->pipe_in_flight <= max)
+    return;
+  g_mutex_unlock (&self->pipe_lock);
+  GST_VIDEO_ENCODER_STREAM_UNLOCK (self);
+  g_mutex_lock (&self->pipe_lock);
+  while (self->pipe_in_flight > max && (all || !self->pipe_flushing))
+    g_cond_wait (&self->pipe_cond, &self->pipe_lock);
+  g_mutex_unlock (&self->pipe_lock);
+  GST_VIDEO_ENCODER_STREAM_LOCK (self);
+  g_mutex_lock (&self->pipe_lock);
+}
+
+static GstFlowReturn pipe_drain (GstDxtEnc * self, gboolean stream_locked);
+static GstFlowReturn enc_code_now (GstDxtEnc * self,
+    GstVideoCodecFrame * frame);
+
+/* handle_frame's pipelined half: takes frame. Returns what the frames
+ * finished since the last call met downstream. */
+static GstFlowReturn
+pipe_handle_frame (GstDxtEnc * self, GstVideoCodecFrame * frame)
+{
+  const GstGpuStreamProcessor *proc = &self->coder_info->processor;
+  GstBuffer *in = frame->input_buffer;
+  PipeSlot *slot;
+  GstFlowReturn ret;
+  guint lane;
+
+  /* coded here, after the frames in flight: the first frame of a format,
+   * so that a downstream that refuses the output refuses it to its push,
+   * and a frame too short for the caps (without a video meta), so that
+   * its push fails with the error */
+  if (!self->pipe_primed || (!gst_buffer_get_video_meta (in) &&
+          gst_buffer_get_size (in) < GST_VIDEO_INFO_SIZE (&self->state->info))) {
+    ret = pipe_drain (self, TRUE);
+    if (ret != GST_FLOW_OK) {
+      gst_video_codec_frame_unref (frame);
+      return ret;
+    }
+    ret = enc_code_now (self, frame);
+    self->pipe_primed = ret == GST_FLOW_OK;
+    return ret;
+  }
+
+  g_mutex_lock (&self->pipe_lock);
+  pipe_wait (self, self->pipe_lanes - 1, FALSE);
+  ret = self->pipe_flushing ? GST_FLOW_FLUSHING : self->pipe_ret;
+  lane = self->pipe_next_lane++ % self->pipe_lanes;
+  g_mutex_unlock (&self->pipe_lock);
+  if (ret != GST_FLOW_OK) {
+    gst_video_codec_frame_unref (frame);
+    return ret;
+  }
+
+  slot = g_new0 (PipeSlot, 1);
+  slot->frame = frame;
+  slot->item.data = gst_buffer_ref (frame->input_buffer);
+  slot->item.size = MIN (gst_buffer_get_size (frame->input_buffer),
+      G_MAXUINT32);
+  slot->item.flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
+  slot->submitted = proc->submit (self->coder, self->state->cuda_context,
+      lane, &slot->item, 1);
+
+  g_mutex_lock (&self->pipe_lock);
+  self->pipe_in_flight++;
+  g_queue_push_tail (&self->pipe_queue, slot);
+  g_cond_broadcast (&self->pipe_cond);
+  g_mutex_unlock (&self->pipe_lock);
+  return GST_FLOW_OK;
+}
+
+/* Every frame in flight out (or dropped, flushing); what the pushes met.
+ * Under the stream lock (released while waiting), or stopped. */
+static GstFlowReturn
+pipe_drain (GstDxtEnc * self, gboolean stream_locked)
+{
+  GstFlowReturn ret;
+
+  if (!self->pipe_lanes)
+    return GST_FLOW_OK;
+  g_mutex_lock (&self->pipe_lock);
+  if (stream_locked) {
+    pipe_wait (self, 0, TRUE);
+  } else {
+    while (self->pipe_in_flight > 0)
+      g_cond_wait (&self->pipe_cond, &self->pipe_lock);
+  }
+  ret = self->pipe_ret;
+  g_mutex_unlock (&self->pipe_lock);
+  return ret;
+}
+
+/* Flushing or not: what the finisher does with the frames it finishes,
+ * and whether handle_frame still waits for a lane. */
+static void
+pipe_set_flushing (GstDxtEnc * self, gboolean flushing)
+{
+  g_mutex_lock (&self->pipe_lock);
+  self->pipe_flushing = flushing;
+  if (!flushing)
+    self->pipe_ret = GST_FLOW_OK;
+  g_cond_broadcast (&self->pipe_cond);
+  g_mutex_unlock (&self->pipe_lock);
+}
+
+/* At start: pipelined when the frames are coded on the GPU as they come. */
+static void
+pipe_start (GstDxtEnc * self)
+{
+  self->pipe_lanes = !self->scheduled && self->state->cuda_context ?
+      GST_GPUSTREAM_DXT_LANES : 0;
+  if (!self->pipe_lanes)
+    return;
+  self->pipe_flushing = self->pipe_quit = FALSE;
+  self->pipe_ret = GST_FLOW_OK;
+  self->pipe_in_flight = self->pipe_next_lane = 0;
+  self->pipe_primed = FALSE;
+  self->pipe_thread = g_thread_new ("dxtenc-finish", pipe_finisher, self);
+}
+
+/* At stop, the streaming thread gone: the frames in flight dropped, the
+ * finisher ended. */
+static void
+pipe_stop (GstDxtEnc * self)
+{
+  if (!self->pipe_lanes)
+    return;
+  pipe_set_flushing (self, TRUE);
+  pipe_drain (self, FALSE);
+  g_mutex_lock (&self->pipe_lock);
+  self->pipe_quit = TRUE;
+  g_cond_broadcast (&self->pipe_cond);
+  g_mutex_unlock (&self->pipe_lock);
+  g_thread_join (g_steal_pointer (&self->pipe_thread));
+  self->pipe_lanes = 0;
+}
+
 /* ---- the encoder --------------------------------------------------------- */
 
 static void
@@ -631,8 +863,86 @@ static void
 enc_update_latency (GstDxtEnc * self)
 {
   GstClockTime lat = gst_gpustream_sched_client_get_latency (self->sched);
+  GstClockTime max = lat;
+  EncState *st = self->state;
 
-  gst_video_encoder_set_latency (GST_VIDEO_ENCODER (self), lat, lat);
+  /* pipelined: a frame leaves as soon as it is coded, but waits behind at
+   * most pipe_lanes - 1 others when upstream outpaces the GPU */
+  if (self->pipe_lanes && st) {
+    max = GST_CLOCK_TIME_NONE;
+    if (GST_VIDEO_INFO_FPS_N (&st->info) > 0 &&
+        GST_VIDEO_INFO_FPS_D (&st->info) > 0)
+      max = gst_util_uint64_scale_ceil (self->pipe_lanes * GST_SECOND,
+          GST_VIDEO_INFO_FPS_D (&st->info), GST_VIDEO_INFO_FPS_N (&st->info));
+  }
+  gst_video_encoder_set_latency (GST_VIDEO_ENCODER (self), lat, max);
+}
+
+/* Upstream's ALLOCATION query: buffers for the frames, sized and counted
+ * for the mode. On the GPU from system memory, a pool of pinned memory:
+ * upstream writes each frame where the DMA engine reads it, and the frame
+ * is not first copied into the staging area. On the CPU an ordinary
+ * system-memory pool: the CPU path reads the pixels wherever they are, and
+ * the pool lets upstream recycle its frames instead of allocating each.
+ * Either way min-buffers is what the element keeps: the frames in flight.
+ * CUDA memory caps get no pool from us: cudaupload and nvcodec's decoders
+ * bring their own, and their frames are coded where they lie. */
+static gboolean
+gst_dxt_enc_propose_allocation (GstVideoEncoder * enc, GstQuery * query)
+{
+  GstDxtEnc *self = GST_DXT_ENC (enc);
+  EncState *st = self->state;
+  GstCapsFeatures *features;
+  GstBufferPool *pool = NULL;
+  GstVideoInfo info;
+  GstCaps *caps;
+  gboolean need_pool;
+  guint min;
+
+  gst_query_parse_allocation (query, &caps, &need_pool);
+  if (!caps || !st || !gst_video_info_from_caps (&info, caps))
+    return GST_VIDEO_ENCODER_CLASS (parent_class)->propose_allocation (enc,
+        query);
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  features = gst_caps_get_features (caps, 0);
+  if (features && gst_caps_features_contains (features, "memory:CUDAMemory"))
+    return TRUE;
+
+  min = self->pipe_lanes ? self->pipe_lanes :
+      self->scheduled ? self->sched_max_in_flight : 0;
+  if (st->cuda_context) {
+    GstAllocator *pinned =
+        gst_gpustream_pinned_allocator_new (st->cuda_context);
+
+    if (pinned) {
+      GstAllocationParams params;
+
+      gst_allocation_params_init (&params);
+      gst_query_add_allocation_param (query, pinned, &params);
+      gst_object_unref (pinned);
+    }
+    if (need_pool)
+      pool = gst_gpustream_pinned_pool_new (st->cuda_context, caps,
+          GST_VIDEO_INFO_SIZE (&info), min, 0);
+  } else if (need_pool) {
+    GstStructure *config;
+
+    pool = gst_video_buffer_pool_new ();
+    config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_set_params (config, caps,
+        GST_VIDEO_INFO_SIZE (&info), min, 0);
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (!gst_buffer_pool_set_config (pool, config))
+      gst_clear_object (&pool);
+  }
+  GST_DEBUG_OBJECT (self, "proposing %s pool of %" G_GSIZE_FORMAT "-byte "
+      "buffers, min %u", !pool ? "no" : st->cuda_context ? "a pinned" :
+      "a system-memory", GST_VIDEO_INFO_SIZE (&info), min);
+  gst_query_add_allocation_pool (query, pool, GST_VIDEO_INFO_SIZE (&info),
+      min, 0);
+  gst_clear_object (&pool);
+  return TRUE;
 }
 
 static gboolean
@@ -674,6 +984,7 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
     g_clear_pointer (&self->state, enc_state_free);
     return FALSE;
   }
+  pipe_start (self);
   enc_update_latency (self);
   return TRUE;
 }
@@ -683,8 +994,9 @@ gst_dxt_enc_stop (GstVideoEncoder * enc)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
 
-  /* first: the worker reads the state and the coder */
+  /* first: the worker and the finisher read the state and the coder */
   sched_stop (self);
+  pipe_stop (self);
   coder_retire (self);
   g_clear_pointer (&self->state, enc_state_free);
   return TRUE;
@@ -721,6 +1033,8 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
    * leave with the old caps before the worker sees the new one */
   if (self->sched_stream)
     gst_gpustream_sched_client_wait (self->sched_stream, 0);
+  pipe_drain (self, TRUE);
+  self->pipe_primed = FALSE;
   if (!coder_configure (self, st, &state->info))
     return FALSE;
   st->info = state->info;
@@ -776,7 +1090,6 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
   EncState *st = self->state;
-  GstGpuStreamSchedItem item = { 0 };
 
   if (!st || !st->tex_size) {
     gst_video_codec_frame_unref (frame);
@@ -785,13 +1098,23 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
   GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
   if (self->scheduled)
     return sched_handle_frame (self, frame);
+  if (self->pipe_lanes)
+    return pipe_handle_frame (self, frame);
 
-  /* a batch of one, coded here */
+  return enc_code_now (self, frame);
+}
+
+/* A batch of one, coded here and finished: takes frame. */
+static GstFlowReturn
+enc_code_now (GstDxtEnc * self, GstVideoCodecFrame * frame)
+{
+  GstGpuStreamSchedItem item = { 0 };
+
   item.data = gst_buffer_ref (frame->input_buffer);
   item.size = MIN (gst_buffer_get_size (frame->input_buffer), G_MAXUINT32);
   item.flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
-  coder_run (self, st->cuda_context, &item, 1);
-  return enc_finish_coded (self, st, frame, item.data);
+  coder_run (self, self->state->cuda_context, &item, 1);
+  return enc_finish_coded (self, self->state, frame, item.data);
 }
 
 /* EOS: every frame handed to the scheduler out (or dropped) first. */
@@ -801,6 +1124,8 @@ gst_dxt_enc_finish (GstVideoEncoder * enc)
   GstDxtEnc *self = GST_DXT_ENC (enc);
   GstFlowReturn ret;
 
+  if (self->pipe_lanes)
+    return pipe_drain (self, TRUE);
   if (!self->scheduled || !self->sched_stream)
     return GST_FLOW_OK;
   ret = gst_gpustream_sched_client_wait (self->sched_stream, 0);
@@ -820,6 +1145,12 @@ gst_dxt_enc_flush (GstVideoEncoder * enc)
    * flushes) before the flush-stop goes downstream */
   if (self->sched_stream)
     gst_gpustream_sched_client_flush_stop (self->sched_stream);
+  /* the finisher drops what is in flight (flushing since FLUSH_START) */
+  if (self->pipe_lanes) {
+    pipe_drain (self, TRUE);
+    pipe_set_flushing (self, FALSE);
+    self->pipe_primed = FALSE;
+  }
   return TRUE;
 }
 
@@ -831,8 +1162,11 @@ gst_dxt_enc_sink_event (GstVideoEncoder * enc, GstEvent * event)
 
   /* not under the stream lock (the streaming thread may hold it): every
    * stream of the client, which is the one of the current format */
-  if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_START)
+  if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_START) {
     gst_gpustream_sched_client_flush_start_all (self->sched);
+    if (self->pipe_lanes)
+      pipe_set_flushing (self, TRUE);
+  }
   return GST_VIDEO_ENCODER_CLASS (parent_class)->sink_event (enc, event);
 }
 
@@ -874,8 +1208,11 @@ gst_dxt_enc_change_state (GstElement * element, GstStateChange transition)
 {
   /* before the pads deactivate: a handle_frame waiting for the scheduler
    * lets them go */
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     gst_gpustream_sched_client_unblock (GST_DXT_ENC (element)->sched);
+    if (GST_DXT_ENC (element)->pipe_lanes)
+      pipe_set_flushing (GST_DXT_ENC (element), TRUE);
+  }
   return GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 }
 
@@ -1007,6 +1344,8 @@ gst_dxt_enc_finalize (GObject * object)
   g_clear_pointer (&self->sched, gst_gpustream_sched_client_free);
   g_clear_pointer (&self->state, enc_state_free);
   g_mutex_clear (&self->coder_lock);
+  g_mutex_clear (&self->pipe_lock);
+  g_cond_clear (&self->pipe_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -1103,6 +1442,8 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
   venc_class->sink_event = GST_DEBUG_FUNCPTR (gst_dxt_enc_sink_event);
   venc_class->src_query = GST_DEBUG_FUNCPTR (gst_dxt_enc_src_query);
   venc_class->sink_query = GST_DEBUG_FUNCPTR (gst_dxt_enc_sink_query);
+  venc_class->propose_allocation =
+      GST_DEBUG_FUNCPTR (gst_dxt_enc_propose_allocation);
 
   gst_type_mark_as_plugin_api (GST_TYPE_DXT_ENC_FORMAT, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_DXT_ENC_QUALITY, 0);
@@ -1126,6 +1467,9 @@ gst_dxt_enc_init (GstDxtEnc * self)
   self->coder_info = gst_gpustream_processor_lookup ("dxt-encode", NULL);
   g_assert (self->coder_info);
   g_mutex_init (&self->coder_lock);
+  g_mutex_init (&self->pipe_lock);
+  g_cond_init (&self->pipe_cond);
+  g_queue_init (&self->pipe_queue);
   self->sched = gst_gpustream_sched_client_new (GST_ELEMENT (self),
       &sched_processor, self, &sched_callbacks, self);
 }

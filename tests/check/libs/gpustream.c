@@ -1,6 +1,7 @@
 /* Tests of libgstgpustream: the backend enum, the GstGpuStreamGpu helpers
- * through a dummy element, and the coder pool (CPU path, checked byte for
- * byte against the scalar reference of kernels/rlnc). */
+ * through a dummy element, the coder pool (CPU path, checked byte for
+ * byte against the scalar reference of kernels/rlnc), and the pinned
+ * memory allocator and pool (with a CUDA device). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -664,6 +665,96 @@ GST_START_TEST (test_coder_hybrid_gpu)
 
 GST_END_TEST;
 
+/* The pinned allocator: aligned, prefixed and padded memory of the right
+ * type whose bytes are counted while it lives; a share reads the same
+ * bytes; a pool of it gives pinned buffers (of that context only). Without
+ * a device (or CUDA) there is no allocator and nothing pinned. */
+GST_START_TEST (test_pinned_memory)
+{
+  GstAllocationParams params;
+  GstAllocator *alloc;
+  GstBufferPool *pool;
+  GstBuffer *buf, *plain;
+  GstMemory *mem, *sub;
+  GstMapInfo map;
+  GstObject *ctx;
+  GstCaps *caps;
+  guint64 before;
+  guint i;
+
+  if (!gst_gpustream_gpu_available ()) {
+    fail_unless (gst_gpustream_pinned_allocator_new (NULL) == NULL);
+    fail_unless_equals_uint64 (gst_gpustream_pinned_bytes (), 0);
+    fail_unless_equals_uint64 (gst_gpustream_release_idle_staging (0), 0);
+    g_print ("no CUDA device: pinned memory test skipped\n");
+    return;
+  }
+  ctx = gst_gpustream_cuda_context_new (-1, NULL);
+  fail_unless (ctx != NULL);
+  alloc = gst_gpustream_pinned_allocator_new (ctx);
+  fail_unless (alloc != NULL);
+  before = gst_gpustream_pinned_bytes ();
+
+  gst_allocation_params_init (&params);
+  params.align = 255;
+  params.prefix = 16;
+  params.padding = 8;
+  params.flags = GST_MEMORY_FLAG_ZERO_PREFIXED | GST_MEMORY_FLAG_ZERO_PADDED;
+  mem = gst_allocator_alloc (alloc, 1000, &params);
+  fail_unless (mem != NULL);
+  fail_unless (gst_memory_is_type (mem, GST_GPUSTREAM_PINNED_MEMORY_TYPE));
+  fail_unless (gst_gpustream_pinned_bytes () >= before + 1024);
+  fail_unless (gst_memory_map (mem, &map, GST_MAP_READWRITE));
+  fail_unless_equals_int (map.size, 1000);
+  fail_unless_equals_int (((guintptr) (map.data - 16)) & 255, 0);
+  for (i = 0; i < 16; i++)
+    fail_unless_equals_int (map.data[(gssize) i - 16], 0);
+  for (i = 0; i < 8; i++)
+    fail_unless_equals_int (map.data[1000 + i], 0);
+  for (i = 0; i < 1000; i++)
+    map.data[i] = (guint8) (i * 7 + 1);
+  gst_memory_unmap (mem, &map);
+
+  sub = gst_memory_share (mem, 100, 50);
+  fail_unless (gst_memory_is_type (sub, GST_GPUSTREAM_PINNED_MEMORY_TYPE));
+  fail_unless (gst_memory_map (sub, &map, GST_MAP_READ));
+  fail_unless_equals_int (map.size, 50);
+  for (i = 0; i < 50; i++)
+    fail_unless_equals_int (map.data[i], (guint8) ((i + 100) * 7 + 1));
+  gst_memory_unmap (sub, &map);
+  gst_memory_unref (mem);
+  /* the share keeps the block */
+  fail_unless (gst_gpustream_pinned_bytes () >= before + 1024);
+  gst_memory_unref (sub);
+  fail_unless_equals_uint64 (gst_gpustream_pinned_bytes (), before);
+
+  caps = gst_caps_new_empty_simple ("application/x-test");
+  pool = gst_gpustream_pinned_pool_new (ctx, caps, 4096, 2, 0);
+  fail_unless (pool != NULL);
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  fail_unless (gst_gpustream_pinned_bytes () >= before + 2 * 4096);
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buf, NULL),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_buffer_get_size (buf), 4096);
+  fail_unless (gst_gpustream_buffer_is_pinned (buf, ctx));
+  fail_if (gst_gpustream_buffer_is_pinned (buf, NULL));
+  plain = gst_buffer_new_allocate (NULL, 4096, NULL);
+  fail_if (gst_gpustream_buffer_is_pinned (plain, ctx));
+  /* pinned, then not: not all of it is pinned */
+  gst_buffer_append_memory (buf, gst_buffer_get_memory (plain, 0));
+  fail_if (gst_gpustream_buffer_is_pinned (buf, ctx));
+  gst_buffer_unref (plain);
+  gst_buffer_unref (buf);
+  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
+  gst_object_unref (pool);
+  gst_caps_unref (caps);
+  fail_unless_equals_uint64 (gst_gpustream_pinned_bytes (), before);
+  gst_object_unref (alloc);
+  gst_object_unref (ctx);
+}
+
+GST_END_TEST;
+
 static Suite *
 gpustream_suite (void)
 {
@@ -692,6 +783,7 @@ gpustream_suite (void)
   tcase_add_test (tc, test_coder_cpu_threads_env);
   tcase_add_test (tc, test_coder_gpu);
   tcase_add_test (tc, test_coder_hybrid_gpu);
+  tcase_add_test (tc, test_pinned_memory);
   return s;
 }
 
