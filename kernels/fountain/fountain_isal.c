@@ -4,6 +4,7 @@
  * the decoder's removal of the received symbols' share. */
 #include "fountain/fountain.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <isa-l/erasure_code.h>
@@ -13,6 +14,27 @@
 /* outputs per ec_encode_data call: bounds the 32-byte tables to
  * 32 * sources * ROWS_PER_PASS bytes (16 MiB at N = 16384) */
 #define ROWS_PER_PASS 32
+
+/* gf_vect_mul_init's 32 bytes for every coefficient, made once: ISA-L's
+ * ec_init_tables computes them afresh for every entry of the matrix, which
+ * costs more than the product itself on short symbols */
+static uint8_t mul_tables[256][32];
+static pthread_once_t mul_once = PTHREAD_ONCE_INIT;
+
+static void
+mul_tables_init (void)
+{
+  for (int c = 0; c < 256; c++)
+    gf_vect_mul_init ((unsigned char) c, mul_tables[c]);
+}
+
+/* ec_init_tables' layout: row by row, 32 bytes per coefficient */
+static void
+init_tables (int sources, int rows, const uint8_t *coefs, uint8_t *tbl)
+{
+  for (size_t e = 0; e < (size_t) sources * rows; e++)
+    memcpy (tbl + 32 * e, mul_tables[coefs[e]], 32);
+}
 
 int
 fountain_gf_product (size_t len, int sources, int outputs,
@@ -25,13 +47,14 @@ fountain_gf_product (size_t len, int sources, int outputs,
       memset (out[j], 0, len);
     return 0;
   }
+  pthread_once (&mul_once, mul_tables_init);
   int rows = outputs < ROWS_PER_PASS ? outputs : ROWS_PER_PASS;
   uint8_t *tbl = malloc ((size_t) 32 * sources * rows);
   if (tbl == NULL)
     return -1;
   for (int j0 = 0; j0 < outputs; j0 += ROWS_PER_PASS) {
     int m = outputs - j0 < ROWS_PER_PASS ? outputs - j0 : ROWS_PER_PASS;
-    ec_init_tables (sources, m, (uint8_t *) coefs + (size_t) j0 * sources, tbl);
+    init_tables (sources, m, coefs + (size_t) j0 * sources, tbl);
     ec_encode_data ((int) len, sources, m, tbl, (uint8_t **) src,
         (uint8_t **) out + j0);
   }
