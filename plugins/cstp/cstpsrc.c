@@ -135,6 +135,7 @@ struct _GstCstpSrc
   gint *fds;
   gint wake[2];
   gboolean flushing;
+  gboolean idle;                /* the last wait saw no datagram */
   guint8 *rx;                   /* RECV_BATCH * MAX_DATAGRAM */
   Frame frames[MAX_PENDING];
   gboolean have_next;
@@ -419,8 +420,10 @@ service (GstCstpSrc * self)
         complete &= f->sources[s] >= f->n;
       guint64 all = f->dec_streams == 64 ? ~0ull
           : (1ull << f->dec_streams) - 1;
+      /* quiet: nothing waits in the sockets (a decode that took long
+       * leaves a backlog, and trying again before reading it is wasted) */
       if (f->dec && (complete || (f->moved_on & all) == all
-              || now - f->last_arrival > QUIET_US))
+              || (self->idle && now - f->last_arrival > QUIET_US)))
         frame_try_decode (self, f);
       if (f->decoded) {
         advance_head (self, f, FALSE);
@@ -629,6 +632,7 @@ receive (GstCstpSrc * self, int timeout_ms)
   pfd[S].fd = self->wake[0];
   pfd[S].events = POLLIN;
   int n = poll (pfd, S + 1, timeout_ms);
+  self->idle = n == 0;
   if (n < 0 && errno != EINTR) {
     GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
         ("poll failed: %s", g_strerror (errno)));
