@@ -21,7 +21,6 @@
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time

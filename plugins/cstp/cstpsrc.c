@@ -22,7 +22,8 @@
  *
  * ## Example launch line
  * |[
- * gst-launch-1.0 cstpsrc streams=4 port=5100 latency=200000000 ! videoconvert ! autovideosink
+ * gst-launch-1.0 cstpsrc streams=4 port=5100 address=127.0.0.1 num-buffers=30 ! \
+ *     filesink location=/tmp/cstp-720p.yuv
  * ]|
  */
 /* sendmmsg, recvmmsg, pipe2 */

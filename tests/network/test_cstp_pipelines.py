@@ -9,7 +9,6 @@ import re
 import shlex
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
