@@ -19,7 +19,7 @@
  *
  * ## Example launch line
  * |[
- * gst-launch-1.0 videotestsrc num-buffers=100 ! video/x-raw,width=1280,height=720 ! \
+ * gst-launch-1.0 videotestsrc num-buffers=100 ! video/x-raw,format=I420,width=1280,height=720 ! \
  *     cstpsink streams=4 host=127.0.0.1 port=5100 overhead=0.15 rate=400000000
  * ]|
  */

@@ -87,6 +87,7 @@ class Pipelines(unittest.TestCase):
                 s = s.replace("port=5100", "port=%d" % port)
                 rp = subprocess.Popen(shlex.split(r), stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True)
+                self.addCleanup(rp.stdout.close)
                 time.sleep(1.0)
                 sp = subprocess.run(shlex.split(s), capture_output=True,
                                     text=True, timeout=60)
@@ -95,6 +96,7 @@ class Pipelines(unittest.TestCase):
                     rout, _ = rp.communicate(timeout=60)
                 except subprocess.TimeoutExpired:
                     rp.kill()
+                    rp.wait()
                     self.fail("%s: receiver did not finish: %s" % (page, r))
                 print("\n%s\n%s\n%s" % (s, r, rout[-400:]))
                 self.assertEqual(rp.returncode, 0, rout)
