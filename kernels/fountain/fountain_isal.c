@@ -9,6 +9,7 @@
 #include <string.h>
 #include <isa-l/erasure_code.h>
 
+#include "fountain/fountain_simd.h"
 #include "rlnc/rlnc_seed.h"
 
 /* outputs per ec_encode_data call: bounds the 32-byte tables to
@@ -36,6 +37,21 @@ init_tables (int sources, int rows, const uint8_t *coefs, uint8_t *tbl)
     memcpy (tbl + 32 * e, mul_tables[coefs[e]], 32);
 }
 
+void
+fountain_gf_madd (uint8_t *dst, const uint8_t *src, uint8_t c, size_t len)
+{
+  if (c == 0)
+    return;
+  pthread_once (&mul_once, mul_tables_init);
+  const uint8_t *t = mul_tables[c];
+  if (len >= 64) {
+    gf_vect_mad ((int) len, 1, 0, (uint8_t *) t, (uint8_t *) src, dst);
+    return;
+  }
+  for (size_t b = 0; b < len; b++)
+    dst[b] ^= t[src[b] & 15] ^ t[16 + (src[b] >> 4)];
+}
+
 int
 fountain_gf_product (size_t len, int sources, int outputs,
     const uint8_t *coefs, const uint8_t *const *src, uint8_t *const *out)
@@ -48,6 +64,20 @@ fountain_gf_product (size_t len, int sources, int outputs,
     return 0;
   }
   pthread_once (&mul_once, mul_tables_init);
+  if (len < 32) {
+    /* below ISA-L's vector width it falls back to a per-byte gf_mul; the
+     * nibble tables do the same product in two lookups */
+    for (int j = 0; j < outputs; j++) {
+      memset (out[j], 0, len);
+      for (int i = 0; i < sources; i++) {
+        const uint8_t *t = mul_tables[coefs[(size_t) j * sources + i]];
+        const uint8_t *x = src[i];
+        for (size_t b = 0; b < len; b++)
+          out[j][b] ^= t[x[b] & 15] ^ t[16 + (x[b] >> 4)];
+      }
+    }
+    return 0;
+  }
   int rows = outputs < ROWS_PER_PASS ? outputs : ROWS_PER_PASS;
   uint8_t *tbl = malloc ((size_t) 32 * sources * rows);
   if (tbl == NULL)

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "gf256/gf256.h"
+#include "fountain/fountain_simd.h"
 #include "rlnc/rlnc_seed.h"
-#include <isa-l/erasure_code.h>
 
 /* ---- GF(2^8) row operations ---------------------------------------------- */
 
@@ -553,6 +553,46 @@ out:
   return ret;
 }
 
+/* inv = a^-1 (n x n, a destroyed) by Gauss-Jordan with SIMD row operations;
+ * 0 when a is singular. */
+static int
+invert (uint8_t *a, uint8_t *inv, int n)
+{
+  memset (inv, 0, (size_t) n * n);
+  for (int i = 0; i < n; i++)
+    inv[(size_t) i * n + i] = 1;
+  for (int c = 0; c < n; c++) {
+    int piv = c;
+    while (piv < n && a[(size_t) piv * n + c] == 0)
+      piv++;
+    if (piv == n)
+      return 0;
+    if (piv != c)
+      for (int j = 0; j < n; j++) {
+        uint8_t x = a[(size_t) piv * n + j];
+        a[(size_t) piv * n + j] = a[(size_t) c * n + j];
+        a[(size_t) c * n + j] = x;
+        x = inv[(size_t) piv * n + j];
+        inv[(size_t) piv * n + j] = inv[(size_t) c * n + j];
+        inv[(size_t) c * n + j] = x;
+      }
+    uint8_t *ar = a + (size_t) c * n, *ir = inv + (size_t) c * n;
+    uint8_t s = gf256_inv (ar[c]);
+    for (int j = 0; j < n; j++) {
+      ar[j] = gf_mul_tab (ar[j], s);
+      ir[j] = gf_mul_tab (ir[j], s);
+    }
+    for (int i = 0; i < n; i++) {
+      uint8_t f = a[(size_t) i * n + c];
+      if (i == c || f == 0)
+        continue;
+      fountain_gf_madd (a + (size_t) i * n, ar, f, (size_t) n);
+      fountain_gf_madd (inv + (size_t) i * n, ir, f, (size_t) n);
+    }
+  }
+  return 1;
+}
+
 /* Solves the missing symbols of the streams of `set` together: every repair
  * row of those streams, and every pipe packet whose undecoded streams all
  * lie in the set, is an equation over them once the known symbols' share is
@@ -670,7 +710,7 @@ solve_streams (FountainFrameDecoder *d, uint64_t set)
     for (int i = c + 1; i < rows; i++) {
       uint8_t *row = work + (size_t) i * lost;
       if (row[c])
-        gf_madd (row + c, prow + c, gf_mul_tab (row[c], pinv),
+        fountain_gf_madd (row + c, prow + c, gf_mul_tab (row[c], pinv),
             (size_t) (lost - c));
     }
   }
@@ -682,7 +722,7 @@ solve_streams (FountainFrameDecoder *d, uint64_t set)
       src[c] = rhs + (size_t) perm[c] * k;
       outs[c] = d->s[col_stream[c]].data + (size_t) col_index[c] * k;
     }
-    ok = gf_invert_matrix (work, inv, lost) == 0
+    ok = invert (work, inv, lost)
         && fountain_gf_product (k, lost, lost, inv, src, outs) == 0;
   }
   if (ok)

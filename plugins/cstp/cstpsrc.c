@@ -55,6 +55,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_cstp_src_debug);
 #define DEFAULT_ADDRESS "0.0.0.0"
 #define DEFAULT_LATENCY (200 * GST_MSECOND)
 #define DEFAULT_BUFFER_SIZE (8 << 20)
+#define DEFAULT_MAX_FRAME_SIZE (256u << 20)
 /* frames held at once, waiting to decode */
 #define MAX_PENDING 8
 /* a frame whose packets stopped arriving this long ago is tried (µs) */
@@ -75,6 +76,7 @@ enum
   PROP_LATENCY,
   PROP_CAPS,
   PROP_BUFFER_SIZE,
+  PROP_MAX_FRAME_SIZE,
   PROP_SIMULATE_LOSS,
   PROP_STATS,
 };
@@ -129,10 +131,12 @@ struct _GstCstpSrc
   guint64 latency;
   GstCaps *caps;
   gint buffer_size;
+  guint max_frame_size;
   gchar *simulate_loss;
 
   /* streaming state */
   guint n_streams;
+  guint frame_limit;            /* max-frame-size, as started */
   gint *fds;
   gint wake[2];
   gboolean flushing;
@@ -540,6 +544,11 @@ handle_datagram (GstCstpSrc * self, guint s, const guint8 * data, gsize len,
           "stream count or stream");
       return;
     }
+    if (m.frame_len > self->frame_limit) {
+      count_bad (self, s, FOUNTAIN_ERR_GEOMETRY, "frame larger than "
+          "max-frame-size");
+      return;
+    }
     mark_moved_on (self, s, m.frame_id);
     Frame *f = frame_get (self, m.frame_id, now);
     if (f == NULL || f->have_meta)
@@ -567,6 +576,13 @@ handle_datagram (GstCstpSrc * self, guint s, const guint8 * data, gsize len,
   if (h.streams != S || h.stream != s) {
     count_bad (self, s, FOUNTAIN_ERR_STREAMS,
         "code packet of another stream count or stream");
+    return;
+  }
+  /* the decoder holds S * N symbols: a forged length must not make it
+   * allocate gigabytes */
+  if (h.frame_len > self->frame_limit) {
+    count_bad (self, s, FOUNTAIN_ERR_GEOMETRY,
+        "frame larger than max-frame-size");
     return;
   }
   mark_moved_on (self, s, h.frame_id);
@@ -882,6 +898,7 @@ gst_cstp_src_start (GstBaseSrc * bsrc)
   GST_OBJECT_LOCK (self);
   reset_state (self);
   self->n_streams = self->streams;
+  self->frame_limit = self->max_frame_size;
   g_free (self->received);
   g_free (self->lost);
   g_free (self->stream_bad);
@@ -1016,6 +1033,9 @@ gst_cstp_src_set_property (GObject * object, guint prop_id,
     case PROP_BUFFER_SIZE:
       self->buffer_size = g_value_get_int (value);
       break;
+    case PROP_MAX_FRAME_SIZE:
+      self->max_frame_size = g_value_get_uint (value);
+      break;
     case PROP_SIMULATE_LOSS:
       g_free (self->simulate_loss);
       self->simulate_loss = g_value_dup_string (value);
@@ -1059,6 +1079,9 @@ gst_cstp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BUFFER_SIZE:
       g_value_set_int (value, self->buffer_size);
+      break;
+    case PROP_MAX_FRAME_SIZE:
+      g_value_set_uint (value, self->max_frame_size);
       break;
     case PROP_SIMULATE_LOSS:
       g_value_set_string (value, self->simulate_loss);
@@ -1131,6 +1154,11 @@ gst_cstp_src_class_init (GstCstpSrcClass * klass)
       g_param_spec_int ("buffer-size", "Buffer size",
           "Kernel receive buffer of every stream's socket, bytes", 0,
           G_MAXINT, DEFAULT_BUFFER_SIZE, rw));
+  g_object_class_install_property (gobject_class, PROP_MAX_FRAME_SIZE,
+      g_param_spec_uint ("max-frame-size", "Maximum frame size",
+          "Largest frame accepted, bytes: datagrams of larger frames are "
+          "dropped as bad (the decoder holds a whole frame)", 1, G_MAXUINT,
+          DEFAULT_MAX_FRAME_SIZE, rw));
   g_object_class_install_property (gobject_class, PROP_SIMULATE_LOSS,
       g_param_spec_string ("simulate-loss", "Simulate loss",
           "For tests only: drop arriving datagrams by a seeded model before "
@@ -1176,6 +1204,7 @@ gst_cstp_src_init (GstCstpSrc * self)
   self->address = g_strdup (DEFAULT_ADDRESS);
   self->latency = DEFAULT_LATENCY;
   self->buffer_size = DEFAULT_BUFFER_SIZE;
+  self->max_frame_size = DEFAULT_MAX_FRAME_SIZE;
   self->wake[0] = self->wake[1] = -1;
   self->cut_stream = -1;
   g_queue_init (&self->out);

@@ -96,6 +96,14 @@ class CstpOverUdp(unittest.TestCase):
         # symbols, 128000-byte frame), to corrupt field by field
         struct.pack_into(">4sBBBBIHHIIQ", good, 0, b"CSTP", 1, 0, 4, 0, 7, 32,
                          1000, 128000, 3, 0)
+        # valid in every field, but its frame of 4 294 901 760 bytes is
+        # beyond max-frame-size: 4 streams of N = 16384 symbols of 65535
+        big = bytearray(32 + 65535 - 60)
+        n_big = 16384
+        k_big = 65535 - 60
+        struct.pack_into(">4sBBBBIHHIIQ", big, 0, b"CSTP", 1, 0, 4, 1, 9,
+                         n_big, k_big, 4 * n_big * k_big - 5, 0, 0)
+        big = bytes(big)
         bad = [
             b"",                                    # empty
             b"hello, not a CSTP datagram",          # foreign
@@ -107,6 +115,7 @@ class CstpOverUdp(unittest.TestCase):
             bytes(good[:12]) + b"\x00\x21" + bytes(good[14:]),  # N 33
             bytes(good[:6]) + b"\x05" + bytes(good[7:]),   # S 5, not 4
             b"CSTM\x01\x04\x00\x00" + bytes(8),     # frame packet, truncated
+            big,                                    # a 4 GB frame (valid)
         ]
         sent = []
 
@@ -130,9 +139,9 @@ class CstpOverUdp(unittest.TestCase):
         delivered, wrong = cl.check_frames(frames, r["out"])
         src = r["src"]
         print("\nsrc: %s\nmessages: %s" % (src, r["messages"]))
-        self.assertEqual(len(sent), 33)
-        self.assertEqual(src["bad-datagrams"], 33)
-        self.assertEqual(src["stream-1-bad"], 30)
+        self.assertEqual(len(sent), 36)
+        self.assertEqual(src["bad-datagrams"], 36)
+        self.assertEqual(src["stream-1-bad"], 33)
         self.assertEqual(src["stream-2-bad"], 3)
         self.assertEqual(wrong, 0)
         self.assertEqual(delivered, list(range(40)))
