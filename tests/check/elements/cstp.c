@@ -155,7 +155,8 @@ free_udp_port (void)
 /* Five GRAY8 frames through cstpsink -> loopback -> cstpsrc: the caps come
  * from the frame packets, the bytes are equal, the sender's spacing of
  * timestamps stays, DELTA_UNIT and HEADER travel, the first buffer is
- * DISCONT and no later one is. */
+ * DISCONT and no later one is. The sender is paced at 8 kbit/s a stream,
+ * 25 s a frame, but max-latency holds each frame to 20 ms. */
 GST_START_TEST (test_frames_caps_flags)
 {
   const gchar *caps = "video/x-raw, format=(string)GRAY8, width=(int)160, "
@@ -167,8 +168,9 @@ GST_START_TEST (test_frames_caps_flags)
       "address=127.0.0.1 ports=%d,%d,%d ! appsink name=out sync=false",
       ports[0], ports[1], ports[2]);
   gchar *sdesc = g_strdup_printf ("appsrc name=in format=time caps=\"%s\" ! "
-      "cstpsink streams=3 destinations=127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d "
-      "packet-size=532 overhead=0.2 sync=false", caps, ports[0], ports[1],
+      "cstpsink name=sink streams=3 destinations=127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d "
+      "packet-size=532 overhead=0.2 rate=8000 max-latency=20000000 "
+      "sync=false", caps, ports[0], ports[1],
       ports[2]);
   GstElement *recv = gst_parse_launch (rdesc, NULL);
   GstElement *send = gst_parse_launch (sdesc, NULL);
@@ -235,6 +237,20 @@ GST_START_TEST (test_frames_caps_flags)
   fail_unless (decoded == 5 && lost == 0 && bad == 0, "%" GST_PTR_FORMAT, st);
   gst_structure_free (st);
   gst_object_unref (src);
+  /* the sender counts a frame once it is all out: after its EOS */
+  GstMessage *eos = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (send),
+      10 * GST_SECOND, GST_MESSAGE_EOS);
+  fail_unless (eos != NULL);
+  gst_message_unref (eos);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (send), "sink");
+  g_object_get (sink, "stats", &st, NULL);
+  guint64 frames = 0, raised = 0;
+  gst_structure_get_uint64 (st, "frames", &frames);
+  gst_structure_get_uint64 (st, "frames-rate-raised", &raised);
+  fail_unless (frames == 5 && raised == 5, "frames %" G_GUINT64_FORMAT
+      " raised %" G_GUINT64_FORMAT, frames, raised);
+  gst_structure_free (st);
+  gst_object_unref (sink);
   gst_element_set_state (send, GST_STATE_NULL);
   gst_element_set_state (recv, GST_STATE_NULL);
   gst_object_unref (in);
