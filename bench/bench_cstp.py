@@ -8,6 +8,7 @@
    fetch it: encode the block with as many repair symbols, decode after the
    same source symbols are lost. Python calls per packet are included in its
    times (one call per packet to decode), so its decode figure is a floor.
+   Both codes: the best of 3 runs (the machine is shared).
 3. Goodput over loopback: S = 2, 4, 8 streams, 5 % loss (cstpsrc's seeded
    simulate-loss, bursts of mean 4), cstpsink with 20 % overhead paced to
    2 Gbit/s over all streams (unpaced, the receiver's sockets overflow), 4 MB
@@ -64,23 +65,25 @@ from raptorq import Encoder, Decoder
 n, k, loss = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 data = bytes((i * 2654435761 >> 13) & 255 for i in range(n * k))
 lost = int(n * loss + 0.5)
-t0 = time.perf_counter()
-enc = Encoder.with_defaults(data, k)
-packets = enc.get_encoded_packets(lost)
-t_enc = time.perf_counter() - t0
-step = n // lost
-drop = set(i for i in range(n) if i % step == 0 and i // step < lost)
-keep = [p for i, p in enumerate(packets) if i not in drop]
-t0 = time.perf_counter()
-dec = Decoder.with_defaults(len(data), k)
-out = None
-used = 0
-for p in keep:
-    used += 1
-    out = dec.decode(p)
-    if out is not None:
-        break
-t_dec = time.perf_counter() - t0
+t_enc = t_dec = 1e30
+for rep in range(3):  # best of 3: the machine is shared
+    t0 = time.perf_counter()
+    enc = Encoder.with_defaults(data, k)
+    packets = enc.get_encoded_packets(lost)
+    t_enc = min(t_enc, time.perf_counter() - t0)
+    step = n // lost
+    drop = set(i for i in range(n) if i % step == 0 and i // step < lost)
+    keep = [p for i, p in enumerate(packets) if i not in drop]
+    t0 = time.perf_counter()
+    dec = Decoder.with_defaults(len(data), k)
+    out = None
+    used = 0
+    for p in keep:
+        used += 1
+        out = dec.decode(p)
+        if out is not None:
+            break
+    t_dec = min(t_dec, time.perf_counter() - t0)
 bits = n * k * 8
 print(json.dumps({"bench": "fountain-raptorq", "n": n, "symbol": k,
                   "loss": loss, "repairs": lost, "packets": len(packets),

@@ -695,52 +695,69 @@ static GstFlowReturn
 gst_cstp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
   GstCstpSrc *self = GST_CSTP_SRC (psrc);
+  GQuark caps_quark = g_quark_from_static_string ("cstp-caps");
+  GstBuffer *buf = NULL;
 
-  while (g_queue_is_empty (&self->out)) {
-    if (g_atomic_int_get (&self->flushing))
-      return GST_FLOW_FLUSHING;
-    gboolean pending = FALSE;
-    for (guint i = 0; i < MAX_PENDING; i++)
-      pending |= self->frames[i].used;
-    GstFlowReturn ret = receive (self, pending ? 2 : 100);
-    if (ret != GST_FLOW_OK)
-      return ret;
-    service (self);
-  }
-
-  GstBuffer *buf = g_queue_pop_head (&self->out);
-  const gchar *caps_str = gst_mini_object_get_qdata (GST_MINI_OBJECT (buf),
-      g_quark_from_static_string ("cstp-caps"));
-  GST_OBJECT_LOCK (self);
-  GstCaps *fixed = self->caps ? gst_caps_ref (self->caps) : NULL;
-  GST_OBJECT_UNLOCK (self);
-  GstCaps *caps = NULL;
-  if (fixed) {
+  while (buf == NULL) {
+    while (g_queue_is_empty (&self->out)) {
+      if (g_atomic_int_get (&self->flushing))
+        return GST_FLOW_FLUSHING;
+      gboolean pending = FALSE;
+      for (guint i = 0; i < MAX_PENDING; i++)
+        pending |= self->frames[i].used;
+      GstFlowReturn ret = receive (self, pending ? 2 : 100);
+      if (ret != GST_FLOW_OK)
+        return ret;
+      service (self);
+    }
+    buf = g_queue_pop_head (&self->out);
+    const gchar *caps_str = gst_mini_object_get_qdata (GST_MINI_OBJECT (buf),
+        caps_quark);
+    GST_OBJECT_LOCK (self);
+    GstCaps *fixed = self->caps ? gst_caps_ref (self->caps) : NULL;
+    GST_OBJECT_UNLOCK (self);
+    GstCaps *caps = NULL;
+    if (fixed) {
+      if (self->out_caps_str == NULL) {
+        caps = gst_caps_ref (fixed);
+        self->out_caps_str = g_strdup ("(caps property)");
+      }
+      gst_caps_unref (fixed);
+    } else if (caps_str && g_strcmp0 (caps_str, self->out_caps_str) != 0) {
+      caps = gst_caps_from_string (caps_str);
+      if (caps == NULL || !gst_caps_is_fixed (caps)) {
+        GST_ELEMENT_WARNING (self, STREAM, FORMAT, (NULL),
+            ("the sender's caps '%s' do not parse as fixed caps; keeping the "
+                "previous ones", caps_str));
+        g_clear_pointer (&caps, gst_caps_unref);
+      } else {
+        g_free (self->out_caps_str);
+        self->out_caps_str = g_strdup (caps_str);
+      }
+    }
+    if (caps) {
+      gst_base_src_set_caps (GST_BASE_SRC (self), caps);
+      gst_caps_unref (caps);
+    }
     if (self->out_caps_str == NULL) {
-      caps = fixed;
-      fixed = NULL;
-      self->out_caps_str = g_strdup ("(caps property)");
+      /* every copy of this first frame's frame packet was lost: without caps
+       * it cannot leave */
+      GST_DEBUG_OBJECT (self, "a frame without caps dropped");
+      gst_buffer_unref (buf);
+      buf = NULL;
+      GST_OBJECT_LOCK (self);
+      self->frames_decoded--;
+      self->frames_lost++;
+      GST_OBJECT_UNLOCK (self);
+      GstBuffer *next = g_queue_peek_head (&self->out);
+      if (next)
+        GST_BUFFER_FLAG_SET (next, GST_BUFFER_FLAG_DISCONT);
+      else
+        self->discont = TRUE;
+      continue;
     }
-  } else if (caps_str && g_strcmp0 (caps_str, self->out_caps_str) != 0) {
-    caps = gst_caps_from_string (caps_str);
-    if (caps == NULL || !gst_caps_is_fixed (caps)) {
-      GST_ELEMENT_WARNING (self, STREAM, FORMAT, (NULL),
-          ("the sender's caps '%s' do not parse as fixed caps; keeping the "
-              "previous ones", caps_str));
-      g_clear_pointer (&caps, gst_caps_unref);
-    } else {
-      g_free (self->out_caps_str);
-      self->out_caps_str = g_strdup (caps_str);
-    }
+    gst_mini_object_set_qdata (GST_MINI_OBJECT (buf), caps_quark, NULL, NULL);
   }
-  if (fixed)
-    gst_caps_unref (fixed);
-  if (caps) {
-    gst_base_src_set_caps (GST_BASE_SRC (self), caps);
-    gst_caps_unref (caps);
-  }
-  gst_mini_object_set_qdata (GST_MINI_OBJECT (buf),
-      g_quark_from_static_string ("cstp-caps"), NULL, NULL);
   *outbuf = buf;
   return GST_FLOW_OK;
 }
