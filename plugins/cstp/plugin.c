@@ -5,6 +5,7 @@
 #endif
 
 #include <gst/gst.h>
+#include <gst/gpustream/gstgpustream.h>
 
 #include "cstpsink.h"
 #include "cstpsrc.h"
@@ -13,6 +14,10 @@ static gboolean
 plugin_init (GstPlugin * plugin)
 {
   gboolean ret = FALSE;
+
+  /* the project's debug categories and device rescans, as every plugin of
+   * the set (the code has no GPU path yet) */
+  gst_gpustream_plugin_init (plugin);
 
   ret |= GST_ELEMENT_REGISTER (cstpsink, plugin);
   ret |= GST_ELEMENT_REGISTER (cstpsrc, plugin);
