@@ -102,6 +102,57 @@ void fountain_encode_pipe (int n, size_t symbol_size,
  * all S (degree S). pipe_width in [0, 1]. */
 uint64_t fountain_stream_degree_draw (double pipe_width, int streams,
     int stream, uint32_t frame_id, uint32_t r);
+/* The same with the share of degree-S pipes as a parameter:
+ * D_s(x) = p (a x^S + (1 - a) x^2) + (1-p) x; a = 0.5 is the above, a = 1
+ * the paper's Table 1 (every pipe covers all S streams), a = 0 pairs only.
+ * The same draws, so a = 0.5 gives fountain_stream_degree_draw's masks. */
+uint64_t fountain_stream_degree_draw_shared (double pipe_width,
+    double all_share, int streams, int stream, uint32_t frame_id, uint32_t r);
+
+/* outs[j] = fountain_encode_repair (..., seeds[j], outs[j]) for every j <
+ * count, in one pass over the sub-frame through ISA-L's SIMD GF(2^8)
+ * product (fountain_isal.c): what a sender needs for a frame's repairs and
+ * the pipe components of each stream. 0, or -1 when out of memory. */
+int fountain_encode_repairs (int n, size_t symbol_size, const uint8_t *sub,
+    int count, const uint32_t *seeds, uint8_t *const *outs);
+/* out[j] = sum_i coefs[j * sources + i] * src[i] over len bytes, j < outputs
+ * (ISA-L); the building block of the above and of the decoder. */
+int fountain_gf_product (size_t len, int sources, int outputs,
+    const uint8_t *coefs, const uint8_t *const *src, uint8_t *const *out);
+
+/* ---- frame packets: each frame's length, timestamps and caps ------------- */
+
+/* One per frame on every stream, before the frame's code packets, so that
+ * the receiver can give each decoded frame its timestamps and caps (any
+ * copy of the S will do). docs/elements/cstp-code.md, section 6. */
+#define FOUNTAIN_META_MAGIC 0x4353544Du /* "CSTM" */
+#define FOUNTAIN_META_SIZE 36           /* before the caps string */
+#define FOUNTAIN_META_NONE UINT64_MAX   /* no timestamp / no duration */
+#define FOUNTAIN_META_FLAG_DELTA 0x01   /* not a key frame */
+#define FOUNTAIN_META_FLAG_HEADER 0x02  /* codec header */
+#define FOUNTAIN_META_FLAGS 0x03
+
+typedef struct {
+  uint8_t streams;              /* S, 1..FOUNTAIN_MAX_STREAMS */
+  uint8_t stream;               /* < S */
+  uint8_t flags;                /* FOUNTAIN_META_FLAG_* */
+  uint32_t frame_id;
+  uint32_t frame_len;           /* at least 1 */
+  uint64_t pts, duration;       /* nanoseconds, or FOUNTAIN_META_NONE */
+  uint16_t caps_len;            /* bytes of caps (no terminating zero) */
+  const char *caps;             /* parse: points into the datagram */
+} FountainMeta;
+
+/* Parses a frame packet of len bytes (FOUNTAIN_ERR_MAGIC when it is not
+ * one, so a receiver tries fountain_header_parse next); FOUNTAIN_OK fills m.
+ * Rejects: short, version, S / stream out of range, frame_len 0, unknown
+ * flags, reserved bytes not 0, a caps string with a zero byte, and a length
+ * other than FOUNTAIN_META_SIZE + caps_len (FOUNTAIN_ERR_LENGTH). Reads no
+ * byte at or past buf + len. */
+int fountain_meta_parse (const uint8_t *buf, size_t len, FountainMeta *m);
+/* Writes the packet (caps included); returns its length, or a FountainError
+ * when m would not parse or cap is too small. */
+int fountain_meta_write (const FountainMeta *m, uint8_t *buf, size_t cap);
 
 /* ---- cross-stream decoding (paper section 5.2) --------------------------- */
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gf256/gf256.h"
+#include "fountain/fountain_simd.h"
 #include "rlnc/rlnc_seed.h"
 
 /* ---- GF(2^8) row operations ---------------------------------------------- */
@@ -32,7 +33,7 @@ gf_tables_init (void)
 }
 
 static inline uint8_t
-gf_mul (uint8_t a, uint8_t b)
+gf_mul_tab (uint8_t a, uint8_t b)
 {
   return (a && b) ? gf_exp[gf_log[a] + gf_log[b]] : 0;
 }
@@ -52,13 +53,6 @@ gf_madd (uint8_t *dst, const uint8_t *src, uint8_t c, size_t len)
   for (size_t i = 0; i < len; i++)
     if (src[i])
       dst[i] ^= e[gf_log[src[i]]];
-}
-
-static void
-gf_scale (uint8_t *row, uint8_t c, size_t len)
-{
-  for (size_t i = 0; i < len; i++)
-    row[i] = gf_mul (row[i], c);
 }
 
 /* ---- header -------------------------------------------------------------- */
@@ -191,6 +185,94 @@ fountain_header_write (const FountainHeader *h, uint8_t *buf, size_t cap)
   return FOUNTAIN_HEADER_SIZE;
 }
 
+/* ---- frame packets ------------------------------------------------------- */
+
+static uint64_t
+get_be64 (const uint8_t *p)
+{
+  return (uint64_t) get_be32 (p) << 32 | get_be32 (p + 4);
+}
+
+static void
+put_be64 (uint8_t *p, uint64_t v)
+{
+  put_be32 (p, (uint32_t) (v >> 32));
+  put_be32 (p + 4, (uint32_t) v);
+}
+
+static int
+meta_validate (const FountainMeta *m)
+{
+  if (m->streams < 1 || m->streams > FOUNTAIN_MAX_STREAMS
+      || m->stream >= m->streams)
+    return FOUNTAIN_ERR_STREAMS;
+  if (m->frame_len == 0)
+    return FOUNTAIN_ERR_GEOMETRY;
+  if (m->flags & ~FOUNTAIN_META_FLAGS)
+    return FOUNTAIN_ERR_KIND;
+  if (m->caps_len && (m->caps == NULL
+          || memchr (m->caps, 0, m->caps_len) != NULL))
+    return FOUNTAIN_ERR_LENGTH;
+  return FOUNTAIN_OK;
+}
+
+int
+fountain_meta_parse (const uint8_t *buf, size_t len, FountainMeta *m)
+{
+  if (buf == NULL || len < 4)
+    return FOUNTAIN_ERR_SHORT;
+  if (get_be32 (buf) != FOUNTAIN_META_MAGIC)
+    return FOUNTAIN_ERR_MAGIC;
+  if (len < FOUNTAIN_META_SIZE)
+    return FOUNTAIN_ERR_SHORT;
+  if (buf[4] != FOUNTAIN_VERSION)
+    return FOUNTAIN_ERR_VERSION;
+  FountainMeta t;
+  t.streams = buf[5];
+  t.stream = buf[6];
+  t.flags = buf[7];
+  t.frame_id = get_be32 (buf + 8);
+  t.frame_len = get_be32 (buf + 12);
+  t.pts = get_be64 (buf + 16);
+  t.duration = get_be64 (buf + 24);
+  t.caps_len = (uint16_t) (buf[32] << 8 | buf[33]);
+  if (buf[34] != 0 || buf[35] != 0)
+    return FOUNTAIN_ERR_KIND;
+  if (len - FOUNTAIN_META_SIZE != t.caps_len)
+    return FOUNTAIN_ERR_LENGTH;
+  t.caps = (const char *) buf + FOUNTAIN_META_SIZE;
+  int err = meta_validate (&t);
+  if (err != FOUNTAIN_OK)
+    return err;
+  *m = t;
+  return FOUNTAIN_OK;
+}
+
+int
+fountain_meta_write (const FountainMeta *m, uint8_t *buf, size_t cap)
+{
+  int err = meta_validate (m);
+  if (err != FOUNTAIN_OK)
+    return err;
+  if (cap < (size_t) FOUNTAIN_META_SIZE + m->caps_len)
+    return FOUNTAIN_ERR_SHORT;
+  put_be32 (buf, FOUNTAIN_META_MAGIC);
+  buf[4] = FOUNTAIN_VERSION;
+  buf[5] = m->streams;
+  buf[6] = m->stream;
+  buf[7] = m->flags;
+  put_be32 (buf + 8, m->frame_id);
+  put_be32 (buf + 12, m->frame_len);
+  put_be64 (buf + 16, m->pts);
+  put_be64 (buf + 24, m->duration);
+  buf[32] = (uint8_t) (m->caps_len >> 8);
+  buf[33] = (uint8_t) m->caps_len;
+  buf[34] = buf[35] = 0;
+  if (m->caps_len)
+    memcpy (buf + FOUNTAIN_META_SIZE, m->caps, m->caps_len);
+  return FOUNTAIN_META_SIZE + m->caps_len;
+}
+
 /* ---- encoding ------------------------------------------------------------ */
 
 uint32_t
@@ -240,19 +322,27 @@ draw_unit (uint32_t frame_id, int stream, uint32_t r, uint32_t salt)
 }
 
 uint64_t
-fountain_stream_degree_draw (double pipe_width, int streams, int stream,
-    uint32_t frame_id, uint32_t r)
+fountain_stream_degree_draw_shared (double pipe_width, double all_share,
+    int streams, int stream, uint32_t frame_id, uint32_t r)
 {
   uint64_t own = 1ull << stream;
   if (streams < 2 || draw_unit (frame_id, stream, r, 1) >= pipe_width)
     return own;
-  if (streams > 2 && draw_unit (frame_id, stream, r, 2) < 0.5)
+  if (streams > 2 && draw_unit (frame_id, stream, r, 2) < all_share)
     return streams == 64 ? ~0ull : (1ull << streams) - 1;
   /* degree 2: own stream and one of the S - 1 others, uniformly */
   int other = (int) (draw_unit (frame_id, stream, r, 3) * (streams - 1));
   if (other >= stream)
     other++;
   return own | 1ull << other;
+}
+
+uint64_t
+fountain_stream_degree_draw (double pipe_width, int streams, int stream,
+    uint32_t frame_id, uint32_t r)
+{
+  return fountain_stream_degree_draw_shared (pipe_width, 0.5, streams, stream,
+      frame_id, r);
 }
 
 /* ---- cross-stream decoder ------------------------------------------------ */
@@ -284,9 +374,6 @@ struct FountainFrameDecoder {
   StreamState *s;
   PipeState *pipes;             /* the paper's PipeBuf */
   int n_pipes, max_pipes;
-  /* scratch of the solver */
-  uint8_t *coefs_full;          /* N */
-  uint8_t *part;                /* symbol_size */
 };
 
 FountainFrameDecoder *
@@ -310,9 +397,7 @@ fountain_frame_decoder_new (int streams, int n, size_t symbol_size,
   d->max_pipes = max_redundancy * streams;
   d->s = calloc ((size_t) streams, sizeof *d->s);
   d->pipes = calloc ((size_t) d->max_pipes, sizeof *d->pipes);
-  d->coefs_full = malloc ((size_t) n);
-  d->part = malloc (symbol_size);
-  int ok = d->s && d->pipes && d->coefs_full && d->part;
+  int ok = d->s && d->pipes;
   for (int i = 0; ok && i < streams; i++) {
     StreamState *st = &d->s[i];
     st->data = malloc ((size_t) n * symbol_size);
@@ -347,8 +432,6 @@ fountain_frame_decoder_free (FountainFrameDecoder *d)
     free (d->pipes[i].payload);
   free (d->s);
   free (d->pipes);
-  free (d->coefs_full);
-  free (d->part);
   free (d);
 }
 
@@ -411,31 +494,114 @@ fountain_frame_decoder_add (FountainFrameDecoder *d, const FountainHeader *h,
   }
 }
 
-/* Row r of the system: the coefficients of `seed` over stream t's missing
- * symbols (placed at column base[t] on), and the known symbols' share
- * subtracted from rhs. */
 static void
-add_component (FountainFrameDecoder *d, int t, uint32_t seed,
-    const int *base, uint8_t *row, uint8_t *rhs)
+xor_into (uint8_t *dst, const uint8_t *src, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    dst[i] ^= src[i];
+}
+
+/* Stream t's part of `count` rows of the system: row_of[j] gets the
+ * coefficients of seeds[j] over t's missing symbols (at column base on),
+ * and the share of t's known symbols is subtracted from its rhs, all rows
+ * in one pass over the known symbols (fountain_gf_product). */
+static int
+add_stream_rows (FountainFrameDecoder *d, int t, int count,
+    const uint32_t *seeds, const int *row_of, int base, int lost,
+    uint8_t *matrix, uint8_t *rhs)
 {
   StreamState *st = &d->s[t];
+  int n = d->n, known = st->known;
   size_t k = d->symbol_size;
-  rlnc_seed_coefs (seed, d->n, d->coefs_full);
-  for (int i = 0, m = base[t]; i < d->n; i++) {
+  if (count == 0)
+    return 0;
+  uint8_t *coefs = malloc ((size_t) n);
+  uint8_t *kc = malloc ((size_t) count * (known ? known : 1));
+  const uint8_t **src = malloc ((size_t) (known ? known : 1) * sizeof *src);
+  uint8_t *share = malloc ((size_t) count * k);
+  uint8_t **outs = malloc ((size_t) count * sizeof *outs);
+  int ret = -1;
+  if (!coefs || !kc || !src || !share || !outs)
+    goto out;
+  for (int i = 0, m = 0; i < n; i++)
     if (st->have[i])
-      gf_madd (rhs, st->data + (size_t) i * k, d->coefs_full[i], k);
-    else
-      row[m++] = d->coefs_full[i];
+      src[m++] = st->data + (size_t) i * k;
+  for (int j = 0; j < count; j++) {
+    rlnc_seed_coefs (seeds[j], n, coefs);
+    uint8_t *row = matrix + (size_t) row_of[j] * lost;
+    for (int i = 0, m = base, c = 0; i < n; i++) {
+      if (st->have[i])
+        kc[(size_t) j * known + c++] = coefs[i];
+      else
+        row[m++] = coefs[i];
+    }
+    outs[j] = share + (size_t) j * k;
   }
+  if (known > 0) {
+    if (fountain_gf_product (k, known, count, kc, src, outs) != 0)
+      goto out;
+    for (int j = 0; j < count; j++)
+      xor_into (rhs + (size_t) row_of[j] * k, outs[j], k);
+  }
+  ret = 0;
+out:
+  free (coefs);
+  free (kc);
+  free (src);
+  free (share);
+  free (outs);
+  return ret;
+}
+
+/* inv = a^-1 (n x n, a destroyed) by Gauss-Jordan with SIMD row operations;
+ * 0 when a is singular. */
+static int
+invert (uint8_t *a, uint8_t *inv, int n)
+{
+  memset (inv, 0, (size_t) n * n);
+  for (int i = 0; i < n; i++)
+    inv[(size_t) i * n + i] = 1;
+  for (int c = 0; c < n; c++) {
+    int piv = c;
+    while (piv < n && a[(size_t) piv * n + c] == 0)
+      piv++;
+    if (piv == n)
+      return 0;
+    if (piv != c)
+      for (int j = 0; j < n; j++) {
+        uint8_t x = a[(size_t) piv * n + j];
+        a[(size_t) piv * n + j] = a[(size_t) c * n + j];
+        a[(size_t) c * n + j] = x;
+        x = inv[(size_t) piv * n + j];
+        inv[(size_t) piv * n + j] = inv[(size_t) c * n + j];
+        inv[(size_t) c * n + j] = x;
+      }
+    uint8_t *ar = a + (size_t) c * n, *ir = inv + (size_t) c * n;
+    uint8_t s = gf256_inv (ar[c]);
+    for (int j = 0; j < n; j++) {
+      ar[j] = gf_mul_tab (ar[j], s);
+      ir[j] = gf_mul_tab (ir[j], s);
+    }
+    for (int i = 0; i < n; i++) {
+      uint8_t f = a[(size_t) i * n + c];
+      if (i == c || f == 0)
+        continue;
+      fountain_gf_madd (a + (size_t) i * n, ar, f, (size_t) n);
+      fountain_gf_madd (inv + (size_t) i * n, ir, f, (size_t) n);
+    }
+  }
+  return 1;
 }
 
 /* Solves the missing symbols of the streams of `set` together: every repair
  * row of those streams, and every pipe packet whose undecoded streams all
  * lie in the set, is an equation over them once the known symbols' share is
- * subtracted; Gauss-Jordan elimination over GF(2^8). For one stream that is
- * the stream's own decode; for several it is what the XOR-only peeling of
- * the paper cannot do (a pipe of two short streams helps both), and why
- * this code is GF(2^8). Returns 1 when every stream of the set decoded. */
+ * subtracted. For one stream that is the stream's own decode; for several it
+ * is what the XOR-only peeling of the paper cannot do (a pipe of two short
+ * streams helps both), and why this code is GF(2^8). The coefficients pick
+ * `lost` independent rows and are inverted (lost^2 bytes of work per
+ * column); the symbols then come out of one SIMD product of the inverse with
+ * those rows' payloads. Returns 1 when every stream of the set decoded. */
 static int
 solve_streams (FountainFrameDecoder *d, uint64_t set)
 {
@@ -458,18 +624,23 @@ solve_streams (FountainFrameDecoder *d, uint64_t set)
   if (rows < lost)
     return 0;
   uint8_t *matrix = calloc ((size_t) rows, (size_t) lost);
+  uint8_t *work = malloc ((size_t) rows * lost);
+  uint8_t *inv = malloc ((size_t) lost * lost);
   uint8_t *rhs = malloc ((size_t) rows * k);
   int *col_stream = malloc ((size_t) lost * sizeof *col_stream);
   int *col_index = malloc ((size_t) lost * sizeof *col_index);
-  if (!matrix || !rhs || !col_stream || !col_index) {
-    free (matrix);
-    free (rhs);
-    free (col_stream);
-    free (col_index);
-    return 0;
-  }
+  int *perm = malloc ((size_t) rows * sizeof *perm);
+  int *row_of = malloc ((size_t) rows * sizeof *row_of);
+  uint32_t *seeds = malloc ((size_t) rows * sizeof *seeds);
+  int *pipe_row = malloc ((size_t) (d->n_pipes ? d->n_pipes : 1)
+      * sizeof *pipe_row);
+  const uint8_t **src = malloc ((size_t) lost * sizeof *src);
+  uint8_t **outs = malloc ((size_t) lost * sizeof *outs);
+  int ok = matrix && work && inv && rhs && col_stream && col_index && perm
+      && row_of && seeds && pipe_row && src && outs;
+  /* rows: each stream's own repairs and extras, then the pipes */
   int r = 0;
-  for (int t = 0; t < d->streams; t++) {
+  for (int t = 0; ok && t < d->streams; t++) {
     if (!(set >> t & 1))
       continue;
     StreamState *st = &d->s[t];
@@ -478,28 +649,45 @@ solve_streams (FountainFrameDecoder *d, uint64_t set)
         col_stream[c] = t;
         col_index[c++] = i;
       }
-    for (int j = 0; j < st->rows; j++, r++) {
+    for (int j = 0; j < st->rows; j++, r++)
       memcpy (rhs + (size_t) r * k, st->payloads + (size_t) j * k, k);
-      add_component (d, t, st->seeds[j], base, matrix + (size_t) r * lost,
-          rhs + (size_t) r * k);
-    }
   }
-  for (int p = 0; p < d->n_pipes; p++) {
+  for (int p = 0; ok && p < d->n_pipes; p++) {
     PipeState *pp = &d->pipes[p];
+    pipe_row[p] = -1;
     if (pp->done || (pp->remaining & ~set) != 0)
       continue;
     memcpy (rhs + (size_t) r * k, pp->payload, k);
-    for (int t = 0; t < d->streams; t++)
-      if (pp->remaining >> t & 1)
-        add_component (d, t, fountain_pipe_component_seed (pp->seed, t), base,
-            matrix + (size_t) r * lost, rhs + (size_t) r * k);
-    r++;
+    pipe_row[p] = r++;
   }
-  int ok = 1;
-  for (int c = 0; c < lost && ok; c++) {
+  for (int t = 0, r0 = 0; ok && t < d->streams; t++) {
+    if (!(set >> t & 1))
+      continue;
+    StreamState *st = &d->s[t];
+    int count = 0;
+    for (int j = 0; j < st->rows; j++, count++) {
+      row_of[count] = r0 + j;
+      seeds[count] = st->seeds[j];
+    }
+    r0 += st->rows;
+    for (int p = 0; p < d->n_pipes; p++)
+      if (pipe_row[p] >= 0 && (d->pipes[p].remaining >> t & 1)) {
+        row_of[count] = pipe_row[p];
+        seeds[count++] = fountain_pipe_component_seed (d->pipes[p].seed, t);
+      }
+    ok = add_stream_rows (d, t, count, seeds, row_of, base[t], lost, matrix,
+        rhs) == 0;
+  }
+  /* pick `lost` independent rows: forward elimination on a copy */
+  if (ok) {
+    memcpy (work, matrix, (size_t) rows * lost);
+    for (int i = 0; i < rows; i++)
+      perm[i] = i;
+  }
+  for (int c = 0; ok && c < lost; c++) {
     int piv = -1;
     for (int i = c; i < rows; i++)
-      if (matrix[(size_t) i * lost + c]) {
+      if (work[(size_t) i * lost + c]) {
         piv = i;
         break;
       }
@@ -509,37 +697,49 @@ solve_streams (FountainFrameDecoder *d, uint64_t set)
     }
     if (piv != c) {
       for (int j = 0; j < lost; j++) {
-        uint8_t t = matrix[(size_t) piv * lost + j];
-        matrix[(size_t) piv * lost + j] = matrix[(size_t) c * lost + j];
-        matrix[(size_t) c * lost + j] = t;
+        uint8_t x = work[(size_t) piv * lost + j];
+        work[(size_t) piv * lost + j] = work[(size_t) c * lost + j];
+        work[(size_t) c * lost + j] = x;
       }
-      memcpy (d->part, rhs + (size_t) piv * k, k);
-      memcpy (rhs + (size_t) piv * k, rhs + (size_t) c * k, k);
-      memcpy (rhs + (size_t) c * k, d->part, k);
+      int x = perm[piv];
+      perm[piv] = perm[c];
+      perm[c] = x;
     }
-    uint8_t *prow = matrix + (size_t) c * lost;
-    uint8_t inv = gf256_inv (prow[c]);
-    gf_scale (prow + c, inv, (size_t) (lost - c));
-    gf_scale (rhs + (size_t) c * k, inv, k);
-    for (int i = 0; i < rows; i++) {
-      uint8_t *row = matrix + (size_t) i * lost;
-      uint8_t f = row[c];
-      if (i == c || f == 0)
-        continue;
-      gf_madd (row + c, prow + c, f, (size_t) (lost - c));
-      gf_madd (rhs + (size_t) i * k, rhs + (size_t) c * k, f, k);
+    uint8_t *prow = work + (size_t) c * lost;
+    uint8_t pinv = gf256_inv (prow[c]);
+    for (int i = c + 1; i < rows; i++) {
+      uint8_t *row = work + (size_t) i * lost;
+      if (row[c])
+        fountain_gf_madd (row + c, prow + c, gf_mul_tab (row[c], pinv),
+            (size_t) (lost - c));
     }
   }
-  if (ok)
+  if (ok) {
+    /* those rows' coefficients, inverted, times their payloads */
     for (int c = 0; c < lost; c++) {
-      StreamState *st = &d->s[col_stream[c]];
-      memcpy (st->data + (size_t) col_index[c] * k, rhs + (size_t) c * k, k);
-      st->have[col_index[c]] = 1;
+      memcpy (work + (size_t) c * lost, matrix + (size_t) perm[c] * lost,
+          (size_t) lost);
+      src[c] = rhs + (size_t) perm[c] * k;
+      outs[c] = d->s[col_stream[c]].data + (size_t) col_index[c] * k;
     }
+    ok = invert (work, inv, lost)
+        && fountain_gf_product (k, lost, lost, inv, src, outs) == 0;
+  }
+  if (ok)
+    for (int c = 0; c < lost; c++)
+      d->s[col_stream[c]].have[col_index[c]] = 1;
   free (matrix);
+  free (work);
+  free (inv);
   free (rhs);
   free (col_stream);
   free (col_index);
+  free (perm);
+  free (row_of);
+  free (seeds);
+  free (pipe_row);
+  free (src);
+  free (outs);
   if (!ok)
     return 0;
 done:
@@ -549,6 +749,49 @@ done:
       d->s[t].decoded = 1;
     }
   return 1;
+}
+
+/* PipeBuf -> ExtraBuf, one decoded stream at a time: its component of every
+ * pipe that still covers it, made in one pass and subtracted. */
+static void
+subtract_decoded (FountainFrameDecoder *d)
+{
+  size_t k = d->symbol_size;
+  int max = d->n_pipes;
+  if (max == 0)
+    return;
+  uint32_t *seeds = malloc ((size_t) max * sizeof *seeds);
+  int *which = malloc ((size_t) max * sizeof *which);
+  uint8_t *parts = malloc ((size_t) max * k);
+  uint8_t **outs = malloc ((size_t) max * sizeof *outs);
+  if (!seeds || !which || !parts || !outs)
+    goto out;
+  for (int t = 0; t < d->streams; t++) {
+    if (!d->s[t].decoded)
+      continue;
+    int count = 0;
+    for (int p = 0; p < d->n_pipes; p++) {
+      PipeState *pp = &d->pipes[p];
+      if (pp->done || !(pp->remaining >> t & 1))
+        continue;
+      seeds[count] = fountain_pipe_component_seed (pp->seed, t);
+      outs[count] = parts + (size_t) count * k;
+      which[count++] = p;
+    }
+    if (count == 0 || fountain_encode_repairs (d->n, k, d->s[t].data, count,
+            seeds, outs) != 0)
+      continue;
+    for (int j = 0; j < count; j++) {
+      PipeState *pp = &d->pipes[which[j]];
+      xor_into (pp->payload, outs[j], k);
+      pp->remaining &= ~(1ull << t);
+    }
+  }
+out:
+  free (seeds);
+  free (which);
+  free (parts);
+  free (outs);
 }
 
 int
@@ -564,21 +807,13 @@ fountain_frame_decoder_decode (FountainFrameDecoder *d,
     for (int i = 0; i < d->streams; i++)
       if (!d->s[i].decoded && solve_streams (d, 1ull << i))
         moved = 1;
-    /* PipeBuf -> ExtraBuf: subtract every decoded stream's component; a pipe
-     * left with one undecoded stream is an extra repair row for it */
+    /* PipeBuf -> ExtraBuf: a pipe left with one undecoded stream is an
+     * extra repair row for it */
+    subtract_decoded (d);
     for (int p = 0; p < d->n_pipes; p++) {
       PipeState *pp = &d->pipes[p];
       if (pp->done)
         continue;
-      for (int t = 0; t < d->streams; t++) {
-        if (!(pp->remaining >> t & 1) || !d->s[t].decoded)
-          continue;
-        fountain_encode_repair (d->n, k, d->s[t].data,
-            fountain_pipe_component_seed (pp->seed, t), d->part);
-        for (size_t b = 0; b < k; b++)
-          pp->payload[b] ^= d->part[b];
-        pp->remaining &= ~(1ull << t);
-      }
       if (pp->remaining == 0) {
         pp->done = 1;
       } else if (__builtin_popcountll (pp->remaining) == 1) {

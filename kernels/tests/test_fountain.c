@@ -252,6 +252,24 @@ test_code (void)
     ok &= pipe[i] == (a[i] ^ b[i]);
   check (ok, "code: a pipe packet is the sum of its streams' repairs");
 
+  /* the SIMD batch (what senders use) makes the scalar reference's bytes */
+  enum { B = 40 };
+  static uint8_t batch[B][K];
+  uint8_t *outs[B];
+  uint32_t seeds[B];
+  for (int j = 0; j < B; j++) {
+    outs[j] = batch[j];
+    seeds[j] = 7000u + (uint32_t) j * 977u;
+  }
+  fountain_encode_repairs (N, K, sub[1], B, seeds, outs);
+  ok = 1;
+  for (int j = 0; j < B; j++) {
+    fountain_encode_repair (N, K, sub[1], seeds[j], a);
+    ok &= memcmp (a, batch[j], K) == 0;
+  }
+  check (ok, "code: fountain_encode_repairs equals fountain_encode_repair "
+      "for %d seeds", B);
+
   /* one stream: all N source symbols lost, N repairs: decodes exactly */
   FountainFrameDecoder *d = fountain_frame_decoder_new (1, N, K, N);
   FountainHeader h = { .kind = FOUNTAIN_KIND_REPAIR, .streams = 1, .n = N,

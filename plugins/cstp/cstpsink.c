@@ -1,0 +1,773 @@
+/* cstpsink: sends each buffer as one frame over S parallel UDP streams with
+ * the cross-stream code of Shaofeng Liu, Jürgen P. Schulze, Thomas A.
+ * DeFanti, "CSTP: A parallel data transfer protocol using cross-stream
+ * coding" (2011).
+ *
+ * SECTION:element-cstpsink
+ * @title: cstpsink
+ *
+ * Every buffer is one frame. The frame is cut into S sub-frames, one per
+ * stream (stream i goes to port + i, or to the i-th of `destinations`); each
+ * stream sends a frame packet (the frame's length, timestamps and caps),
+ * its N source packets as they are, then `overhead` x N redundancy packets:
+ * repairs of its own sub-frame and, a share `pipe-width` of them, pipe
+ * packets that add repairs of 2 or all S streams, so that the streams which
+ * lose little lend their redundancy to those which lose much, without a
+ * round trip. cstpsrc decodes. The wire format is
+ * docs/elements/cstp-code.md. The code runs on the CPU (ISA-L's SIMD
+ * GF(2^8) product); there is no GPU path yet.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=100 ! video/x-raw,format=I420,width=1280,height=720 ! \
+ *     cstpsink streams=4 host=127.0.0.1 port=5100 overhead=0.15 rate=400000000
+ * ]|
+ */
+/* sendmmsg, recvmmsg, pipe2 */
+#define _GNU_SOURCE
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gst/base/gstbasesink.h>
+#include <fountain/fountain.h>
+#include <rlnc/rlnc_seed.h>
+
+#include "cstpsink.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cstp_sink_debug);
+#define GST_CAT_DEFAULT gst_cstp_sink_debug
+
+/* ---- properties ---------------------------------------------------------- */
+
+#define DEFAULT_STREAMS 4
+#define DEFAULT_HOST "127.0.0.1"
+#define DEFAULT_PORT 5100
+#define DEFAULT_PACKET_SIZE 1400
+#define DEFAULT_OVERHEAD 0.15
+#define DEFAULT_PIPE_WIDTH 0.5
+#define DEFAULT_STREAM_DEGREE GST_CSTP_STREAM_DEGREE_MIXED
+#define DEFAULT_RATE 0
+#define DEFAULT_MAX_LATENCY 0
+/* the largest UDP payload over IPv4 */
+#define MAX_PACKET_SIZE 65507
+/* datagrams per sendmmsg call */
+#define SEND_BATCH 64
+
+enum
+{
+  PROP_0,
+  PROP_STREAMS,
+  PROP_HOST,
+  PROP_PORT,
+  PROP_DESTINATIONS,
+  PROP_PACKET_SIZE,
+  PROP_OVERHEAD,
+  PROP_PIPE_WIDTH,
+  PROP_STREAM_DEGREE,
+  PROP_RATE,
+  PROP_MAX_LATENCY,
+  PROP_STATS,
+};
+
+GType
+gst_cstp_stream_degree_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CSTP_STREAM_DEGREE_MIXED, "Half of the pipe packets add all S "
+          "streams, half the own stream and one other: D_s(x) = p (x^S / 2 + "
+          "x^2 / 2) + (1 - p) x", "mixed"},
+    {GST_CSTP_STREAM_DEGREE_ALL, "Every pipe packet adds all S streams: "
+          "D_s(x) = p x^S + (1 - p) x", "all"},
+    {GST_CSTP_STREAM_DEGREE_PAIRS, "Every pipe packet adds the own stream "
+          "and one other: D_s(x) = p x^2 + (1 - p) x", "pairs"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCstpStreamDegree", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+struct _GstCstpSink
+{
+  GstBaseSink parent;
+
+  /* properties (object lock) */
+  guint streams;
+  gchar *host;
+  gint port;
+  gchar *destinations;
+  guint packet_size;
+  gdouble overhead;
+  gdouble pipe_width;
+  GstCstpStreamDegree stream_degree;
+  guint64 rate;
+  guint64 max_latency;
+
+  /* streaming state, set up in start () */
+  guint n_streams;
+  gint *fds;                    /* one UDP socket per stream */
+  struct sockaddr_storage *addrs;
+  socklen_t *addr_lens;
+  gchar *caps_str;              /* the frame packets' caps */
+  guint32 frame_id;
+
+  /* stats (object lock) */
+  guint64 frames;
+  guint64 frames_rate_raised;
+  guint64 *packets_sent;
+  guint64 *send_errors;
+  guint64 bytes_sent;
+  guint64 encode_ns;
+};
+
+/* ---- caps ---------------------------------------------------------------- */
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+G_DEFINE_TYPE (GstCstpSink, gst_cstp_sink, GST_TYPE_BASE_SINK);
+GST_ELEMENT_REGISTER_DEFINE (cstpsink, "cstpsink", GST_RANK_NONE,
+    GST_TYPE_CSTP_SINK);
+
+static gboolean
+gst_cstp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
+{
+  GstCstpSink *self = GST_CSTP_SINK (bsink);
+  gchar *s = gst_caps_to_string (caps);
+
+  if (strlen (s) > G_MAXUINT16) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
+        ("caps of %" G_GSIZE_FORMAT " bytes do not fit a frame packet "
+            "(at most 65535)", strlen (s)));
+    g_free (s);
+    return FALSE;
+  }
+  g_free (self->caps_str);
+  self->caps_str = s;
+  return TRUE;
+}
+
+/* ---- the data path ------------------------------------------------------- */
+
+/* One datagram to send: 32-byte header (or a frame packet) and payload. */
+typedef struct
+{
+  guint8 *data;
+  gsize len;
+} Datagram;
+
+static guint32
+redundancy_seed (guint32 frame_id, guint stream, guint32 r)
+{
+  /* unique per (stream, r) inside a frame, different coefficients each frame */
+  return (guint32) rlnc_seed_mix64 (frame_id) ^ ((guint32) stream << 24 | r);
+}
+
+/* Sleeps until the stream that sent `bytes` is within its rate, counted
+ * from `start` (monotonic, µs). */
+static void
+pace (guint64 bits_per_s, gint64 start, guint64 bytes)
+{
+  if (bits_per_s == 0)
+    return;
+  gint64 due = start + (gint64) (bytes * 8 * G_USEC_PER_SEC / bits_per_s);
+  gint64 now = g_get_monotonic_time ();
+  if (due > now)
+    g_usleep ((gulong) (due - now));
+}
+
+/* Sends the frame's datagrams, stream by stream in turns of SEND_BATCH, so
+ * that the S streams leave side by side. */
+static gboolean
+send_frame (GstCstpSink * self, Datagram ** dg, guint per_stream,
+    guint64 rate)
+{
+  guint S = self->n_streams;
+  struct mmsghdr msgs[SEND_BATCH];
+  struct iovec iov[SEND_BATCH];
+  gint64 start = g_get_monotonic_time ();
+  guint64 stream_bytes = 0;
+
+  for (guint off = 0; off < per_stream; off += SEND_BATCH) {
+    guint count = MIN (SEND_BATCH, per_stream - off);
+    gsize turn_bytes = 0;
+    for (guint s = 0; s < S; s++) {
+      memset (msgs, 0, sizeof msgs);
+      for (guint i = 0; i < count; i++) {
+        iov[i].iov_base = dg[s][off + i].data;
+        iov[i].iov_len = dg[s][off + i].len;
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &self->addrs[s];
+        msgs[i].msg_hdr.msg_namelen = self->addr_lens[s];
+        if (s == 0)
+          turn_bytes += dg[s][off + i].len;
+      }
+      guint done = 0;
+      while (done < count) {
+        int n = sendmmsg (self->fds[s], msgs + done, count - done, 0);
+        if (n < 0) {
+          if (errno == EINTR)
+            continue;
+          /* an unreachable port or a full queue: the datagram is lost like
+           * any other, the code is there for that */
+          GST_OBJECT_LOCK (self);
+          self->send_errors[s]++;
+          GST_OBJECT_UNLOCK (self);
+          GST_LOG_OBJECT (self, "stream %u: send failed: %s", s,
+              g_strerror (errno));
+          done++;
+          continue;
+        }
+        done += (guint) n;
+      }
+      GST_OBJECT_LOCK (self);
+      self->packets_sent[s] += count;
+      GST_OBJECT_UNLOCK (self);
+    }
+    stream_bytes += turn_bytes;
+    pace (rate, start, stream_bytes);
+  }
+  return TRUE;
+}
+
+static GstFlowReturn
+gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
+{
+  GstCstpSink *self = GST_CSTP_SINK (bsink);
+  guint S = self->n_streams;
+  GstMapInfo map;
+
+  GST_OBJECT_LOCK (self);
+  guint packet_size = self->packet_size;
+  gdouble overhead = self->overhead, pipe_width = self->pipe_width;
+  gdouble all_share = self->stream_degree == GST_CSTP_STREAM_DEGREE_ALL ? 1.0
+      : self->stream_degree == GST_CSTP_STREAM_DEGREE_PAIRS ? 0.0 : 0.5;
+  guint64 rate = self->rate, max_latency = self->max_latency;
+  GST_OBJECT_UNLOCK (self);
+
+  gsize k = packet_size - FOUNTAIN_HEADER_SIZE;
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return GST_FLOW_ERROR;
+  if (map.size == 0) {
+    gst_buffer_unmap (buf, &map);
+    return GST_FLOW_OK;         /* nothing to carry */
+  }
+  guint32 n = map.size > G_MAXUINT32 ? 0
+      : fountain_subframe_symbols ((guint32) map.size, (int) S, (uint16_t) k);
+  if (n == 0) {
+    GST_ELEMENT_ERROR (self, STREAM, TOO_LAZY, (NULL),
+        ("a frame of %" G_GSIZE_FORMAT " bytes over %u streams in symbols of "
+            "%" G_GSIZE_FORMAT " bytes needs more than %d symbols per stream: "
+            "raise packet-size or streams", map.size, S, k, FOUNTAIN_MAX_N));
+    gst_buffer_unmap (buf, &map);
+    return GST_FLOW_ERROR;
+  }
+  guint32 red = (guint32) ceil (n * overhead);
+  guint32 frame_id = self->frame_id++;
+  gint64 t0 = g_get_monotonic_time ();
+
+  /* the frame, zero-padded to S * N symbols: stream s's sub-frame at s*N*k */
+  gsize sub_len = (gsize) n * k;
+  guint8 *frame = g_malloc (sub_len * S);
+  memcpy (frame, map.data, map.size);
+  memset (frame + map.size, 0, sub_len * S - map.size);
+  const guint8 *subs[FOUNTAIN_MAX_STREAMS];
+  for (guint s = 0; s < S; s++)
+    subs[s] = frame + (gsize) s * sub_len;
+
+  /* datagrams: per stream the frame packet, N sources, `red` redundancy */
+  guint per_stream = 1 + n + red;
+  gsize caps_len = self->caps_str ? strlen (self->caps_str) : 0;
+  Datagram **dg = g_new (Datagram *, S);
+  guint8 *meta = g_malloc ((FOUNTAIN_META_SIZE + caps_len) * S);
+  guint8 *code = g_malloc ((gsize) S * (n + red) * packet_size);
+  guint64 *masks = g_new (guint64, (gsize) S * MAX (red, 1));
+  guint8 flags = (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT) ?
+      FOUNTAIN_META_FLAG_DELTA : 0) |
+      (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_HEADER) ?
+      FOUNTAIN_META_FLAG_HEADER : 0);
+
+  for (guint s = 0; s < S; s++) {
+    dg[s] = g_new (Datagram, per_stream);
+    FountainMeta m = {.streams = (uint8_t) S,.stream = (uint8_t) s,
+      .flags = flags,.frame_id = frame_id,.frame_len = (uint32_t) map.size,
+      .pts = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
+          FOUNTAIN_META_NONE,
+      .duration = GST_BUFFER_DURATION_IS_VALID (buf) ?
+          GST_BUFFER_DURATION (buf) : FOUNTAIN_META_NONE,
+      .caps_len = (uint16_t) caps_len,.caps = self->caps_str
+    };
+    guint8 *mp = meta + (FOUNTAIN_META_SIZE + caps_len) * s;
+    dg[s][0].data = mp;
+    dg[s][0].len = (gsize) fountain_meta_write (&m, mp,
+        FOUNTAIN_META_SIZE + caps_len);
+
+    guint8 *base = code + (gsize) s * (n + red) * packet_size;
+    for (guint32 i = 0; i < n + red; i++) {
+      guint8 *pkt = base + (gsize) i * packet_size;
+      FountainHeader h = {.streams = (uint8_t) S,.stream = (uint8_t) s,
+        .frame_id = frame_id,.n = (uint16_t) n,.symbol_size = (uint16_t) k,
+        .frame_len = (uint32_t) map.size
+      };
+      if (i < n) {
+        h.kind = FOUNTAIN_KIND_SOURCE;
+        h.index_or_seed = i;
+        memcpy (pkt + FOUNTAIN_HEADER_SIZE, subs[s] + (gsize) i * k, k);
+      } else {
+        guint32 r = i - n;
+        guint64 mask = fountain_stream_degree_draw_shared (pipe_width,
+            all_share, (int) S, (int) s, frame_id, r);
+        masks[(gsize) s * red + r] = mask;
+        h.kind = mask == 1ull << s ? FOUNTAIN_KIND_REPAIR : FOUNTAIN_KIND_PIPE;
+        h.pipe_mask = h.kind == FOUNTAIN_KIND_PIPE ? mask : 0;
+        h.index_or_seed = redundancy_seed (frame_id, s, r);
+        memset (pkt + FOUNTAIN_HEADER_SIZE, 0, k);
+      }
+      fountain_header_write (&h, pkt, packet_size);
+      dg[s][1 + i].data = pkt;
+      dg[s][1 + i].len = packet_size;
+    }
+  }
+
+  /* the redundancy payloads: for each stream t, every repair combination of
+   * t's sub-frame that a packet needs (its own repairs, its part of every
+   * pipe that covers it) in one pass, added into those packets */
+  if (red > 0) {
+    gsize most = (gsize) S * red;
+    guint32 *seeds = g_new (guint32, most);
+    guint8 **targets = g_new (guint8 *, most);
+    guint8 **outs = g_new (guint8 *, most);
+    guint8 *parts = g_malloc (most * k);
+    for (guint t = 0; t < S; t++) {
+      gint count = 0;
+      for (guint s = 0; s < S; s++)
+        for (guint32 r = 0; r < red; r++) {
+          guint64 mask = masks[(gsize) s * red + r];
+          if (!(mask >> t & 1))
+            continue;
+          guint32 seed = redundancy_seed (frame_id, s, r);
+          seeds[count] = mask == 1ull << s ? seed
+              : fountain_pipe_component_seed (seed, (int) t);
+          targets[count] = code + ((gsize) s * (n + red) + n + r) * packet_size
+              + FOUNTAIN_HEADER_SIZE;
+          outs[count] = parts + (gsize) count * k;
+          count++;
+        }
+      if (fountain_encode_repairs ((int) n, k, subs[t], count, seeds,
+              outs) != 0) {
+        GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL),
+            ("out of memory encoding frame %u", frame_id));
+        break;
+      }
+      for (gint j = 0; j < count; j++)
+        for (gsize b = 0; b < k; b++)
+          targets[j][b] ^= outs[j][b];
+    }
+    g_free (seeds);
+    g_free (targets);
+    g_free (outs);
+    g_free (parts);
+  }
+  gint64 t1 = g_get_monotonic_time ();
+
+  /* a frame may not take longer than max-latency to leave */
+  guint64 frame_bits = (guint64) per_stream * packet_size * 8;
+  gboolean raised = FALSE;
+  if (rate > 0 && max_latency > 0
+      && gst_util_uint64_scale (frame_bits, GST_SECOND, rate) > max_latency) {
+    rate = gst_util_uint64_scale (frame_bits, GST_SECOND, max_latency);
+    raised = TRUE;
+  }
+  send_frame (self, dg, per_stream, rate);
+
+  GST_OBJECT_LOCK (self);
+  self->frames++;
+  self->frames_rate_raised += raised;
+  self->bytes_sent += (guint64) S * ((guint64) (n + red) * packet_size +
+      FOUNTAIN_META_SIZE + caps_len);
+  self->encode_ns += (guint64) (t1 - t0) * 1000;
+  GST_OBJECT_UNLOCK (self);
+
+  for (guint s = 0; s < S; s++)
+    g_free (dg[s]);
+  g_free (dg);
+  g_free (meta);
+  g_free (code);
+  g_free (masks);
+  g_free (frame);
+  gst_buffer_unmap (buf, &map);
+  return GST_FLOW_OK;
+}
+
+/* "h:p,h:p,..." or, when empty, host:port+i; one address per stream. */
+static gboolean
+resolve_destinations (GstCstpSink * self, GError ** err)
+{
+  guint S = self->n_streams;
+  gchar **list = NULL;
+  if (self->destinations && *self->destinations) {
+    list = g_strsplit (self->destinations, ",", -1);
+    if (g_strv_length (list) != S) {
+      g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "destinations has %u entries, streams is %u", g_strv_length (list),
+          S);
+      g_strfreev (list);
+      return FALSE;
+    }
+  }
+  for (guint s = 0; s < S; s++) {
+    gchar *host;
+    gint port;
+    if (list) {
+      gchar *entry = g_strstrip (list[s]);
+      gchar *colon = strrchr (entry, ':');
+      gchar *end = NULL;
+      port = colon ? (gint) g_ascii_strtoll (colon + 1, &end, 10) : -1;
+      if (!colon || colon == entry || !end || *end || port < 1 || port > 65535) {
+        g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+            "destination '%s' is not host:port", entry);
+        g_strfreev (list);
+        return FALSE;
+      }
+      host = g_strndup (entry, (gsize) (colon - entry));
+    } else {
+      host = g_strdup (self->host);
+      port = self->port + (gint) s;
+      if (port > 65535) {
+        g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+            "port %d + stream %u is beyond 65535", self->port, s);
+        g_free (host);
+        return FALSE;
+      }
+    }
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM }, *ai = NULL;
+    gchar service[8];
+    g_snprintf (service, sizeof service, "%d", port);
+    int rc = getaddrinfo (host, service, &hints, &ai);
+    if (rc != 0 || ai == NULL) {
+      g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+          "cannot resolve '%s': %s", host, gai_strerror (rc));
+      g_free (host);
+      g_strfreev (list);
+      return FALSE;
+    }
+    memcpy (&self->addrs[s], ai->ai_addr, ai->ai_addrlen);
+    self->addr_lens[s] = ai->ai_addrlen;
+    self->fds[s] = socket (ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    freeaddrinfo (ai);
+    if (self->fds[s] < 0) {
+      g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_WRITE,
+          "cannot open a UDP socket for stream %u: %s", s, g_strerror (errno));
+      g_free (host);
+      g_strfreev (list);
+      return FALSE;
+    }
+    int sndbuf = 4 << 20;
+    setsockopt (self->fds[s], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    GST_INFO_OBJECT (self, "stream %u -> %s:%d", s, host, port);
+    g_free (host);
+  }
+  g_strfreev (list);
+  return TRUE;
+}
+
+static void
+close_sockets (GstCstpSink * self)
+{
+  for (guint s = 0; self->fds && s < self->n_streams; s++)
+    if (self->fds[s] >= 0)
+      close (self->fds[s]);
+  g_clear_pointer (&self->fds, g_free);
+  g_clear_pointer (&self->addrs, g_free);
+  g_clear_pointer (&self->addr_lens, g_free);
+}
+
+static gboolean
+gst_cstp_sink_start (GstBaseSink * bsink)
+{
+  GstCstpSink *self = GST_CSTP_SINK (bsink);
+  GError *err = NULL;
+
+  GST_OBJECT_LOCK (self);
+  self->n_streams = self->streams;
+  if (self->packet_size <= FOUNTAIN_HEADER_SIZE) {
+    GST_OBJECT_UNLOCK (self);
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+        ("packet-size %u leaves no payload after the %d-byte header",
+            self->packet_size, FOUNTAIN_HEADER_SIZE));
+    return FALSE;
+  }
+  self->fds = g_new (gint, self->n_streams);
+  for (guint s = 0; s < self->n_streams; s++)
+    self->fds[s] = -1;
+  self->addrs = g_new0 (struct sockaddr_storage, self->n_streams);
+  self->addr_lens = g_new0 (socklen_t, self->n_streams);
+  g_free (self->packets_sent);
+  g_free (self->send_errors);
+  self->packets_sent = g_new0 (guint64, self->n_streams);
+  self->send_errors = g_new0 (guint64, self->n_streams);
+  self->frames = self->frames_rate_raised = self->bytes_sent = 0;
+  self->encode_ns = 0;
+  gboolean ok = resolve_destinations (self, &err);
+  GST_OBJECT_UNLOCK (self);
+  self->frame_id = 0;
+  if (!ok) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL), ("%s", err->message));
+    g_error_free (err);
+    close_sockets (self);
+  }
+  return ok;
+}
+
+static gboolean
+gst_cstp_sink_stop (GstBaseSink * bsink)
+{
+  GstCstpSink *self = GST_CSTP_SINK (bsink);
+  close_sockets (self);
+  g_clear_pointer (&self->caps_str, g_free);
+  return TRUE;
+}
+
+/* ---- GObject boilerplate ------------------------------------------------- */
+
+static GstStructure *
+gst_cstp_sink_get_stats (GstCstpSink * self)
+{
+  GstStructure *s;
+  GST_OBJECT_LOCK (self);
+  s = gst_structure_new ("application/x-cstp-sink-stats",
+      "streams", G_TYPE_UINT, self->n_streams,
+      "frames", G_TYPE_UINT64, self->frames,
+      "frames-rate-raised", G_TYPE_UINT64, self->frames_rate_raised,
+      "bytes-sent", G_TYPE_UINT64, self->bytes_sent,
+      "encode-time", G_TYPE_UINT64, self->encode_ns, NULL);
+  guint64 total = 0;
+  for (guint i = 0; self->packets_sent && i < self->n_streams; i++) {
+    gchar name[48];
+    g_snprintf (name, sizeof name, "stream-%u-packets-sent", i);
+    gst_structure_set (s, name, G_TYPE_UINT64, self->packets_sent[i], NULL);
+    g_snprintf (name, sizeof name, "stream-%u-send-errors", i);
+    gst_structure_set (s, name, G_TYPE_UINT64, self->send_errors[i], NULL);
+    total += self->packets_sent[i];
+  }
+  gst_structure_set (s, "packets-sent", G_TYPE_UINT64, total, NULL);
+  GST_OBJECT_UNLOCK (self);
+  return s;
+}
+
+static void
+gst_cstp_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCstpSink *self = GST_CSTP_SINK (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_STREAMS:
+      self->streams = g_value_get_uint (value);
+      break;
+    case PROP_HOST:
+      g_free (self->host);
+      self->host = g_value_dup_string (value);
+      break;
+    case PROP_PORT:
+      self->port = g_value_get_int (value);
+      break;
+    case PROP_DESTINATIONS:
+      g_free (self->destinations);
+      self->destinations = g_value_dup_string (value);
+      break;
+    case PROP_PACKET_SIZE:
+      self->packet_size = g_value_get_uint (value);
+      break;
+    case PROP_OVERHEAD:
+      self->overhead = g_value_get_double (value);
+      break;
+    case PROP_PIPE_WIDTH:
+      self->pipe_width = g_value_get_double (value);
+      break;
+    case PROP_STREAM_DEGREE:
+      self->stream_degree = g_value_get_enum (value);
+      break;
+    case PROP_RATE:
+      self->rate = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_LATENCY:
+      self->max_latency = g_value_get_uint64 (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cstp_sink_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstCstpSink *self = GST_CSTP_SINK (object);
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, gst_cstp_sink_get_stats (self));
+    return;
+  }
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_STREAMS:
+      g_value_set_uint (value, self->streams);
+      break;
+    case PROP_HOST:
+      g_value_set_string (value, self->host);
+      break;
+    case PROP_PORT:
+      g_value_set_int (value, self->port);
+      break;
+    case PROP_DESTINATIONS:
+      g_value_set_string (value, self->destinations);
+      break;
+    case PROP_PACKET_SIZE:
+      g_value_set_uint (value, self->packet_size);
+      break;
+    case PROP_OVERHEAD:
+      g_value_set_double (value, self->overhead);
+      break;
+    case PROP_PIPE_WIDTH:
+      g_value_set_double (value, self->pipe_width);
+      break;
+    case PROP_STREAM_DEGREE:
+      g_value_set_enum (value, self->stream_degree);
+      break;
+    case PROP_RATE:
+      g_value_set_uint64 (value, self->rate);
+      break;
+    case PROP_MAX_LATENCY:
+      g_value_set_uint64 (value, self->max_latency);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cstp_sink_finalize (GObject * object)
+{
+  GstCstpSink *self = GST_CSTP_SINK (object);
+
+  close_sockets (self);
+  g_free (self->host);
+  g_free (self->destinations);
+  g_free (self->caps_str);
+  g_free (self->packets_sent);
+  g_free (self->send_errors);
+  G_OBJECT_CLASS (gst_cstp_sink_parent_class)->finalize (object);
+}
+
+static void
+gst_cstp_sink_class_init (GstCstpSinkClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSinkClass *basesink_class = GST_BASE_SINK_CLASS (klass);
+  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY;
+
+  gobject_class->set_property = gst_cstp_sink_set_property;
+  gobject_class->get_property = gst_cstp_sink_get_property;
+  gobject_class->finalize = gst_cstp_sink_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_STREAMS,
+      g_param_spec_uint ("streams", "Streams",
+          "S: parallel UDP streams, each carrying one sub-frame of every frame",
+          1, FOUNTAIN_MAX_STREAMS, DEFAULT_STREAMS, rw));
+  g_object_class_install_property (gobject_class, PROP_HOST,
+      g_param_spec_string ("host", "Host",
+          "Receiver's address (with port; ignored when destinations is set)",
+          DEFAULT_HOST, rw));
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_int ("port", "Port",
+          "Base port: stream i goes to port + i", 1, 65535, DEFAULT_PORT, rw));
+  g_object_class_install_property (gobject_class, PROP_DESTINATIONS,
+      g_param_spec_string ("destinations", "Destinations",
+          "One host:port per stream, comma-separated (\"h:p,h:p,...\"); "
+          "overrides host and port", NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_PACKET_SIZE,
+      g_param_spec_uint ("packet-size", "Packet size",
+          "Bytes of every code datagram: the 32-byte header plus one symbol",
+          FOUNTAIN_HEADER_SIZE + 1, MAX_PACKET_SIZE, DEFAULT_PACKET_SIZE, rw));
+  g_object_class_install_property (gobject_class, PROP_OVERHEAD,
+      g_param_spec_double ("overhead", "Overhead",
+          "Redundancy packets per stream as a fraction of its N source "
+          "packets (rounded up): the loss the streams can recover together",
+          0.0, 10.0, DEFAULT_OVERHEAD, rw));
+  g_object_class_install_property (gobject_class, PROP_PIPE_WIDTH,
+      g_param_spec_double ("pipe-width", "Pipe width",
+          "p: the share of redundancy packets that are pipe packets, which "
+          "let streams lend redundancy to each other (0: every stream on its "
+          "own)", 0.0, 1.0, DEFAULT_PIPE_WIDTH, rw));
+  g_object_class_install_property (gobject_class, PROP_STREAM_DEGREE,
+      g_param_spec_enum ("stream-degree", "Stream degree",
+          "How many streams a pipe packet adds", GST_TYPE_CSTP_STREAM_DEGREE,
+          DEFAULT_STREAM_DEGREE, rw));
+  g_object_class_install_property (gobject_class, PROP_RATE,
+      g_param_spec_uint64 ("rate", "Rate",
+          "Pacing of every stream, bits per second of datagrams (0: as fast "
+          "as the sockets take them)", 0, G_MAXUINT64, DEFAULT_RATE, rw));
+  g_object_class_install_property (gobject_class, PROP_MAX_LATENCY,
+      g_param_spec_uint64 ("max-latency", "Maximum latency",
+          "Longest a frame may take to leave, in ns: a frame that would take "
+          "longer at rate is sent faster (0: no bound)", 0, G_MAXUINT64,
+          DEFAULT_MAX_LATENCY, rw));
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "frames, packets-sent, bytes-sent, encode-time (ns), "
+          "frames-rate-raised and per stream stream-<i>-packets-sent, "
+          "stream-<i>-send-errors", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_set_static_metadata (element_class,
+      "CSTP sender", "Sink/Network",
+      "Sends every buffer as a frame over parallel UDP streams with "
+      "cross-stream coding (Liu, Schulze, DeFanti, \"CSTP: A parallel data "
+      "transfer protocol using cross-stream coding\", 2011)",
+      "gst-gpustream");
+
+  basesink_class->set_caps = GST_DEBUG_FUNCPTR (gst_cstp_sink_set_caps);
+  basesink_class->render = GST_DEBUG_FUNCPTR (gst_cstp_sink_render);
+  basesink_class->start = GST_DEBUG_FUNCPTR (gst_cstp_sink_start);
+  basesink_class->stop = GST_DEBUG_FUNCPTR (gst_cstp_sink_stop);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_CSTP_STREAM_DEGREE, 0);
+  GST_DEBUG_CATEGORY_INIT (gst_cstp_sink_debug, "cstpsink", 0,
+      "CSTP sender");
+}
+
+static void
+gst_cstp_sink_init (GstCstpSink * self)
+{
+  self->streams = DEFAULT_STREAMS;
+  self->host = g_strdup (DEFAULT_HOST);
+  self->port = DEFAULT_PORT;
+  self->packet_size = DEFAULT_PACKET_SIZE;
+  self->overhead = DEFAULT_OVERHEAD;
+  self->pipe_width = DEFAULT_PIPE_WIDTH;
+  self->stream_degree = DEFAULT_STREAM_DEGREE;
+  self->rate = DEFAULT_RATE;
+  self->max_latency = DEFAULT_MAX_LATENCY;
+}
