@@ -18,7 +18,9 @@
  * builds them: the low 32-bit word counts, the 96 bits above stay). */
 #include <stdlib.h>
 #include <string.h>
+#ifdef GS_HAVE_LIBCRYPTO
 #include <openssl/evp.h>
+#endif
 #include "srtp/srtp_kernels.h"
 #include "srtp/srtp_internal.h"
 
@@ -85,6 +87,7 @@ gsrtp_aes_expand_ct (const uint8_t *key, int key_len, uint32_t *rk)
   return nr;
 }
 
+#ifdef GS_HAVE_LIBCRYPTO
 /* buf ^= AES-CTR keystream of key (16 or 32 bytes) from counter block ctr0.
  * EVP counts with a 128-bit counter, the reference with the low 32 bits
  * only: the buffer goes to EVP in pieces that end where the low word wraps. */
@@ -110,6 +113,19 @@ ctr_evp (const uint8_t *key, int key_len, const uint8_t ctr0[16], uint8_t *buf, 
   gsrtp_wipe (ctr, sizeof ctr);
   return ok;
 }
+#else
+/* A kernels-only build without libcrypto (kernels/srtp/meson.build says so
+ * when it configures): the reference AES, same bytes, not constant time. */
+static int
+ctr_evp (const uint8_t *key, int key_len, const uint8_t ctr0[16], uint8_t *buf, uint32_t len)
+{
+  uint32_t rk[60];
+  int nr = gsrtp_aes_expand_ct (key, key_len, rk);
+  gs_aes_ctr_xor (gsrtp_aes_tables (), rk, nr, ctr0, buf, len);
+  gsrtp_wipe (rk, sizeof rk);
+  return 1;
+}
+#endif
 
 void
 gsrtp_aes_ctr_portable (const uint32_t *rk, int nr, const uint8_t ctr0[16], uint8_t *buf,
