@@ -1,5 +1,8 @@
-/* State changes NULL -> PLAYING -> NULL, again and again, with data flowing,
- * must leave nothing behind. GStreamer 1.22's leaks tracer cannot check this:
+/* Every element through state changes NULL -> PLAYING -> NULL again and
+ * again with data flowing, a flushing seek mid-stream, EOS with a unit
+ * (generation, frame batch, SRTP batch) incomplete, and new caps mid-stream:
+ * no hang (every wait is bounded), everything that should come out does,
+ * and nothing is left behind. GStreamer 1.22's leaks tracer cannot check this:
  * it races with streaming threads and crashes even `fakesrc ! queue !
  * fakesink` in about half the runs (seen here), and GObject instance
  * counting is compiled out of Debian's GLib. So the test counts for itself,
