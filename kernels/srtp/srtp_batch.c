@@ -20,14 +20,11 @@
 /* ---- primitives, two implementations each ---- */
 typedef void (*CtrFn) (const uint32_t *rk, int nr, const uint8_t ctr0[16], uint8_t *buf, uint32_t len);
 typedef void (*Sha1Fn) (uint32_t st[5], const uint8_t *data, size_t nblocks);
-/* x = GHASH_H(x, buf zero-padded): x, h as 16 bytes in GCM byte order */
+/* x = GHASH_H(x, buf zero-padded): x, h as 16 bytes in GCM byte order.
+ * Without PCLMUL: ghash_ref, the reference multiply, which is constant time
+ * (masks, no table). Without AES-NI, counter mode is gsrtp_aes_ctr_portable
+ * (srtp_portable.c), not the reference's T-tables. */
 typedef void (*GhashFn) (uint8_t x[16], const uint8_t h[16], const uint8_t *buf, uint32_t len);
-
-static void
-ctr_ref (const uint32_t *rk, int nr, const uint8_t ctr0[16], uint8_t *buf, uint32_t len)
-{
-  gs_aes_ctr_xor (gsrtp_aes_tables (), rk, nr, ctr0, buf, len);
-}
 
 static void
 sha1_ref (uint32_t st[5], const uint8_t *data, size_t nblocks)
@@ -341,15 +338,19 @@ typedef struct {
 static void
 prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
 {
+  /* GS_SRTP_FORCE_PORTABLE: what a CPU without AES-NI and PCLMUL runs */
+  const int portable = gsrtp_force_portable ();
   unsigned f = impl == GSRTP_IMPL_SCALAR ? 0 : gs_cpu_features ();
-  p->ctr = ctr_ref;
+  if (portable)
+    f &= ~(unsigned) (GS_CPU_AES | GS_CPU_PCLMUL);
+  p->ctr = gsrtp_aes_ctr_portable;
   p->sha1 = sha1_ref;
   p->sha1x2 = sha1x2_ref;
   p->ghash = ghash_ref;
   p->gcm = NULL;
   p->sha1_mb = impl != GSRTP_IMPL_SCALAR && (gs_sha1_level () == GS_SHA1_AVX2 ||
       gs_sha1_level () == GS_SHA1_AVX512);
-  if (impl != GSRTP_IMPL_SCALAR && gs_gcm_accel_level () > 0) {
+  if (impl != GSRTP_IMPL_SCALAR && !portable && gs_gcm_accel_level () > 0) {
     gcm_cache->ctx = NULL;
     gcm_cache->spare_of = NULL;
     p->gcm = gcm_cache;
@@ -659,6 +660,31 @@ protect_fast (const Prims *p, const GsSrtpKeys *k, uint8_t *pkt, const GsSrtpDes
   return len + k->tag_len;
 }
 
+/* One packet prepared against the context as it is (now), checked,
+ * committed and decrypted on the fast primitives, not the reference: a
+ * packet re-estimated inside a batch takes the same constant-time path as
+ * the others. Returns 1 when it was unprotected. */
+static int
+unprotect_one_fast (const Prims *p, GsSrtpPacket *q, const GsSrtpUnprot *now)
+{
+  const GsSrtpKeys *k = q->is_rtcp ? &q->ctx->rtcp_keys : &q->ctx->rtp_keys;
+  uint8_t tag[20];
+  if (p->gcm)
+    p->gcm->ctx = q->ctx;
+  if (k->tag_len) {
+    tag_fast (p, k, q->data, &now->d, tag);
+    if (!gs_srtp_hd_ct_equal (tag, gs_srtp_hd_received_tag (k, q->data, &now->d), k->tag_len)) {
+      q->result = GSRTP_ERR_AUTH;
+      return 0;
+    }
+  }
+  gsrtp_commit_unprotect (q->ctx, now);
+  crypt_fast (p, k, q->data, &now->d);
+  q->len = now->d.len;
+  q->result = GSRTP_OK;
+  return 1;
+}
+
 /* ---- batches (of CHUNK packets, defined above) ---- */
 
 /* Protect in chunks: host bookkeeping and encryption per packet, then the
@@ -805,11 +831,15 @@ gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
         continue;
       }
       if (!parsed[i] || now.index != u[i].index || now.d.roc != u[i].d.roc) {
-        size_t out;
-        q->result = q->is_rtcp ? gsrtp_rtcp_unprotect (q->ctx, q->data, q->len, &out)
-                               : gsrtp_rtp_unprotect (q->ctx, q->data, q->len, &out);
-        if (q->result == GSRTP_OK) {
-          q->len = (uint32_t) out;
+        if (impl == GSRTP_IMPL_SCALAR) {
+          size_t out;
+          q->result = q->is_rtcp ? gsrtp_rtcp_unprotect (q->ctx, q->data, q->len, &out)
+                                 : gsrtp_rtp_unprotect (q->ctx, q->data, q->len, &out);
+          if (q->result == GSRTP_OK) {
+            q->len = (uint32_t) out;
+            ok++;
+          }
+        } else if (unprotect_one_fast (&p, q, &now)) {
           ok++;
         }
         continue;

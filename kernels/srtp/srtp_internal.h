@@ -23,4 +23,12 @@ GsSrtpResult gsrtp_prepare_unprotect (const GsSrtpCtx *ctx, const uint8_t *pkt, 
     int is_rtcp, GsSrtpUnprot *u);
 void gsrtp_commit_unprotect (GsSrtpCtx *ctx, const GsSrtpUnprot *u);
 
+/* srtp_portable.c: AES without secret-indexed tables, output as the
+ * reference's (gs_aes_expand, gs_aes_ctr_xor). */
+int gsrtp_aes_expand_ct (const uint8_t *key, int key_len, uint32_t *rk);
+void gsrtp_aes_ctr_portable (const uint32_t *rk, int nr, const uint8_t ctr0[16], uint8_t *buf,
+    uint32_t len);
+void gsrtp_aes_ctr_portable_key (const uint8_t *key, int key_len, const uint8_t ctr0[16],
+    uint8_t *buf, uint32_t len);
+
 #endif /* SRTP_INTERNAL_H */

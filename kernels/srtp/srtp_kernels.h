@@ -184,6 +184,13 @@ size_t gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl);
  * 4 AVX-512F). */
 unsigned gsrtp_cpu_features (void);
 
+/* The batch path as a CPU without AES-NI and PCLMUL runs it (constant-time
+ * AES through OpenSSL, the masked GHASH multiply), also where the CPU has
+ * both: for tests and timing comparisons. Starts as the environment variable
+ * GS_SRTP_FORCE_PORTABLE says (set and not "0": forced). */
+void gsrtp_set_force_portable (int on);
+int gsrtp_force_portable (void);
+
 /* ---- GPU / emulation support ----
  * Host half of a protect: header checks, index and ROC / SRTCP index update,
  * fills d (len, hdr_len, roc, is_rtcp; the caller sets offset and keys). The

@@ -90,16 +90,14 @@ void
 gsrtp_kdf (const uint8_t *master_key, size_t key_len, const uint8_t master_salt[14],
     uint8_t label, uint8_t *out, size_t n)
 {
-  uint32_t rk[60];
   uint8_t iv[16];
-  int nr = gs_aes_expand (&gs_aes_tables_host, master_key, (int) key_len, rk);
   memcpy (iv, master_salt, 14);
   iv[14] = iv[15] = 0;
   /* key_id = label || r (r = 0 at kdr 0), right-aligned with the salt */
   iv[7] ^= label;
   memset (out, 0, n);
-  gs_aes_ctr_xor (&gs_aes_tables_host, rk, nr, iv, out, (uint32_t) n);
-  gsrtp_wipe (rk, sizeof rk);
+  /* the master key never goes through the T-tables (srtp_portable.c) */
+  gsrtp_aes_ctr_portable_key (master_key, (int) key_len, iv, out, (uint32_t) n);
 }
 
 size_t
@@ -158,7 +156,6 @@ static void
 keys_init (GsSrtpKeys *k, GsSrtpPolicy p, const uint8_t *mkey, size_t klen,
     const uint8_t *msalt, size_t slen, uint8_t label0)
 {
-  const GsAesTables *t = &gs_aes_tables_host;
   uint8_t salt14[14], sk[32], ak[20];
   memset (k, 0, sizeof *k);
   memset (salt14, 0, sizeof salt14);
@@ -167,13 +164,16 @@ keys_init (GsSrtpKeys *k, GsSrtpPolicy p, const uint8_t *mkey, size_t klen,
   if (p.cipher != GSRTP_CIPHER_NULL) {
     size_t ek = gsrtp_master_key_len (p.cipher);
     gsrtp_kdf (mkey, klen, salt14, label0, sk, ek);
-    k->rounds = (uint8_t) gs_aes_expand (t, sk, (int) ek, k->rk);
+    /* the reference's round keys, computed without secret-indexed reads */
+    k->rounds = (uint8_t) gsrtp_aes_expand_ct (sk, (int) ek, k->rk);
     gsrtp_kdf (mkey, klen, salt14, (uint8_t) (label0 + 2), k->salt, gsrtp_master_salt_len (p.cipher));
     k->encrypt = 1;
     k->cipher = is_gcm (p.cipher) ? GS_SRTP_C_AES_GCM : GS_SRTP_C_AES_CM;
     if (is_gcm (p.cipher)) {
+      /* H = E(K, 0^128): the keystream of counter block 0 */
+      uint8_t zero[16] = { 0 };
       memset (k->gcm_h, 0, 16);
-      gs_aes_encrypt_block (t, k->rk, k->rounds, k->gcm_h, k->gcm_h);
+      gsrtp_aes_ctr_portable (k->rk, k->rounds, zero, k->gcm_h, 16);
     }
   }
   if (!is_gcm (p.cipher) && p.auth != GSRTP_AUTH_NULL) {

@@ -563,6 +563,19 @@ gst_hap_mov_mux_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
   }
 }
 
+/* A seek would restart the frames under a header and sample table already
+ * counting the ones before: a file is written front to back, once. */
+static gboolean
+gst_hap_mov_mux_src_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  if (GST_EVENT_TYPE (event) == GST_EVENT_SEEK) {
+    GST_DEBUG_OBJECT (parent, "refusing a seek: a QuickTime file is written once");
+    gst_event_unref (event);
+    return FALSE;
+  }
+  return gst_pad_event_default (pad, parent, event);
+}
+
 static void
 gst_hap_mov_mux_reset (GstHapMovMux * self)
 {
@@ -665,6 +678,8 @@ gst_hap_mov_mux_init (GstHapMovMux * self)
 
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
   gst_pad_use_fixed_caps (self->srcpad);
+  gst_pad_set_event_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_hap_mov_mux_src_event));
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
 
   self->samples = g_array_new (FALSE, FALSE, sizeof (MovSample));

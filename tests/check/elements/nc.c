@@ -798,7 +798,7 @@ GST_START_TEST (test_scheduled_flush_and_latency)
     gst_harness_push_event (h, gst_event_new_segment (&seg));
   }
   fail_unless_equals_int (gst_harness_push (h,
-          gst_buffer_new_wrapped_bytes (g_bytes_ref (after))), GST_FLOW_OK);
+          gst_buffer_new_wrapped_bytes (after)), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   while (gst_harness_pull_until_eos (h, &b) && b)
     g_ptr_array_add (pkts, b);
@@ -812,6 +812,8 @@ GST_START_TEST (test_scheduled_flush_and_latency)
   fail_unless (stat (stats, "latency-max-us") > 0);
   gst_structure_free (stats);
   g_ptr_array_unref (pkts);
+  /* gst_buffer_new_wrapped_bytes takes refs of its own */
+  g_bytes_unref (before);
   g_bytes_unref (after);
   gst_harness_teardown (h);
 }
@@ -832,10 +834,13 @@ GST_START_TEST (test_scheduled_teardown_and_bad_cycle)
   guint i;
 
   gst_harness_set_src_caps_str (h, "application/octet-stream");
-  for (i = 0; i < 20; i++)
+  for (i = 0; i < 20; i++) {
+    GBytes *bytes = random_bytes (1000, 80 + i);
+
     fail_unless_equals_int (gst_harness_push (h,
-            gst_buffer_new_wrapped_bytes (random_bytes (1000, 80 + i))),
-        GST_FLOW_OK);
+            gst_buffer_new_wrapped_bytes (bytes)), GST_FLOW_OK);
+    g_bytes_unref (bytes);
+  }
   gst_harness_teardown (h);
 
   e = gst_element_factory_make ("ncencoder", NULL);

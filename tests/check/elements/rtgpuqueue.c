@@ -150,12 +150,14 @@ static void
 stream_start_events (Stream * s)
 {
   GstSegment seg;
+  GstCaps *caps = gst_caps_new_empty_simple ("x-test/packets");
 
   gst_segment_init (&seg, GST_FORMAT_TIME);
   fail_unless (gst_pad_push_event (s->src,
           gst_event_new_stream_start ("rtgpu-test")));
-  fail_unless (gst_pad_push_event (s->src,
-          gst_event_new_caps (gst_caps_new_empty_simple ("x-test/packets"))));
+  /* the event takes a reference of its own */
+  fail_unless (gst_pad_push_event (s->src, gst_event_new_caps (caps)));
+  gst_caps_unref (caps);
   fail_unless (gst_pad_push_event (s->src, gst_event_new_segment (&seg)));
 }
 
@@ -1394,7 +1396,7 @@ GST_START_TEST (test_srtp_errors)
       gst_caps_unref (other);
     }
     fail_unless (gst_pad_push_event (s->src,
-            gst_event_new_caps (gst_caps_ref (caps))));
+            gst_event_new_caps (caps)));
     fail_unless (gst_pad_push_event (s->src, gst_event_new_segment (&seg)));
     for (i = 0; i < 3; i++) {
       GstBuffer *b = i == 1 ? gst_buffer_new_memdup (junk, sizeof junk) :

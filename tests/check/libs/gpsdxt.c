@@ -188,7 +188,7 @@ run_start (Run * r, const Case * c, GstElement * owner,
   fail_unless (r->inst != NULL, "%s", err ? err->message : "?");
   gst_structure_free (config);
   r->owner = owner;
-  outs = g_ptr_array_new ();
+  outs = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
   r->client = gst_gpustream_sched_client_new (owner, &r->info->processor,
       r->inst, &collect_callbacks, NULL);
   fail_unless (gst_gpustream_sched_client_start (r->client, CYCLE, 1,
