@@ -6,8 +6,9 @@
  *
  *   eval "$(./run env)"; build/tests/fuzz/fuzz-make-seeds tests/fuzz/corpus
  *
- * Deterministic sources (audiotestsrc, videotestsrc, fixed keys), so the
- * files only change when an encoder's output does. */
+ * The bytes differ from run to run where the senders draw them (ncencoder's
+ * session, rtpncpay's SSRC); any run's files are a valid corpus, and the
+ * test fuzz-fresh-seeds replays a fresh set through every target. */
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/gst.h>
