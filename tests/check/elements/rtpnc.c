@@ -172,6 +172,118 @@ GST_START_TEST (test_mtu_refused)
 
 GST_END_TEST;
 
+/* Hostile RTP into rtpncdepay ! ncdecoder: buffers that are not RTP and
+ * RTP packets without payload stop at the depayloader; RTP packets whose
+ * payload is a truncated, corrupted or made-up coded packet reach the
+ * decoder and are counted there as bad. None of them costs a byte of the
+ * stream, which comes out whole. */
+GST_START_TEST (test_rtp_hostile_packets)
+{
+  GBytes *in = random_bytes (30000, 3);
+  GstHarness *enc = gst_harness_new_parse ("ncencoder generation-size=8 "
+      "block-size=256 redundancy=2 framing=bytes ! rtpncpay");
+  GstHarness *dec = gst_harness_new_parse ("rtpncdepay ! ncdecoder");
+  GstElement *decoder = gst_harness_find_element (dec, "ncdecoder");
+  GPtrArray *rtp = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) gst_buffer_unref);
+  GByteArray *out = g_byte_array_new ();
+  GRand *rand = g_rand_new_with_seed (5);
+  GstStructure *stats;
+  GstCaps *caps;
+  GstBuffer *b;
+  guint64 v;
+  guint i, sent = 0, bad_payload = 0;
+  gsize off;
+
+  gst_harness_set_src_caps_str (enc, "application/octet-stream");
+  for (off = 0; off < g_bytes_get_size (in); off += 3000) {
+    GBytes *part = g_bytes_new_from_bytes (in, off,
+        MIN (3000, g_bytes_get_size (in) - off));
+    fail_unless_equals_int (gst_harness_push (enc,
+            gst_buffer_new_wrapped_bytes (part)), GST_FLOW_OK);
+    g_bytes_unref (part);
+  }
+  gst_harness_push_event (enc, gst_event_new_eos ());
+  while ((b = gst_harness_try_pull (enc)))
+    g_ptr_array_add (rtp, b);
+  fail_unless (rtp->len > 20);
+  caps = gst_pad_get_current_caps (enc->sinkpad);
+  gst_harness_set_src_caps (dec, caps);       /* takes caps */
+
+  for (i = 0; i < rtp->len; i++) {
+    GstBuffer *good = g_ptr_array_index (rtp, i);
+    GstMapInfo map;
+    guint8 junk[200];
+    guint j;
+
+    if (i % 5 == 2) {
+      /* not RTP: version 0, then a runt */
+      for (j = 0; j < sizeof junk; j++)
+        junk[j] = g_rand_int (rand);
+      junk[0] &= 0x3f;
+      gst_harness_push (dec, gst_buffer_new_memdup (junk, sizeof junk));
+      gst_harness_push (dec, gst_buffer_new_memdup (junk, 5));
+      gst_buffer_map (good, &map, GST_MAP_READ);
+      /* the RTP header alone: no payload */
+      gst_harness_push (dec, gst_buffer_new_memdup (map.data, 12));
+      /* RTP, payload cut after 30 bytes */
+      gst_harness_push (dec, gst_buffer_new_memdup (map.data, 12 + 30));
+      /* RTP, one payload byte flipped (the CRC catches it), after an
+       * untouched copy (a duplicate: redundant, not bad) */
+      memcpy (junk, map.data, 12);
+      gst_harness_push (dec, gst_buffer_new_memdup (map.data, map.size));
+      {
+        GstBuffer *flipped = gst_buffer_new_memdup (map.data, map.size);
+        GstMapInfo fm;
+        gst_buffer_map (flipped, &fm, GST_MAP_WRITE);
+        fm.data[12 + 40] ^= 0x10;
+        gst_buffer_unmap (flipped, &fm);
+        gst_harness_push (dec, flipped);
+      }
+      /* RTP, a payload of random bytes */
+      for (j = 12; j < sizeof junk; j++)
+        junk[j] = g_rand_int (rand);
+      gst_harness_push (dec, gst_buffer_new_memdup (junk, sizeof junk));
+      gst_buffer_unmap (good, &map);
+      sent += 1;                /* the untouched copy pushed among them */
+      bad_payload += 3;
+    }
+    fail_unless_equals_int (gst_harness_push (dec, gst_buffer_ref (good)),
+        GST_FLOW_OK);
+    sent++;
+  }
+  gst_harness_push_event (dec, gst_event_new_eos ());
+  while ((b = gst_harness_try_pull (dec))) {
+    GstMapInfo map;
+    gst_buffer_map (b, &map, GST_MAP_READ);
+    g_byte_array_append (out, map.data, map.size);
+    gst_buffer_unmap (b, &map);
+    gst_buffer_unref (b);
+  }
+  fail_unless_equals_uint64 (out->len, g_bytes_get_size (in));
+  fail_unless (memcmp (out->data, g_bytes_get_data (in, NULL), out->len) == 0);
+
+  g_object_get (decoder, "stats", &stats, NULL);
+  /* what got past the depayloader: every RTP packet with a payload */
+  fail_unless (gst_structure_get_uint64 (stats, "packets-received", &v));
+  fail_unless_equals_uint64 (v, sent + bad_payload);
+  fail_unless (gst_structure_get_uint64 (stats, "packets-bad", &v));
+  fail_unless_equals_uint64 (v, bad_payload);
+  fail_unless (gst_structure_get_uint64 (stats, "generations-lost", &v));
+  fail_unless_equals_uint64 (v, 0);
+  gst_structure_free (stats);
+
+  gst_object_unref (decoder);
+  g_rand_free (rand);
+  g_byte_array_unref (out);
+  g_ptr_array_unref (rtp);
+  gst_harness_teardown (enc);
+  gst_harness_teardown (dec);
+  g_bytes_unref (in);
+}
+
+GST_END_TEST;
+
 static Suite *
 rtpnc_suite (void)
 {
@@ -182,6 +294,7 @@ rtpnc_suite (void)
   tcase_add_test (tc, test_rtp_caps);
   tcase_add_test (tc, test_mtu_refused);
   tcase_add_test (tc, test_rtp_round_trip);
+  tcase_add_test (tc, test_rtp_hostile_packets);
   return s;
 }
 

@@ -1040,6 +1040,132 @@ GST_START_TEST (test_negative)
 
 GST_END_TEST;
 
+/* Protected packets of rtp (protected in index order by one sender
+ * context) into gpusrtpdec (extra properties dec_props) in the order of
+ * feed[]; checks that exactly the plain packets of want[] come out, in that
+ * order, and returns the decoder's stats (stopped). */
+static GstStructure *
+run_dec_order (GPtrArray * rtp, GstCaps * caps, const gchar * dec_props,
+    const guint * feed, guint n_feed, const guint * want, guint n_want,
+    DecStats * running)
+{
+  GPtrArray *in = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  GPtrArray *expect = g_ptr_array_new ();
+  GPtrArray *prot = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  GstBuffer *kb = gst_buffer_new_memdup (key46, 30);
+  GstCaps *scaps = gst_caps_copy (caps);
+  const gchar *o[] = { "o" }, *dn[] = { "d" };
+  GstStructure *stats, *stopped;
+  GsSrtpCtx ctx;
+  GstElement *pipe, *d;
+  Collected *out;
+  gchar *desc;
+  guint i;
+
+  gsrtp_ctx_init (&ctx, GSRTP_AES_CM_128_HMAC_SHA1_80,
+      GSRTP_AES_CM_128_HMAC_SHA1_80, key46, 30, 0);
+  for (i = 0; i < rtp->len; i++)
+    g_ptr_array_add (prot, protect (&ctx, rtp->pdata[i]));
+  for (i = 0; i < n_feed; i++)
+    g_ptr_array_add (in, g_bytes_ref (prot->pdata[feed[i]]));
+  for (i = 0; i < n_want; i++)
+    g_ptr_array_add (expect, rtp->pdata[want[i]]);
+
+  gst_structure_set (gst_caps_get_structure (scaps, 0),
+      "srtp-key", GST_TYPE_BUFFER, kb,
+      "srtp-cipher", G_TYPE_STRING, "aes-128-icm",
+      "srtp-auth", G_TYPE_STRING, "hmac-sha1-80",
+      "srtcp-cipher", G_TYPE_STRING, "aes-128-icm",
+      "srtcp-auth", G_TYPE_STRING, "hmac-sha1-80", NULL);
+  gst_structure_set_name (gst_caps_get_structure (scaps, 0),
+      "application/x-srtp");
+  desc = g_strdup_printf ("appsrc name=s ! gpusrtpdec name=d %s ! "
+      "appsink name=o", dec_props);
+  pipe = parse (desc);
+  d = gst_bin_get_by_name (GST_BIN (pipe), "d");
+  {
+    Feed f = { "s", scaps, in, FALSE };
+    fail_unless (run_pipeline_stats (pipe, &f, 1, o, &out, 1, dn, &stats, 1));
+  }
+  /* every byte downstream is a whole packet that was meant to pass */
+  assert_same (expect, out->bytes, desc);
+  read_dec_stats (stats, running, "gpusrtpdec");
+  gst_structure_free (stats);
+  g_object_get (d, "stats", &stopped, NULL);
+
+  collected_free (out);
+  gst_object_unref (d);
+  gst_object_unref (pipe);
+  g_free (desc);
+  gsrtp_ctx_clear (&ctx);
+  gst_buffer_unref (kb);
+  gst_caps_unref (scaps);
+  g_ptr_array_unref (in);
+  g_ptr_array_unref (expect);
+  g_ptr_array_unref (prot);
+  return stopped;
+}
+
+/* The replay window at its edges (replay-window-size=64): with index 1080
+ * the highest seen, 1080 - 63 is still inside (accepted once), 1080 - 64 is
+ * exactly the window's size behind (dropped, never decrypted), duplicates
+ * of the top and of a packet inside are dropped, and when the top moves by
+ * one the packet that was just inside falls out of it. */
+GST_START_TEST (test_replay_window_edges)
+{
+  GstCaps *caps;
+  GPtrArray *rtp = make_audio_rtp (0x5eed0001, 1000, 100, &caps);
+  /* positions in rtp: sequence number 1000 + position */
+  const guint feed[] = { 80, 17, 16, 17, 80, 81, 17, 18, 18, 82 };
+  const guint want[] = { 80, 17, 81, 18, 82 };
+  GstStructure *stats;
+  DecStats ds;
+
+  stats = run_dec_order (rtp, caps, "replay-window-size=64", feed,
+      G_N_ELEMENTS (feed), want, G_N_ELEMENTS (want), &ds);
+  fail_unless_equals_int (ds.n_streams, 1);
+  fail_unless_equals_int (ds.stream_recv[0], G_N_ELEMENTS (feed));
+  fail_unless_equals_int (ds.stream_drop[0], 5);
+  /* 16 (one beyond), 17 and 80 again, 17 after the top moved, 18 again */
+  fail_unless_equals_int (stat_u64 (stats, "replay-count"), 5);
+  fail_unless_equals_int (stat_u64 (stats, "auth-fail-count"), 0);
+  fail_unless_equals_int (stat_u64 (stats, "packets-out"), G_N_ELEMENTS (want));
+  gst_structure_free (stats);
+  g_ptr_array_unref (rtp);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+/* The ROC across the 16-bit sequence number wrap with the packets reordered
+ * around it (RFC 3711 3.3.1's index estimate): late packets of ROC 0 that
+ * arrive after the first ones of ROC 1 still decrypt, each exactly once,
+ * and the stream ends at ROC 1. The sender's ROC goes into its tag, so a
+ * wrong guess would be an authentication failure. */
+GST_START_TEST (test_roc_reordered_across_wrap)
+{
+  GstCaps *caps;
+  /* sequence numbers 65530 .. 65535, 0 .. 7 */
+  GPtrArray *rtp = make_audio_rtp (0x5eed0002, 65530, 14, &caps);
+  const guint feed[] = { 0, 1, 6, 2, 7, 5, 3, 8, 4, 9, 5, 6, 10, 11, 12, 13 };
+  const guint want[] = { 0, 1, 6, 2, 7, 5, 3, 8, 4, 9, 10, 11, 12, 13 };
+  GstStructure *stats;
+  DecStats ds;
+
+  stats = run_dec_order (rtp, caps, "", feed, G_N_ELEMENTS (feed), want,
+      G_N_ELEMENTS (want), &ds);
+  fail_unless_equals_int (ds.n_streams, 1);
+  fail_unless_equals_int (ds.roc[0], 1);
+  fail_unless_equals_int (ds.stream_drop[0], 2);       /* 65535 and 0 again */
+  fail_unless_equals_int (stat_u64 (stats, "replay-count"), 2);
+  fail_unless_equals_int (stat_u64 (stats, "auth-fail-count"), 0);
+  gst_structure_free (stats);
+  g_ptr_array_unref (rtp);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
 /* ---- MKI ---- */
 
 /* srtpenc and gpusrtpenc with the same key and MKI: the same bytes, RTP and
@@ -1722,6 +1848,8 @@ srtp_suite (void)
   tcase_add_loop_test (tc, test_eight_ssrcs, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_loop_test (tc, test_buffer_lists, 0, G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_negative);
+  tcase_add_test (tc, test_replay_window_edges);
+  tcase_add_test (tc, test_roc_reordered_across_wrap);
   tcase_add_loop_test (tc, test_mki_identical_to_srtpenc, 0,
       G_N_ELEMENTS (enc_modes));
   tcase_add_test (tc, test_mki_interop);

@@ -1,0 +1,381 @@
+/* make_seeds.c: writes the seed corpora of the fuzz targets
+ * (tests/fuzz/corpus/TARGET/) from the real senders: ncencoder and
+ * rtpncpay, gpusrtpenc and rtpL16pay, dxtenc through the built plugins, and
+ * the CSTP code's encoder in kernels/fountain. Each file is one input in
+ * its target's format (the comment at the top of fuzz_TARGET.c).
+ *
+ *   eval "$(./run env)"; build/tests/fuzz/fuzz-make-seeds tests/fuzz/corpus
+ *
+ * The bytes differ from run to run where the senders draw them (ncencoder's
+ * session, rtpncpay's SSRC); any run's files are a valid corpus, and the
+ * test fuzz-fresh-seeds replays a fresh set through every target. */
+#include <string.h>
+#include <glib/gstdio.h>
+#include <gst/gst.h>
+#include <gst/app/gstappsink.h>
+
+#include <gst/gpustream/gpsncpacket.h>
+#include "fountain/fountain.h"
+#include "fuzz.h"
+
+static const gchar *out_dir;
+static guint n_files;
+
+/* Every buffer that reaches appsink "o" of the pipeline, as GBytes. */
+static GPtrArray *
+collect (const gchar * desc)
+{
+  GError *err = NULL;
+  GstElement *p = gst_parse_launch (desc, &err), *sink;
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  GstSample *s;
+
+  if (!p) {
+    g_printerr ("make_seeds: %s: %s\n", desc, err->message);
+    exit (1);
+  }
+  sink = gst_bin_get_by_name (GST_BIN (p), "o");
+  g_object_set (sink, "sync", FALSE, NULL);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstBuffer *b = gst_sample_get_buffer (s);
+    GstMapInfo m;
+    gst_buffer_map (b, &m, GST_MAP_READ);
+    g_ptr_array_add (out, g_bytes_new (m.data, m.size));
+    gst_buffer_unmap (b, &m);
+    gst_sample_unref (s);
+  }
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (p);
+  if (out->len == 0) {
+    g_printerr ("make_seeds: nothing came out of %s\n", desc);
+    exit (1);
+  }
+  return out;
+}
+
+static void
+put_chunk (GByteArray * a, const guint8 * prefix, gsize prefix_len,
+    const guint8 * d, gsize len)
+{
+  guint8 l[2];
+  gsize n = MIN (prefix_len + len, 0xffff);
+  l[0] = (guint8) (n >> 8);
+  l[1] = (guint8) n;
+  g_byte_array_append (a, l, 2);
+  g_byte_array_append (a, prefix, prefix_len);
+  g_byte_array_append (a, d, n - prefix_len);
+}
+
+static void
+write_seed (const gchar * target, const gchar * name, GByteArray * a)
+{
+  gchar *dir = g_build_filename (out_dir, target, NULL);
+  gchar *path = g_build_filename (dir, name, NULL);
+  GError *err = NULL;
+
+  g_mkdir_with_parents (dir, 0755);
+  if (!g_file_set_contents (path, (const gchar *) a->data, a->len, &err)) {
+    g_printerr ("make_seeds: %s\n", err->message);
+    exit (1);
+  }
+  g_print ("%s (%u bytes)\n", path, a->len);
+  n_files++;
+  g_byte_array_unref (a);
+  g_free (path);
+  g_free (dir);
+}
+
+/* ---- ncpacket and ncframing ---------------------------------------------- */
+
+#define AUDIO "audiotestsrc num-buffers=%d samplesperbuffer=256 wave=%d ! " \
+  "audio/x-raw,format=S16LE,rate=8000,channels=1 ! "
+
+static void
+nc_seeds (void)
+{
+  static const struct {
+    const gchar *name, *enc;
+    gboolean rtp;
+  } runs[] = {
+    {"systematic-rtp", "generation-size=8 block-size=128 redundancy=4 "
+          "systematic=true framing=bytes", TRUE},
+    {"seeded", "generation-size=8 block-size=96 redundancy=3 "
+          "systematic=false coefficients=seed framing=bytes", FALSE},
+    {"vector-rtp", "generation-size=16 block-size=48 redundancy=4 "
+          "systematic=false coefficients=vector framing=bytes", TRUE},
+    {"framed", "generation-size=8 block-size=64 redundancy=2 "
+          "systematic=true framing=buffers", FALSE},
+  };
+  guint r;
+
+  for (r = 0; r < G_N_ELEMENTS (runs); r++) {
+    gchar *desc = g_strdup_printf (AUDIO "ncencoder %s ! %s appsink name=o",
+        3, (int) r, runs[r].enc, runs[r].rtp ? "rtpncpay ! " : "");
+    GPtrArray *pk = collect (desc);
+    guint8 mode = runs[r].rtp ? 1 : 0;
+    guint i, file = 0;
+    GByteArray *a = g_byte_array_new ();
+
+    /* files of a generation's packets or so, so that each decodes */
+    for (i = 0; i < pk->len; i++) {
+      gsize n;
+      const guint8 *d = g_bytes_get_data (pk->pdata[i], &n);
+      put_chunk (a, &mode, 1, d, n);
+      if ((i + 1) % 20 == 0 || i + 1 == pk->len) {
+        gchar *name = g_strdup_printf ("%s-%u", runs[r].name, file++);
+        write_seed ("ncpacket", name, a);
+        g_free (name);
+        a = g_byte_array_new ();
+      }
+    }
+    g_byte_array_unref (a);
+
+    if (g_str_equal (runs[r].name, "framed")) {
+      /* the decoded data of each generation from its source blocks, as
+       * ncdecoder hands them to the deframer; the second file loses one */
+      GByteArray *gens[2] = { g_byte_array_new (), g_byte_array_new () };
+      guint8 *blocks = NULL;
+      guint have = 0, gen_no = 0;
+      guint32 cur = G_MAXUINT32;
+      NcHeader h;
+      for (i = 0; i < pk->len; i++) {
+        gsize n;
+        const guint8 *d = g_bytes_get_data (pk->pdata[i], &n), *coefs, *pay;
+        if (nc_packet_parse (d, n, &h, &coefs, &pay) != NC_PARSE_OK ||
+            !(h.flags & NC_FLAG_SOURCE))
+          continue;
+        if (h.generation != cur) {
+          g_free (blocks);
+          blocks = g_malloc0 ((gsize) h.m * h.block_size);
+          cur = h.generation;
+          have = 0;
+        }
+        memcpy (blocks + (gsize) h.seed * h.block_size, pay, h.block_size);
+        if (++have == h.m) {
+          put_chunk (gens[0], NULL, 0, blocks, h.data_length);
+          if (gen_no++ != 2)
+            put_chunk (gens[1], NULL, 0, blocks, h.data_length);
+          else
+            put_chunk (gens[1], NULL, 0, NULL, 0);     /* lost */
+        }
+      }
+      g_free (blocks);
+      write_seed ("ncframing", "framed-audio", gens[0]);
+      write_seed ("ncframing", "framed-audio-lost", gens[1]);
+    }
+    g_ptr_array_unref (pk);
+    g_free (desc);
+  }
+}
+
+/* ---- srtp ---------------------------------------------------------------- */
+
+static void
+srtp_seeds (void)
+{
+  /* index into fuzz_srtp.c's policies, and the same as gpusrtpenc nicks */
+  static const struct {
+    guint policy;
+    const gchar *cipher, *auth;
+  } pols[] = {
+    {0, "aes-128-icm", "hmac-sha1-80"}, {1, "aes-128-icm", "hmac-sha1-32"},
+    {2, "aes-256-icm", "hmac-sha1-80"}, {4, "aes-128-gcm", "null"},
+    {5, "aes-256-gcm", "null"}, {6, "null", "hmac-sha1-80"},
+    {7, "aes-128-icm", "null"},
+  };
+  /* an RTCP sender report of SSRC 0x01020304 */
+  static const guint8 sr[28] = { 0x80, 200, 0, 6, 1, 2, 3, 4, 0xe0, 0, 0, 0,
+    0, 0, 0, 1, 0, 0, 0x10, 0, 0, 0, 0, 12, 0, 0, 0x0c, 0
+  };
+  GPtrArray *plain = collect ("audiotestsrc num-buffers=10 "
+      "samplesperbuffer=80 ! audio/x-raw,rate=8000,channels=1 ! "
+      "rtpL16pay seqnum-offset=65530 ! appsink name=o");
+  guint p, i;
+
+  for (p = 0; p < G_N_ELEMENTS (pols); p++) {
+    /* master key + salt: AES-128 16 + 14, AES-256 32 + 14, GCM salts 12 */
+    static const gsize key_lens[] = { 30, 30, 46, 46, 28, 44, 30, 30, 30 };
+    gsize key_len = key_lens[pols[p].policy];
+    gchar *hex, *desc;
+    GPtrArray *wire;
+    guint mki;
+
+    hex = g_malloc0 (2 * key_len + 1);
+    for (i = 0; i < key_len; i++)
+      sprintf (hex + 2 * i, "%02x", fuzz_srtp_key[i]);
+    for (mki = 0; mki < 2; mki++) {
+      guint8 head[2] = { (guint8) pols[p].policy, (guint8) (mki | 2) };
+      GByteArray *a = g_byte_array_new ();
+      guint8 op0 = 0;
+      gchar *name;
+
+      desc = g_strdup_printf ("audiotestsrc num-buffers=10 samplesperbuffer=80 "
+          "! audio/x-raw,rate=8000,channels=1 ! rtpL16pay seqnum-offset=65530 "
+          "! gpusrtpenc key=%s rtp-cipher=%s rtp-auth=%s rtcp-cipher=%s "
+          "rtcp-auth=%s%s ! appsink name=o", hex, pols[p].cipher,
+          pols[p].auth, pols[p].cipher, pols[p].auth,
+          mki ? " mki=deadbeef" : "");
+      wire = collect (desc);
+      g_byte_array_append (a, head, 2);
+      /* as sent, across the sequence number wrap, then a duplicate and
+       * one from the past */
+      for (i = 0; i < wire->len; i++) {
+        gsize n;
+        const guint8 *d = g_bytes_get_data (wire->pdata[i], &n);
+        put_chunk (a, &op0, 1, d, n);
+      }
+      for (i = 0; i < 2; i++) {
+        gsize n;
+        const guint8 *d = g_bytes_get_data (wire->pdata[i ? 2 : wire->len - 1],
+            &n);
+        put_chunk (a, &op0, 1, d, n);
+      }
+      name = g_strdup_printf ("wire-%s-%s%s", pols[p].cipher, pols[p].auth,
+          mki ? "-mki" : "");
+      write_seed ("srtp", name, a);
+      g_free (name);
+      g_ptr_array_unref (wire);
+      g_free (desc);
+    }
+    {
+      /* the plain packets for the target to protect: as sent, tampered,
+       * cut, and an RTCP sender report */
+      guint8 head[2] = { (guint8) pols[p].policy, 0 };
+      GByteArray *a = g_byte_array_new ();
+      gchar *name;
+      g_byte_array_append (a, head, 2);
+      for (i = 0; i < plain->len; i++) {
+        gsize n;
+        const guint8 *d = g_bytes_get_data (plain->pdata[i], &n);
+        guint8 op[4] = { (guint8) (i % 4), 0, (guint8) (5 + i), 0x40 };
+        put_chunk (a, op, (i % 4) >= 2 ? 4 : 1, d, n);
+      }
+      {
+        guint8 op = 5;          /* RTCP, protected, as sent */
+        put_chunk (a, &op, 1, sr, sizeof sr);
+      }
+      name = g_strdup_printf ("protect-%s-%s", pols[p].cipher, pols[p].auth);
+      write_seed ("srtp", name, a);
+      g_free (name);
+    }
+    g_free (hex);
+  }
+  g_ptr_array_unref (plain);
+}
+
+/* ---- fountain ------------------------------------------------------------ */
+
+static void
+fountain_seeds (void)
+{
+  static const struct { int streams, symbol; guint32 frame_len; double pipe; }
+  geo[] = { {3, 64, 1536, 0.3}, {4, 32, 1000, 0.5}, {2, 100, 777, 1.0} };
+  guint g;
+
+  for (g = 0; g < G_N_ELEMENTS (geo); g++) {
+    int S = geo[g].streams, k = geo[g].symbol;
+    guint32 len = geo[g].frame_len;
+    int n = (int) fountain_subframe_symbols (len, S, (guint16) k);
+    guint8 *frame = g_malloc0 ((gsize) S * n * k);
+    const guint8 **subs = g_new (const guint8 *, S);
+    guint8 pkt[FOUNTAIN_HEADER_SIZE + 128];
+    GByteArray *a = g_byte_array_new ();
+    guint8 max_red = 3;
+    guint32 frame_id;
+    int s, i;
+
+    g_byte_array_append (a, &max_red, 1);
+    for (frame_id = 7; frame_id < 9; frame_id++) {
+      for (i = 0; i < (int) len; i++)
+        frame[i] = (guint8) (i * 31 + frame_id);
+      for (s = 0; s < S; s++)
+        subs[s] = frame + (gsize) s * n * k;
+      for (s = 0; s < S; s++) {
+        /* stream s loses its source symbol s + 1: a repair or a pipe
+         * packet has to stand in */
+        for (i = 0; i < n; i++) {
+          FountainHeader h = { FOUNTAIN_KIND_SOURCE, (uint8_t) S, (uint8_t) s,
+            frame_id, (uint16_t) n, (uint16_t) k, len, (uint32_t) i, 0 };
+          if (i == s + 1)
+            continue;
+          fountain_header_write (&h, pkt, sizeof pkt);
+          memcpy (pkt + FOUNTAIN_HEADER_SIZE, subs[s] + (gsize) i * k, k);
+          put_chunk (a, NULL, 0, pkt, FOUNTAIN_HEADER_SIZE + k);
+        }
+        for (i = 0; i < 2; i++) {
+          uint64_t mask = fountain_stream_degree_draw (geo[g].pipe, S, s,
+              frame_id, (uint32_t) i);
+          int pipe = __builtin_popcountll (mask) > 1;
+          FountainHeader h = { pipe ? FOUNTAIN_KIND_PIPE : FOUNTAIN_KIND_REPAIR,
+            (uint8_t) S, (uint8_t) s, frame_id, (uint16_t) n, (uint16_t) k,
+            len, 1000u * frame_id + 10u * s + i, pipe ? mask : 0 };
+          if (pipe)
+            fountain_encode_pipe (n, k, subs, mask, h.index_or_seed,
+                pkt + FOUNTAIN_HEADER_SIZE);
+          else
+            fountain_encode_repair (n, k, subs[s], h.index_or_seed,
+                pkt + FOUNTAIN_HEADER_SIZE);
+          fountain_header_write (&h, pkt, sizeof pkt);
+          put_chunk (a, NULL, 0, pkt, FOUNTAIN_HEADER_SIZE + k);
+        }
+      }
+    }
+    {
+      gchar *name = g_strdup_printf ("streams%d-symbol%d", S, k);
+      write_seed ("fountain", name, a);
+      g_free (name);
+    }
+    g_free (subs);
+    g_free (frame);
+  }
+}
+
+/* ---- hap ----------------------------------------------------------------- */
+
+static void
+hap_seeds (void)
+{
+  static const struct { const gchar *name, *enc; int w, h; } runs[] = {
+    {"hap1-snappy", "format=dxt1 hap=true snappy=true", 64, 32},
+    {"hap5-plain", "format=dxt5 hap=true snappy=false", 32, 32},
+    {"hapy-chunks", "format=ycocg-dxt5 hap=true snappy=true chunks=4", 64, 64},
+    {"hap1-chunks-plain", "format=dxt1 hap=true snappy=false chunks=3", 48, 16},
+  };
+  guint r;
+
+  for (r = 0; r < G_N_ELEMENTS (runs); r++) {
+    gchar *desc = g_strdup_printf ("videotestsrc num-buffers=1 pattern=%u ! "
+        "video/x-raw,format=RGBA,width=%d,height=%d ! dxtenc %s ! "
+        "appsink name=o", r == 0 ? 0 : 18, runs[r].w, runs[r].h, runs[r].enc);
+    GPtrArray *f = collect (desc);
+    GByteArray *a = g_byte_array_new ();
+    guint8 dims[2] = { (guint8) (runs[r].w / 4 - 1), (guint8) (runs[r].h / 4 - 1) };
+    gsize n;
+    const guint8 *d = g_bytes_get_data (f->pdata[0], &n);
+
+    g_byte_array_append (a, dims, 2);
+    g_byte_array_append (a, d, n);
+    write_seed ("hap", runs[r].name, a);
+    g_ptr_array_unref (f);
+    g_free (desc);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  gst_init (&argc, &argv);
+  if (argc != 2) {
+    g_printerr ("usage: %s CORPUS_DIR (tests/fuzz/corpus)\n", argv[0]);
+    return 2;
+  }
+  out_dir = argv[1];
+  nc_seeds ();
+  srtp_seeds ();
+  fountain_seeds ();
+  hap_seeds ();
+  g_print ("%u seed files\n", n_files);
+  return 0;
+}
