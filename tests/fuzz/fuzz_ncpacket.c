@@ -57,7 +57,7 @@ decode (Generation *g, const NcHeader *h, const guint8 *coefs,
 {
   uint8_t vec[NC_MAX_M];
   size_t k = h->block_size;
-  int m = h->m;
+  int m = h->m, rank_before;
 
   if ((size_t) m * k > MAX_DECODE)
     return;
@@ -72,10 +72,17 @@ decode (Generation *g, const NcHeader *h, const guint8 *coefs,
   if (rlnc_decoder_rank (g->dec) == m || g->n == MAX_PACKETS)
     return;
   nc_packet_coefficients (h, coefs, vec);
+  rank_before = rlnc_decoder_rank (g->dec);
+  rlnc_decoder_add (g->dec, vec, payload);
+  /* The reference gets only the packets that raised the rank, as the
+   * decoder keeps only those: a forged packet whose coefficients depend on
+   * earlier ones but whose payload does not makes the system inconsistent,
+   * and two eliminations that pick different rows then rightly disagree. */
+  if (rlnc_decoder_rank (g->dec) == rank_before)
+    return;
   memcpy (g->coefs + (size_t) g->n * m, vec, m);
   memcpy (g->payloads + (size_t) g->n * k, payload, k);
   g->n++;
-  rlnc_decoder_add (g->dec, vec, payload);
   if (rlnc_decoder_rank (g->dec) == m) {
     uint8_t *got = malloc ((size_t) m * k), *want = malloc ((size_t) m * k);
     const uint8_t *rows[MAX_PACKETS];
