@@ -265,14 +265,15 @@ gboolean gst_gpustream_scheduler_calibrate (const GstGpuStreamProcessor *
  * threads calling make_packet, which must be thread-safe, and drop) at
  * candidate loads, each for a trial window after a warm-up of 200 ms: up
  * from the guess by doubling while met, then bisecting `steps` times
- * between the highest load met and the lowest missed. A load is met when no packet of the
- * window left later than the deadline, none was lost to a full batch and
- * the load was carried; out->capacity is the highest load met times
- * (1 - margin). The result is cached per device, processor, cycle and
+ * between the highest load met and the lowest missed. A load is met when,
+ * in one of two trials, no packet of the window left later than the
+ * deadline, none was lost to a full batch, the worker forwarded what was
+ * collected (no backlog grew) and the collectors offered the load;
+ * out->capacity is the highest load met times (1 - margin). The result is cached per device, processor, cycle and
  * packet size for the process (gst_gpustream_calibration_lookup). The
  * trial joins the device's worker: what runs there shares it. Runs in the
- * caller's thread, for (steps + 1 + the doublings) x (window + 0.2 s) plus
- * the first guess. */
+ * caller's thread, for (steps + 1 + the doublings + the loads missed) x
+ * (window + 0.2 s) plus the first guess. */
 #define GST_GPUSTREAM_TRIAL_MARGIN 0.3
 typedef struct {
   guint n_pipelines;                /* the worker's pipelines (2) */

@@ -35,9 +35,9 @@
  * end in different sinks their own pipeline (`pipelines` >= streams).
  *
  * `stats` has, per stream, packets, drops, deadline misses and latency
- * percentiles; the `calibrate` action measures the worst batch time of the
- * processor and sets `capacity` to the largest rate that keeps it under the
- * cycle.
+ * percentiles; the `calibrate` action sets `capacity` to B_I measured as
+ * Zhang et al. do, by a trial run of the device's worker at candidate loads
+ * (the highest load at which it met every deadline, less 30 %).
  *
  * `processor=srtp-protect` runs the library's processor of that name
  * (gpsprocessor.h): every packet protected with SRTP (RFC 3711, 6188, 7714),
@@ -1645,10 +1645,15 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
    * GstRtGpuQueue::calibrate:
    * @path: where to save the result (a key file), or NULL
    *
-   * Measures the worst batch time of the processor at the current cycle with
-   * packets of default-max-packet-size, sets capacity to the largest rate
-   * whose worst batch time stays under 80 % of the cycle, and returns it
-   * (bytes/s; 0 on failure). Runs in the calling thread.
+   * Measures B_I by a trial run of the device's worker: the processor at
+   * the current cycle, on synthetic streams of packets of
+   * default-max-packet-size with default-deadline (3 x cycle + mu when that
+   * is not above it), at candidate loads; B_I is the highest load at which
+   * the worker met every deadline, less 30 %. Sets capacity to it and
+   * returns it (bytes/s; 0 on failure). A second call of the process for
+   * the same device, processor settings, cycle and packet size returns the
+   * figure found before without a trial (a trial disturbs what runs on the
+   * device). Runs in the calling thread, for about 10 seconds.
    */
   signals[SIGNAL_CALIBRATE] = g_signal_new_class_handler ("calibrate",
       G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
