@@ -1558,6 +1558,7 @@ typedef struct
   GstGpuStreamMakePacket make;
   GDestroyNotify drop;
   gpointer user_data;
+  gint rt_priority;
   guint64 pushed;               /* atomic */
 } TrialStream;
 
@@ -1575,8 +1576,14 @@ trial_collect (gpointer user_data)
 {
   TrialStream *ts = user_data;
   guint64 interval = gst_util_uint64_scale (ts->size, GST_SECOND, ts->rate);
-  guint64 start = gst_gpustream_sched_now (), k;
+  guint64 start, k;
 
+  /* with the worker's priority: a collector preempted by the machine's
+   * other load inside malloc holds the allocator's lock that the
+   * forwarder's free waits for, which would stall the worker (priority
+   * inversion) and measure the machine, not the worker */
+  thread_set_realtime (ts->rt_priority, "trial collector");
+  start = gst_gpustream_sched_now ();
   for (k = 0;; k++) {
     guint64 due = start + k * interval, now = gst_gpustream_sched_now ();
     gpointer p;
@@ -1655,6 +1662,7 @@ trial_once (const GstGpuStreamProcessor * proc, gpointer proc_data,
     ts[i].make = make;
     ts[i].drop = drop;
     ts[i].user_data = user_data;
+    ts[i].rt_priority = tp->rt_priority;
     ts[i].stream = gst_gpustream_scheduler_add_stream (sched, w, tp->deadline,
         ts[i].rate, &ts[i], NULL, NULL);
     g_assert (ts[i].stream);

@@ -283,7 +283,8 @@ typedef struct {
   GstClockTime window;              /* one trial's length (1 s) */
   gdouble margin;                   /* (GST_GPUSTREAM_TRIAL_MARGIN) */
   guint steps;                      /* bisection steps after the guess (5) */
-  gint rt_priority;                 /* worker and forwarders (0) */
+  gint rt_priority;                 /* worker, forwarders and the
+                                     * synthetic collectors (0) */
 } GstGpuStreamTrialParams;
 
 /* the defaults, in brackets above */

@@ -930,8 +930,10 @@ gst_rt_gpu_queue_release_pad (GstElement * element, GstPad * pad)
 static gpointer
 rtgpu_make_packet (gpointer user_data, guint32 size)
 {
-  /* the trial's collector threads call it together */
-  guint16 seq = (guint16) g_atomic_int_add ((gint *) user_data, 1);
+  /* the trial's collector threads call it together; every packet a new
+   * (SSRC, sequence number), so that srtp-protect protects each one */
+  guint n = (guint) g_atomic_int_add ((gint *) user_data, 1);
+  guint16 seq = (guint16) n;
   GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
   GstMapInfo map;
 
@@ -942,7 +944,7 @@ rtgpu_make_packet (gpointer user_data, guint32 size)
     map.data[1] = 96;
     GST_WRITE_UINT16_BE (map.data + 2, seq);
     GST_WRITE_UINT32_BE (map.data + 4, (guint32) seq * 160);
-    GST_WRITE_UINT32_BE (map.data + 8, 0x5a5a5a5a);
+    GST_WRITE_UINT32_BE (map.data + 8, 0x5a5a0000 + (n >> 16));
   }
   gst_buffer_unmap (buf, &map);
   return buf;
