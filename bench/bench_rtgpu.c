@@ -8,8 +8,12 @@
  *    The scheduler API (gpsscheduler.h) with a stage that does real work:
  *    the library's srtp-protect processor (gpsprocessor.h, gpssrtp.c;
  *    AES_CM_128 + HMAC-SHA1-80) on every packet, one context per stream
- *    (SSRC), one protect batch per pipeline batch. For each cycle I the capacity B_I is calibrated with
- *    gst_gpustream_scheduler_calibrate (worst batch time under 80 % of I);
+ *    (SSRC), one protect batch per pipeline batch. For each cycle I the
+ *    capacity B_I is calibrated CALIBRATIONS times by a trial run of the
+ *    real worker (gst_gpustream_scheduler_calibrate_trial: the stage alone
+ *    as first guess, then the worker with its collectors and forwarders at
+ *    candidate loads, the highest load meeting every deadline less the
+ *    margin); their spread is printed and the median is used;
  *    then S streams of RTP packets (12 + 7 x 188 bytes, the paper's MPEG-TS
  *    payload) offer 25 ... 200 % of B_I, each from its own thread paced by
  *    absolute times, with admission on (streams beyond B_I are refused, as
@@ -37,6 +41,11 @@
  *    - a plain GstQueue (pad push in, the queue thread's push out).
  *    Ratios are to the GstQueue of the same run.
  *
+ * 3. The scheduler beside the kernel: per cycle, what the stage does alone
+ *    (the kernel in a tight loop, the standalone calibration) and what the
+ *    scheduler carries with admitted streams meeting every deadline (B_I,
+ *    and the carried rate at 100 and 200 % offered load), as ratios.
+ *
  * Usage: bench_rtgpu [--json FILE] [--duration SECONDS] [--impl scalar|auto|gpu]
  *                    [--quick]
  * Prints tables and one JSON object a line (also to --json FILE). */
@@ -59,7 +68,7 @@
 #define CPU_DEADLINE (50 * GST_MSECOND)
 #define GPU_DEADLINE (10 * GST_MSECOND)
 #define MU (100 * GST_USECOND)
-#define MARGIN 0.2
+#define CALIBRATIONS 5
 
 static FILE *json;
 static GsSrtpImpl impl = GSRTP_IMPL_SCALAR;
@@ -141,13 +150,16 @@ pkt_new (guint32 stream, guint16 seq)
   return p;
 }
 
+/* called by the trial's collector threads together: every packet a new
+ * (SSRC, sequence number), 65536 per SSRC, so that the stage protects each
+ * one (a repeated one would be refused, cheaply) */
 static gpointer
 cal_make (gpointer user_data, guint32 size)
 {
-  guint16 *seq = user_data;
+  guint n = (guint) g_atomic_int_add ((gint *) user_data, 1);
 
   g_assert (size == PKT_SIZE);
-  return pkt_new (0, (*seq)++);
+  return pkt_new (0x100 + (n >> 16), (guint16) n);
 }
 
 typedef struct
@@ -195,8 +207,20 @@ produce (gpointer data)
 {
   BStream *s = data;
   guint64 interval = GST_SECOND * PKT_SIZE / s->rate;
-  guint64 start = gst_gpustream_sched_now ();
+  guint64 start;
   guint64 seq;
+
+  /* the collectors at the worker's priority too: one preempted by the
+   * machine's other load inside malloc holds the allocator's lock that the
+   * forwarder's free waits for (priority inversion), a stall of the
+   * machine, not of the scheduler */
+  if (rt_priority > 0) {
+    struct sched_param sp = { 0 };
+
+    sp.sched_priority = rt_priority;
+    pthread_setschedparam (pthread_self (), SCHED_FIFO, &sp);
+  }
+  start = gst_gpustream_sched_now ();
 
   for (seq = 0;; seq++) {
     guint64 due = start + seq * interval, now = gst_gpustream_sched_now ();
@@ -221,32 +245,82 @@ produce (gpointer data)
   return NULL;
 }
 
-static guint64
-calibrate (GstClockTime cycle, GstClockTime * worst)
+typedef struct
 {
-  gpointer st;
-  GstGpuStreamCalibration cal = { 0 };
-  GError *err = NULL;
-  guint16 seq = 0;
-  guint64 best = 0;
-  guint r;
+  guint64 capacity[CALIBRATIONS];       /* B_I of each calibration */
+  guint64 standalone[CALIBRATIONS];     /* the stage alone (first guess) */
+  guint64 met[CALIBRATIONS];            /* the highest load met */
+  gdouble margin;
+  gdouble seconds;                      /* one calibration, on average */
+} CalSet;
 
-  /* the largest of three: a calibration disturbed by the machine's other
-   * load measures low, never high */
-  for (r = 0; r < 3; r++) {
-    st = srtp_stage_new ();
-    if (!gst_gpustream_scheduler_calibrate (PROCESSOR, st,
-            BACKEND, cuda_ctx, cal_make, bench_drop, &seq,
-            cycle, PKT_SIZE, MARGIN, &cal, &err))
+static guint64
+median_of (const guint64 * v, guint n)
+{
+  guint64 s[CALIBRATIONS];
+
+  memcpy (s, v, n * sizeof *s);
+  qsort (s, n, sizeof *s, cmp_u64);
+  return s[n / 2];
+}
+
+static guint64
+min_of (const guint64 * v, guint n)
+{
+  guint64 m = v[0];
+  guint i;
+
+  for (i = 1; i < n; i++)
+    m = MIN (m, v[i]);
+  return m;
+}
+
+static guint64
+max_of (const guint64 * v, guint n)
+{
+  guint64 m = v[0];
+  guint i;
+
+  for (i = 1; i < n; i++)
+    m = MAX (m, v[i]);
+  return m;
+}
+
+/* CALIBRATIONS trial calibrations of the worker at cycle, the streams as
+ * in the runs (N_STREAMS collectors, N_PIPELINES pipelines, the deadline);
+ * returns the median B_I */
+static guint64
+calibrate (GstClockTime cycle, CalSet * set)
+{
+  GstGpuStreamTrialParams trial;
+  gint seq = 0;
+  guint r;
+  gint64 t0 = g_get_monotonic_time ();
+
+  gst_gpustream_trial_params_init (&trial);
+  trial.n_pipelines = N_PIPELINES;
+  trial.n_streams = N_STREAMS;
+  trial.deadline = deadline;
+  trial.mu = MU;
+  trial.rt_priority = rt_priority;
+  for (r = 0; r < CALIBRATIONS; r++) {
+    GstGpuStreamCalibration cal = { 0 };
+    GError *err = NULL;
+    gpointer st = srtp_stage_new ();
+
+    if (!gst_gpustream_scheduler_calibrate_trial (PROCESSOR, st, BACKEND,
+            cuda_ctx, cal_make, bench_drop, &seq, cycle, PKT_SIZE, &trial,
+            &cal, &err))
       g_error ("calibration: %s", err->message);
     srtp_info->teardown (st);
-    if (cal.capacity > best) {
-      best = cal.capacity;
-      *worst = cal.worst_batch;
-    }
+    set->capacity[r] = cal.capacity;
+    set->standalone[r] = cal.standalone;
+    set->met[r] = cal.trial_met;
+    set->margin = cal.margin;
     gst_gpustream_calibration_clear (&cal);
   }
-  return best;
+  set->seconds = (g_get_monotonic_time () - t0) / 1e6 / CALIBRATIONS;
+  return median_of (set->capacity, CALIBRATIONS);
 }
 
 static void
@@ -266,10 +340,11 @@ cdf_json (GString * line, guint64 * lat, guint64 n)
       n ? lat[MIN (n - 1, (guint64) (q[0] * (n - 1)))] / 1e6 : 0.0);
 }
 
-/* One run: returns the misses of the admitted streams. */
-static void
+/* One run: returns the rate carried (bytes/s); *misses_out: the misses of
+ * the admitted streams. */
+static gdouble
 run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
-    gboolean admission, gdouble duration)
+    gboolean admission, gdouble duration, guint64 * misses_out)
 {
   gpointer st;
   GstGpuStreamScheduler *sched;
@@ -438,6 +513,8 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   gst_gpustream_scheduler_free (sched);
   srtp_info->teardown (st);
   g_free (all);
+  *misses_out = misses;
+  return carried;
 }
 
 /* ---- part 2: overhead per packet ----------------------------------------- */
@@ -743,6 +820,93 @@ run_overhead (guint n, guint warm, guint reps)
   g_free (bufs);
 }
 
+/* The anchor of part 3: the stage alone, batches of KERNEL_BATCH packets
+ * protected back to back on this thread (fresh packets made outside the
+ * timing; CPU time of the thread on the CPU backend), the best of 3 passes
+ * of about 0.3 s; bytes/s. */
+#define KERNEL_BATCH 1024
+static gdouble
+kernel_rate (void)
+{
+  GstGpuStreamSchedItem *items = g_new0 (GstGpuStreamSchedItem, KERNEL_BATCH);
+  gpointer st = srtp_stage_new ();
+  gdouble best = 0;
+  guint pass, i;
+  gint seq = 0;
+
+  for (pass = 0; pass < 3; pass++) {
+    guint64 busy = 0, bytes = 0;
+
+    while (busy < 300 * GST_MSECOND) {
+      guint64 t0;
+
+      for (i = 0; i < KERNEL_BATCH; i++) {
+        items[i].data = cal_make (&seq, PKT_SIZE);
+        items[i].size = PKT_SIZE;
+        items[i].flags = GST_GPUSTREAM_SCHED_ITEM_PACKET;
+      }
+      /* CPU time of this thread: a preemption by the machine's other
+       * load is not the kernel's */
+      t0 = cuda_ctx ? gst_gpustream_sched_now () : thread_cpu ();
+      if (PROCESSOR->submit)
+        PROCESSOR->finish (st, PROCESSOR->submit (st, cuda_ctx, 0, items,
+                KERNEL_BATCH));
+      else
+        PROCESSOR->process_cpu (st, items, KERNEL_BATCH);
+      busy += (cuda_ctx ? gst_gpustream_sched_now () : thread_cpu ()) - t0;
+      bytes += (guint64) KERNEL_BATCH * PKT_SIZE;
+      for (i = 0; i < KERNEL_BATCH; i++)
+        bench_drop (items[i].data);
+    }
+    best = MAX (best, (gdouble) bytes * GST_SECOND / busy);
+  }
+  srtp_info->teardown (st);
+  g_free (items);
+  return best;
+}
+
+/* Part 3: per cycle, the scheduler's figures beside the stage alone (the
+ * kernel in a tight loop, kernel_rate) of the same run, as ratios. */
+static void
+emit_vs_kernel (const guint * cycles, guint n, const guint64 * caps,
+    const gdouble * c100, const guint64 * m100, const gdouble * c200,
+    const guint64 * m200)
+{
+  gdouble kernel = kernel_rate ();
+  guint c;
+
+  printf ("\nThe scheduler beside the kernel (SRTP protect alone, %u-packet "
+      "batches back to back on one thread, best of 3), MB/s; B_I is the "
+      "median of %u calibrations:\n", KERNEL_BATCH, CALIBRATIONS);
+  printf ("%6s %10s %10s %7s %12s %7s %7s %12s %7s %7s\n", "I ms", "kernel",
+      "B_I", "x kern", "@100% MB/s", "x kern", "misses", "@200% MB/s",
+      "x kern", "misses");
+  for (c = 0; c < n; c++) {
+    GString *line = g_string_new (NULL);
+
+    printf ("%6u %10.1f %10.1f %7.2f %12.1f %7.2f %7" G_GUINT64_FORMAT
+        " %12.1f %7.2f %7" G_GUINT64_FORMAT "\n", cycles[c], kernel / 1e6,
+        caps[c] / 1e6, caps[c] / kernel, c100[c] / 1e6, c100[c] / kernel,
+        m100[c], c200[c] / 1e6, c200[c] / kernel, m200[c]);
+    g_string_append_printf (line, "{\"bench\":\"rtgpu\",\"op\":"
+        "\"vs-kernel\",\"impl\":\"%s\",\"device\":\"%s\",\"cycle_ms\":%u,"
+        "\"anchor\":\"srtp-protect alone (back-to-back batches)\","
+        "\"anchor_Bps\":%.0f,\"capacity_Bps\":%" G_GUINT64_FORMAT
+        ",\"capacity_ratio\":%.3f,\"carried_100_Bps\":%.0f,"
+        "\"carried_100_ratio\":%.3f,\"misses_100\":%" G_GUINT64_FORMAT
+        ",\"carried_200_Bps\":%.0f,\"carried_200_ratio\":%.3f,"
+        "\"misses_200\":%" G_GUINT64_FORMAT "}", IMPL_NAME,
+        cuda_ctx ? "gpu" : "cpu", cycles[c], kernel, caps[c],
+        caps[c] / kernel, c100[c], c100[c] / kernel, m100[c], c200[c],
+        c200[c] / kernel, m200[c]);
+    if (json) {
+      fprintf (json, "%s\n", line->str);
+      fflush (json);
+    }
+    g_string_free (line, TRUE);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -754,7 +918,10 @@ main (int argc, char **argv)
   guint n_cycles = G_N_ELEMENTS (cpu_cycles_ms);
   gdouble duration = 3.0;
   gboolean quick = FALSE, use_gpu = FALSE;
-  guint i, c, l, a;
+  guint i, c, l, a, r;
+  CalSet sets[3] = { 0 };
+  guint64 caps[3] = { 0 }, misses100[3] = { 0 }, misses200[3] = { 0 };
+  gdouble carried100[3] = { 0 }, carried200[3] = { 0 };
 
   gst_init (&argc, &argv);
   for (i = 1; i < (guint) argc; i++) {
@@ -816,19 +983,38 @@ main (int argc, char **argv)
       N_PIPELINES, deadline / 1e6, duration, rt_priority > 0 ?
       "SCHED_FIFO" : "at normal priority (SCHED_FIFO denied or not asked)");
   for (c = 0; c < n_cycles; c++) {
-    GstClockTime cycle = cycles[c] * GST_MSECOND, worst = 0;
-    guint64 cap = calibrate (cycle, &worst);
+    GstClockTime cycle = cycles[c] * GST_MSECOND;
+    CalSet *set = &sets[c];
+    guint64 cap = calibrate (cycle, set);
     GString *line = g_string_new (NULL);
 
+    caps[c] = cap;
     g_string_append_printf (line, "{\"bench\":\"rtgpu\",\"op\":\"calibrate\","
-        "\"impl\":\"%s\",\"device\":\"%s\",\"cycle_ms\":%u,"
-        "\"packet_bytes\":%u,\"margin\":%.2f,\"capacity_Bps\":%"
-        G_GUINT64_FORMAT ",\"capacity_pps\":%" G_GUINT64_FORMAT
-        ",\"worst_batch_ms\":%.3f}", IMPL_NAME, cuda_ctx ? "gpu" : "cpu",
-        cycles[c], PKT_SIZE, MARGIN, cap, cap / PKT_SIZE, worst / 1e6);
-    printf ("\ncalibrated I = %u ms: B_I = %.1f MB/s (%" G_GUINT64_FORMAT
-        " packets/s), worst batch %.2f ms\n", cycles[c], cap / 1e6,
-        cap / PKT_SIZE, worst / 1e6);
+        "\"method\":\"trial\",\"impl\":\"%s\",\"device\":\"%s\","
+        "\"cycle_ms\":%u,\"packet_bytes\":%u,\"deadline_ms\":%.1f,"
+        "\"margin\":%.2f,\"capacity_Bps\":%" G_GUINT64_FORMAT
+        ",\"capacity_pps\":%" G_GUINT64_FORMAT ",\"capacity_min_Bps\":%"
+        G_GUINT64_FORMAT ",\"capacity_max_Bps\":%" G_GUINT64_FORMAT
+        ",\"calibrations\":%u,\"seconds_each\":%.1f,\"runs\":[",
+        IMPL_NAME, cuda_ctx ? "gpu" : "cpu", cycles[c], PKT_SIZE,
+        deadline / 1e6, set->margin, cap, cap / PKT_SIZE,
+        min_of (set->capacity, CALIBRATIONS),
+        max_of (set->capacity, CALIBRATIONS), CALIBRATIONS, set->seconds);
+    for (r = 0; r < CALIBRATIONS; r++)
+      g_string_append_printf (line, "%s{\"capacity_Bps\":%" G_GUINT64_FORMAT
+          ",\"met_Bps\":%" G_GUINT64_FORMAT ",\"standalone_Bps\":%"
+          G_GUINT64_FORMAT "}", r ? "," : "", set->capacity[r], set->met[r],
+          set->standalone[r]);
+    g_string_append (line, "]}");
+    printf ("\ncalibrated I = %u ms by trial run, %u times (%.1f s each): "
+        "B_I min %.1f / median %.1f / max %.1f MB/s (spread %.1f %% of the "
+        "median); the stage alone (first guess) median %.1f MB/s; margin "
+        "%.0f %%\n", cycles[c], CALIBRATIONS, set->seconds,
+        min_of (set->capacity, CALIBRATIONS) / 1e6, cap / 1e6,
+        max_of (set->capacity, CALIBRATIONS) / 1e6,
+        100.0 * (max_of (set->capacity, CALIBRATIONS) -
+            min_of (set->capacity, CALIBRATIONS)) / MAX (cap, 1),
+        median_of (set->standalone, CALIBRATIONS) / 1e6, set->margin * 100);
     if (json) {
       fprintf (json, "%s\n", line->str);
       fflush (json);
@@ -840,10 +1026,23 @@ main (int argc, char **argv)
     for (l = 0; l < G_N_ELEMENTS (loads); l++) {
       if (quick && loads[l] != 50 && loads[l] != 200)
         continue;
-      for (a = 0; a < 2; a++)
-        run_load (cycle, cap, loads[l], a == 0, duration);
+      for (a = 0; a < 2; a++) {
+        guint64 misses;
+        gdouble carried = run_load (cycle, cap, loads[l], a == 0, duration,
+            &misses);
+
+        if (a == 0 && loads[l] == 100) {
+          carried100[c] = carried;
+          misses100[c] = misses;
+        } else if (a == 0 && loads[l] == 200) {
+          carried200[c] = carried;
+          misses200[c] = misses;
+        }
+      }
     }
   }
+  emit_vs_kernel (cycles, n_cycles, caps, carried100, misses100, carried200,
+      misses200);
   /* the model's own cost: the same on either backend */
   if (!cuda_ctx)
     run_overhead (quick ? 60000 : 220000, 20000, quick ? 1 : 3);

@@ -52,6 +52,9 @@ struct _GstGpuStreamSchedClient
   gboolean running;
   gboolean unblocked;
   GstClockTime cycle;
+  guint64 rate;                 /* declared, bytes/s; 0: none */
+  gchar *rate_origin;           /* where the element took it from */
+  gboolean warned_no_rate;      /* this run */
   GList *streams;               /* present, for the stats */
   /* the stats of the last run */
   gboolean scheduled_run;
@@ -356,6 +359,65 @@ gst_gpustream_sched_client_stream_set_limits (GstGpuStreamSchedClientStream *
   g_mutex_unlock (&client->lock);
 }
 
+/* ---- the declared rate -------------------------------------------------- */
+
+/* Once a run, when the first stream comes without a rate: today's
+ * behaviour (the element counts as unlimited on its device) said aloud. */
+static void
+client_warn_no_rate (GstGpuStreamSchedClient * client)
+{
+  gboolean warn;
+
+  g_mutex_lock (&client->lock);
+  warn = client->rate == 0 && !client->warned_no_rate;
+  client->warned_no_rate = TRUE;
+  g_mutex_unlock (&client->lock);
+  if (warn)
+    GST_ELEMENT_WARNING (client->element, RESOURCE, SETTINGS,
+        ("no rate declared: set max-rate (bytes per second)"),
+        ("without a rate the device's admission counts this element as "
+            "unlimited, so an rtgpuqueue with admission on and a capacity "
+            "on the same device refuses its streams while this element "
+            "runs"));
+}
+
+/* The ERROR of a refused rate: the scheduler's text has the figures. */
+static void
+client_post_refusal (GstGpuStreamSchedClient * client, guint64 rate,
+    const gchar * origin, const GError * err)
+{
+  GST_ELEMENT_ERROR (client->element, RESOURCE, BUSY,
+      ("rate %.3g B/s (%s) does not fit the device: %s", (gdouble) rate,
+          origin ? origin : "max-rate", err->message),
+      ("lower max-rate, raise the capacity of the rtgpuqueue on that device, "
+          "or use another device"));
+}
+
+gboolean
+gst_gpustream_sched_client_set_rate (GstGpuStreamSchedClient * client,
+    guint64 rate, const gchar * origin)
+{
+  GError *err = NULL;
+  gboolean running;
+
+  g_mutex_lock (&client->lock);
+  running = client->running;
+  g_mutex_unlock (&client->lock);
+  /* stopped, start declares it */
+  if (running && !gst_gpustream_scheduler_declare_rate (client->sched, rate,
+          &err)) {
+    client_post_refusal (client, rate, origin, err);
+    g_clear_error (&err);
+    return FALSE;
+  }
+  g_mutex_lock (&client->lock);
+  client->rate = rate;
+  g_free (client->rate_origin);
+  client->rate_origin = g_strdup (origin);
+  g_mutex_unlock (&client->lock);
+  return TRUE;
+}
+
 /* ---- streams ------------------------------------------------------------ */
 
 GstGpuStreamSchedClientStream *
@@ -375,6 +437,7 @@ gst_gpustream_sched_client_add_stream (GstGpuStreamSchedClient * client,
     return NULL;
   }
 
+  client_warn_no_rate (client);
   cs = g_new0 (GstGpuStreamSchedClientStream, 1);
   cs->refcount = 2;
   cs->client = client;
@@ -453,6 +516,7 @@ gst_gpustream_sched_client_free (GstGpuStreamSchedClient * client)
   gst_gpustream_sched_client_stop (client);
   gst_gpustream_scheduler_free (client->sched);
   g_list_free (client->streams);
+  g_free (client->rate_origin);
   g_mutex_clear (&client->lock);
   g_cond_clear (&client->cond);
   g_free (client);
@@ -464,12 +528,17 @@ gst_gpustream_sched_client_start (GstGpuStreamSchedClient * client,
     GstObject * cuda_context)
 {
   GError *err = NULL;
+  guint64 rate;
+  gchar *origin;
 
   g_mutex_lock (&client->lock);
   client->scheduled_run = cycle > 0;
   client->gone_p99 = client->gone_max = 0;
   client->gone_misses = 0;
   client->unblocked = FALSE;
+  client->warned_no_rate = FALSE;
+  rate = client->rate;
+  origin = g_strdup (client->rate_origin);
   g_mutex_unlock (&client->lock);
   if (cycle == 0)
     return TRUE;
@@ -489,16 +558,24 @@ gst_gpustream_sched_client_start (GstGpuStreamSchedClient * client,
   }
 
   gst_gpustream_scheduler_set_batching (client->sched, cycle);
+  /* not attached yet: only stored, start checks it */
+  gst_gpustream_scheduler_declare_rate (client->sched, rate, NULL);
   if (!gst_gpustream_scheduler_start (client->sched, MAX (n_pipelines, 1),
           backend, cuda_context, &err)) {
-    GST_ELEMENT_ERROR (client->element, RESOURCE, FAILED, (NULL),
-        ("could not start the batching scheduler: %s", err->message));
+    if (rate > 0 && g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
+            GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY))
+      client_post_refusal (client, rate, origin, err);
+    else
+      GST_ELEMENT_ERROR (client->element, RESOURCE, FAILED, (NULL),
+          ("could not start the batching scheduler: %s", err->message));
     g_clear_error (&err);
+    g_free (origin);
     g_mutex_lock (&client->lock);
     client->scheduled_run = FALSE;
     g_mutex_unlock (&client->lock);
     return FALSE;
   }
+  g_free (origin);
   g_mutex_lock (&client->lock);
   client->running = TRUE;
   client->cycle = cycle;

@@ -67,12 +67,25 @@ void gst_gpustream_sched_client_free (GstGpuStreamSchedClient * client);
 
 /* READY to PAUSED. cycle 0: not scheduled (TRUE, nothing started, the stats
  * read 0). Otherwise joins the device's worker with n_pipelines forwarder
- * threads, admission off; FALSE after posting an error on the element (a
- * cycle below GST_GPUSTREAM_SCHED_MIN_CYCLE, or the scheduler did not
- * start). Resets the stats. */
+ * threads (its streams are not policed nor refused one by one: the rate of
+ * set_rate stands for them all); FALSE after posting an error on the
+ * element (a cycle below GST_GPUSTREAM_SCHED_MIN_CYCLE, a declared rate
+ * that does not fit, or the scheduler did not start). Resets the stats. */
 gboolean gst_gpustream_sched_client_start (GstGpuStreamSchedClient * client,
     GstClockTime cycle, guint n_pipelines, GstGpuStreamBackend backend,
     GstObject * cuda_context);
+/* The element's rate in bytes/s for all its streams together (0: none),
+ * counted by the device's admission like an rtgpuqueue stream's max-rate
+ * (gst_gpustream_scheduler_declare_rate); origin says where the figure
+ * comes from ("max-rate", "caps: 1920x1080 at 30/1"), for the messages.
+ * Stopped: start declares it, and a rate that does not fit beside the
+ * device's admitted rate fails the start with an ERROR naming the figures
+ * (the rate, the admitted sum, the capacity B_I, the cycle). Running:
+ * checked at once; FALSE after posting that ERROR, the old rate kept.
+ * Without a rate, the first stream of a run posts a WARNING saying so (the
+ * element then counts as unlimited on its device). */
+gboolean gst_gpustream_sched_client_set_rate (GstGpuStreamSchedClient *
+    client, guint64 rate, const gchar * origin);
 /* Going down, before the pads deactivate: every push and wait gives up
  * (GST_FLOW_FLUSHING) until the next start, so no streaming thread stays
  * blocked in the client. */

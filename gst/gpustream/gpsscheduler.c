@@ -170,6 +170,9 @@ struct _GstGpuStreamScheduler
   GstGpuStreamSchedulerParams params;
   GList *streams;
   guint64 beta;
+  /* atomic: a batching scheduler's rate for all its streams together
+   * (gst_gpustream_scheduler_declare_rate); 0: none declared */
+  guint64 declared;
   guint64 admitted, refused;
   guint64 gone_packets, gone_policed, gone_overflow, gone_misses;
   guint64 cycles, launches, late;
@@ -416,6 +419,19 @@ bound_3i_mu (const GstGpuStreamSchedulerParams * p)
 static gboolean device_check_locked (GstGpuStreamScheduler * sched,
     guint64 extra, const gchar * what, GError ** error);
 
+/* The rate sched counts for in the device's admission: the rate it
+ * declared for all its streams together, else the sum of theirs (a
+ * batching scheduler's streams each count GST_GPUSTREAM_SCHED_UNLIMITED_RATE
+ * then: nothing fits beside it). */
+static guint64
+sched_rate (GstGpuStreamScheduler * sched)
+{
+  guint64 declared = __atomic_load_n (&sched->declared, __ATOMIC_RELAXED);
+
+  return declared ? declared :
+      __atomic_load_n (&sched->beta, __ATOMIC_RELAXED);
+}
+
 /* "1.2e+09 + 3e+08" for a stream joining, "1.2e+09" for the set alone (a
  * start, where nothing is added); g_free the result. */
 static gchar *
@@ -450,6 +466,9 @@ sched_check_locked (GstGpuStreamScheduler * sched, GstClockTime d, guint64 v,
   GstClockTime theta = MIN (sched_theta_locked (sched), d);
   GstClockTime bound = bound_3i_mu (p);
 
+  /* the streams of a scheduler with a declared rate are inside it */
+  if (__atomic_load_n (&sched->declared, __ATOMIC_RELAXED))
+    v = 0;
   /* running, the device's worker may carry other schedulers' streams */
   if (sched->device) {
     if (!device_check_locked (sched, v, what, error))
@@ -956,7 +975,7 @@ device_others_locked (DeviceWorker * w, GstGpuStreamScheduler * sched)
 
   for (i = 0; i < w->scheds->len; i++) {
     GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
-    guint64 beta = __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
+    guint64 beta = sched_rate (o);
 
     if (o == sched)
       continue;
@@ -971,7 +990,7 @@ device_others_locked (DeviceWorker * w, GstGpuStreamScheduler * sched)
   return g_string_free (text, FALSE);
 }
 
-/* Admission on the device's worker, for sched's streams plus a rate of
+/* Admission on the device's worker, for sched counting a rate of own plus
  * extra, at device cycle base: the bytes one device cycle may carry (every
  * scheduler's rate times its own effective cycle, all due at once) against
  * what the device does in one (the smallest capacity set, times base).
@@ -979,10 +998,11 @@ device_others_locked (DeviceWorker * w, GstGpuStreamScheduler * sched)
  * worker's lock; what prefixes the error. */
 static gboolean
 device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
-    guint64 extra, GstClockTime base, const gchar * what, GError ** error)
+    guint64 own_rate, guint64 extra, GstClockTime base, const gchar * what,
+    GError ** error)
 {
   guint64 cap = sched->params.capacity;
-  guint64 rate = __atomic_load_n (&sched->beta, __ATOMIC_RELAXED);
+  guint64 rate = own_rate;
   GstClockTime own = every_of (sched->cycle, base) * base;
   gdouble load = (gdouble) (rate + extra) * own, room;
   gboolean mixed = own != base;
@@ -991,7 +1011,7 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
 
   for (i = 0; i < w->scheds->len; i++) {
     GstGpuStreamScheduler *o = g_ptr_array_index (w->scheds, i);
-    guint64 beta = __atomic_load_n (&o->beta, __ATOMIC_RELAXED);
+    guint64 beta = sched_rate (o);
     GstClockTime eff = every_of (o->cycle, base) * base;
 
     if (o == sched)
@@ -1011,8 +1031,8 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
 
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
-        "%s: total rate %s B/s exceeds capacity %.3g B/s%s", what, sum,
-        (gdouble) cap, others);
+        "%s: total rate %s B/s exceeds capacity %.3g B/s (B_I at cycle "
+        "%.6g ms)%s", what, sum, (gdouble) cap, base / 1e6, others);
     g_free (sum);
   } else
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
@@ -1035,7 +1055,8 @@ device_check_locked (GstGpuStreamScheduler * sched, guint64 extra,
   gboolean fits;
 
   g_mutex_lock (&w->lock);
-  fits = device_fits_locked (w, sched, extra, w->cycle, what, error);
+  fits = device_fits_locked (w, sched, sched_rate (sched), extra, w->cycle,
+      what, error);
   g_mutex_unlock (&w->lock);
   return fits;
 }
@@ -1059,10 +1080,21 @@ device_attach (GstGpuStreamScheduler * sched, GError ** error)
     gboolean admission_on = FALSE;
     guint i;
 
+    guint64 declared = __atomic_load_n (&sched->declared, __ATOMIC_RELAXED);
+
     g_mutex_lock (&w->lock);
-    /* the error names the others and, when cycles differ, the device cycle */
-    if (sched->params.admission && !device_fits_locked (w, sched, 0, base,
-            key ? "cannot join the GPU's worker" :
+    /* the error names the others and, when cycles differ, the device cycle;
+     * a declared rate is counted (and refused) whatever the admission of
+     * its own streams */
+    if (declared && !device_fits_locked (w, sched, 0, declared, base,
+            key ? "declared rate cannot join the GPU's worker" :
+            "declared rate cannot join the CPU's worker", error)) {
+      g_mutex_unlock (&w->lock);
+      g_mutex_unlock (&workers_lock);
+      return FALSE;
+    }
+    if (sched->params.admission && !device_fits_locked (w, sched,
+            sched_rate (sched), 0, base, key ? "cannot join the GPU's worker" :
             "cannot join the CPU's worker", error)) {
       g_mutex_unlock (&w->lock);
       g_mutex_unlock (&workers_lock);
@@ -1071,7 +1103,7 @@ device_attach (GstGpuStreamScheduler * sched, GError ** error)
     for (i = 0; i < w->scheds->len; i++)
       admission_on |= ((GstGpuStreamScheduler *)
           g_ptr_array_index (w->scheds, i))->params.admission;
-    if (admission_on && !sched->params.admission)
+    if (admission_on && !sched->params.admission && !declared)
       GST_WARNING ("a scheduler with admission off joins the %s's worker: "
           "the streams admitted there lose their guarantee if its load does "
           "not fit", key ? "GPU" : "CPU");
@@ -1203,6 +1235,36 @@ gst_gpustream_scheduler_set_batching (GstGpuStreamScheduler * sched,
   params.admission = FALSE;
   params.police_burst = 0;
   gst_gpustream_scheduler_set_params (sched, &params);
+}
+
+gboolean
+gst_gpustream_scheduler_declare_rate (GstGpuStreamScheduler * sched,
+    guint64 rate, GError ** error)
+{
+  gboolean fits = TRUE;
+
+  g_mutex_lock (&sched->lock);
+  if (sched->device && rate > 0) {
+    DeviceWorker *w = sched->device;
+
+    g_mutex_lock (&w->lock);
+    fits = device_fits_locked (w, sched, 0, rate, w->cycle,
+        w->cuda_context ? "declared rate refused on the GPU's worker" :
+        "declared rate refused on the CPU's worker", error);
+    g_mutex_unlock (&w->lock);
+  }
+  if (fits) {
+    __atomic_store_n (&sched->declared, rate, __ATOMIC_RELAXED);
+    GST_INFO ("%s declares %.3g B/s", sched->processor.name, (gdouble) rate);
+  }
+  g_mutex_unlock (&sched->lock);
+  return fits;
+}
+
+guint64
+gst_gpustream_scheduler_get_declared_rate (GstGpuStreamScheduler * sched)
+{
+  return __atomic_load_n (&sched->declared, __ATOMIC_RELAXED);
 }
 
 void
@@ -1472,6 +1534,366 @@ gst_gpustream_scheduler_calibrate (const GstGpuStreamProcessor * proc,
   return TRUE;
 }
 
+/* ---- calibration by trial run ------------------------------------------ */
+
+/* The standalone figure above times the processor alone, in a tight loop
+ * on warm caches; the real worker also swaps and hands off batches, shares
+ * the machine with the collectors and forwarders, and is preempted. So, as
+ * Zhang et al. do, B_I is measured on the real worker: synthetic streams
+ * (one collector thread each, paced by absolute times) offer a load for a
+ * trial window, and the load passes when every packet of it left within
+ * the streams' deadline and none was lost for a full batch. The highest
+ * load that passes, less the margin, is B_I. */
+
+#define TRIAL_WARMUP (200 * GST_MSECOND)
+#define TRIAL_MAX_DOUBLINGS 10
+
+typedef struct
+{
+  GstGpuStreamSchedStream *stream;
+  GThread *thread;
+  guint64 rate;                 /* bytes/s */
+  guint32 size;
+  guint64 end;                  /* monotonic ns */
+  GstGpuStreamMakePacket make;
+  GDestroyNotify drop;
+  gpointer user_data;
+  gint rt_priority;
+  guint64 pushed;               /* atomic */
+} TrialStream;
+
+static void
+trial_forward (gpointer stream_data, gpointer data, guint16 flags)
+{
+  TrialStream *ts = stream_data;
+
+  if (data)
+    ts->drop (data);
+}
+
+static gpointer
+trial_collect (gpointer user_data)
+{
+  TrialStream *ts = user_data;
+  guint64 interval = gst_util_uint64_scale (ts->size, GST_SECOND, ts->rate);
+  guint64 start, k;
+
+  /* with the worker's priority: a collector preempted by the machine's
+   * other load inside malloc holds the allocator's lock that the
+   * forwarder's free waits for, which would stall the worker (priority
+   * inversion) and measure the machine, not the worker */
+  thread_set_realtime (ts->rt_priority, "trial collector");
+  start = gst_gpustream_sched_now ();
+  for (k = 0;; k++) {
+    guint64 due = start + k * interval, now = gst_gpustream_sched_now ();
+    gpointer p;
+
+    if (due >= ts->end)
+      break;
+    /* sleep only when half a millisecond ahead: waking for every packet
+     * would cost more than the work on a small machine */
+    if (due > now + 500 * GST_USECOND)
+      g_usleep ((due - now) / 1000);
+    p = ts->make (ts->user_data, ts->size);
+    if (gst_gpustream_sched_stream_push (ts->stream, p, ts->size,
+            GST_GPUSTREAM_SCHED_ITEM_PACKET))
+      atomic_add64 (&ts->pushed, 1);
+    else
+      ts->drop (p);
+  }
+  return NULL;
+}
+
+typedef struct
+{
+  guint64 pushed, packets, misses, overflow;
+} TrialCount;
+
+static void
+trial_count (TrialStream * ts, guint n, TrialCount * c)
+{
+  guint i;
+
+  memset (c, 0, sizeof *c);
+  for (i = 0; i < n; i++) {
+    GstGpuStreamSchedStreamStats st;
+
+    gst_gpustream_sched_stream_get_stats (ts[i].stream, &st);
+    c->pushed += atomic_get64 (&ts[i].pushed);
+    c->packets += st.packets;
+    c->misses += st.misses;
+    c->overflow += st.drops_overflow;
+  }
+}
+
+/* One trial: the worker under load bytes/s for the window. TRUE when it
+ * met every deadline, lost nothing to a full batch and kept up: it
+ * forwarded (nearly) what was collected in the window, so no backlog grew
+ * (one that would pass the deadline only after the window), and the
+ * collectors did offer (nearly) the load. */
+static gboolean
+trial_once (const GstGpuStreamProcessor * proc, gpointer proc_data,
+    GstGpuStreamBackend backend, GstObject * ctx, GstGpuStreamMakePacket make,
+    GDestroyNotify drop, gpointer user_data, GstClockTime cycle, guint32 w,
+    const GstGpuStreamTrialParams * tp, guint64 load, GError ** error)
+{
+  static const GstGpuStreamSchedCallbacks cb = { trial_forward, NULL };
+  GstGpuStreamScheduler *sched;
+  GstGpuStreamSchedulerParams params = { 0 };
+  TrialStream *ts;
+  TrialCount c0, c1;
+  guint i, n = tp->n_streams;
+  guint64 expected;
+  gboolean ok = FALSE;
+
+  sched = gst_gpustream_scheduler_new (proc, proc_data, &cb);
+  params.cycle = cycle;
+  params.mu = tp->mu;
+  params.admission = FALSE;
+  /* a collector stalled by the machine and catching up is policed, not
+   * counted against the worker */
+  params.police_burst = 50 * GST_MSECOND;
+  params.rt_priority = tp->rt_priority;
+  gst_gpustream_scheduler_set_params (sched, &params);
+  ts = g_new0 (TrialStream, n);
+  for (i = 0; i < n; i++) {
+    ts[i].rate = MAX (load / n, 1);
+    ts[i].size = w;
+    ts[i].make = make;
+    ts[i].drop = drop;
+    ts[i].user_data = user_data;
+    ts[i].rt_priority = tp->rt_priority;
+    ts[i].stream = gst_gpustream_scheduler_add_stream (sched, w, tp->deadline,
+        ts[i].rate, &ts[i], NULL, NULL);
+    g_assert (ts[i].stream);
+  }
+  if (!gst_gpustream_scheduler_start (sched, tp->n_pipelines, backend, ctx,
+          error))
+    goto done;
+  for (i = 0; i < n; i++) {
+    ts[i].end = gst_gpustream_sched_now () + TRIAL_WARMUP + tp->window +
+        tp->deadline;
+    ts[i].thread = g_thread_new ("gps-trial", trial_collect, &ts[i]);
+  }
+  /* the first cycles grow the batches to the load: not counted */
+  g_usleep (TRIAL_WARMUP / 1000);
+  trial_count (ts, n, &c0);
+  g_usleep (tp->window / 1000);
+  trial_count (ts, n, &c1);
+  for (i = 0; i < n; i++)
+    g_thread_join (ts[i].thread);
+  gst_gpustream_scheduler_stop (sched);
+
+  expected = gst_util_uint64_scale (load, tp->window, GST_SECOND) / w;
+  ok = c1.misses == c0.misses && c1.overflow == c0.overflow &&
+      (c1.packets - c0.packets) * 100 >= (c1.pushed - c0.pushed) * 98 &&
+      (c1.pushed - c0.pushed) * 100 >= expected * 97;
+  GST_DEBUG ("trial %s, I %.3f ms, %.4g B/s: %" G_GUINT64_FORMAT " packets "
+      "offered of %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " forwarded, %"
+      G_GUINT64_FORMAT " misses, %" G_GUINT64_FORMAT " overflow: %s",
+      proc->name, cycle / 1e6, (gdouble) load, c1.pushed - c0.pushed,
+      expected, c1.packets - c0.packets, c1.misses - c0.misses,
+      c1.overflow - c0.overflow, ok ? "met" : "missed");
+done:
+  for (i = 0; i < n; i++)
+    gst_gpustream_scheduler_remove_stream (sched, ts[i].stream);
+  gst_gpustream_scheduler_free (sched);
+  g_free (ts);
+  return ok;
+}
+
+/* A load is missed only when a second trial misses it too: one stall of a
+ * shared machine (another program, the trial's own collectors preempted)
+ * must not pull B_I down for good; the margin is what covers such stalls
+ * in service. */
+static gboolean
+trial_run (const GstGpuStreamProcessor * proc, gpointer proc_data,
+    GstGpuStreamBackend backend, GstObject * ctx, GstGpuStreamMakePacket make,
+    GDestroyNotify drop, gpointer user_data, GstClockTime cycle, guint32 w,
+    const GstGpuStreamTrialParams * tp, guint64 load, GError ** error)
+{
+  guint attempt;
+
+  for (attempt = 0; attempt < 2; attempt++) {
+    if (trial_once (proc, proc_data, backend, ctx, make, drop, user_data,
+            cycle, w, tp, load, error))
+      return TRUE;
+    if (error && *error)
+      break;
+  }
+  return FALSE;
+}
+
+/* the cache: one calibration per device, processor, cycle and packet size */
+static GMutex cal_cache_lock;
+static GHashTable *cal_cache;
+
+/* "cpu", or "cuda:N" for the CUDA context of device N */
+static gchar *
+cal_device_name (GstObject * ctx)
+{
+  guint id = 0;
+
+  if (!ctx)
+    return g_strdup ("cpu");
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (ctx),
+          "cuda-device-id"))
+    g_object_get (ctx, "cuda-device-id", &id, NULL);
+  return g_strdup_printf ("cuda:%u", id);
+}
+
+static gchar *
+cal_cache_key (GstObject * ctx, const gchar * processor, GstClockTime cycle,
+    guint32 w)
+{
+  gchar *dev = cal_device_name (ctx);
+  gchar *key = g_strdup_printf ("%s|%s|%" G_GUINT64_FORMAT "|%u", dev,
+      processor, (guint64) cycle, w);
+
+  g_free (dev);
+  return key;
+}
+
+gboolean
+gst_gpustream_calibration_lookup (GstObject * cuda_context,
+    const gchar * processor, GstClockTime cycle, guint32 packet_size,
+    GstGpuStreamCalibration * out)
+{
+  gchar *key = cal_cache_key (cuda_context, processor, cycle, packet_size);
+  GstGpuStreamCalibration *cal;
+
+  g_mutex_lock (&cal_cache_lock);
+  cal = cal_cache ? g_hash_table_lookup (cal_cache, key) : NULL;
+  if (cal) {
+    *out = *cal;
+    out->processor = g_strdup (cal->processor);
+  }
+  g_mutex_unlock (&cal_cache_lock);
+  g_free (key);
+  return cal != NULL;
+}
+
+static void
+cal_free (gpointer data)
+{
+  gst_gpustream_calibration_clear (data);
+  g_free (data);
+}
+
+static void
+cal_cache_store (GstObject * ctx, const GstGpuStreamCalibration * cal)
+{
+  GstGpuStreamCalibration *copy = g_new (GstGpuStreamCalibration, 1);
+
+  *copy = *cal;
+  copy->processor = g_strdup (cal->processor);
+  g_mutex_lock (&cal_cache_lock);
+  if (!cal_cache)
+    cal_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+        cal_free);
+  g_hash_table_replace (cal_cache, cal_cache_key (ctx, cal->processor,
+          cal->cycle, cal->packet_size), copy);
+  g_mutex_unlock (&cal_cache_lock);
+}
+
+void
+gst_gpustream_trial_params_init (GstGpuStreamTrialParams * tp)
+{
+  memset (tp, 0, sizeof *tp);
+  tp->n_pipelines = 2;
+  tp->n_streams = 4;
+  tp->mu = 100 * GST_USECOND;
+  tp->window = GST_SECOND;
+  tp->margin = GST_GPUSTREAM_TRIAL_MARGIN;
+  tp->steps = 5;
+}
+
+gboolean
+gst_gpustream_scheduler_calibrate_trial (const GstGpuStreamProcessor * proc,
+    gpointer proc_data, GstGpuStreamBackend backend, GstObject * ctx,
+    GstGpuStreamMakePacket make, GDestroyNotify drop, gpointer user_data,
+    GstClockTime cycle, guint32 w, const GstGpuStreamTrialParams * trial,
+    GstGpuStreamCalibration * out, GError ** error)
+{
+  GstGpuStreamTrialParams tp;
+  GstGpuStreamCalibration first = { 0 };
+  guint64 lo = 0, hi, met = 0;
+  GstObject *dev = backend != GST_GPUSTREAM_BACKEND_CPU && ctx &&
+      proc_has_gpu (proc) ? ctx : NULL;
+  guint i;
+
+  sched_debug_init ();
+  g_return_val_if_fail (w > 0 && cycle > 0, FALSE);
+  if (trial)
+    tp = *trial;
+  else
+    gst_gpustream_trial_params_init (&tp);
+  tp.n_pipelines = MAX (tp.n_pipelines, 1);
+  tp.n_streams = MAX (tp.n_streams, 1);
+  if (tp.deadline == 0)
+    tp.deadline = 3 * cycle + tp.mu;
+  if (tp.window == 0)
+    tp.window = GST_SECOND;
+
+  /* the first guess: the processor alone at T_S under 80 % of I */
+  if (!gst_gpustream_scheduler_calibrate (proc, proc_data, backend, ctx,
+          make, drop, user_data, cycle, w, 0.2, &first, error))
+    return FALSE;
+  /* a stall of the tight loop (a loaded machine) makes a low first guess:
+   * while the worker meets the load, the search doubles it (up to 2^10 x)
+   * before it bisects */
+  hi = first.capacity;
+  for (i = 0; i <= TRIAL_MAX_DOUBLINGS; i++) {
+    if (!trial_run (proc, proc_data, backend, ctx, make, drop, user_data,
+            cycle, w, &tp, hi, error))
+      break;
+    lo = met = hi;
+    hi *= 2;
+  }
+  if (i > TRIAL_MAX_DOUBLINGS)
+    hi = 0;                     /* met at every load tried: enough */
+  /* bisect between a load met (0: nothing offered) and one missed */
+  for (i = 0; hi && i < tp.steps && !(error && *error); i++) {
+    guint64 mid = lo + (hi - lo) / 2;
+
+    if (trial_run (proc, proc_data, backend, ctx, make, drop, user_data,
+            cycle, w, &tp, mid, error))
+      lo = met = mid;
+    else
+      hi = mid;
+  }
+  if (error && *error) {
+    gst_gpustream_calibration_clear (&first);
+    return FALSE;
+  }
+  if (met == 0) {
+    g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
+        GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
+        "calibration: the worker missed deadlines of %.6g ms at every load "
+        "tried, down to %.3g B/s (cycle %.6g ms; the processor alone: %.3g "
+        "B/s)", tp.deadline / 1e6, (gdouble) hi, cycle / 1e6,
+        (gdouble) first.capacity);
+    gst_gpustream_calibration_clear (&first);
+    return FALSE;
+  }
+  out->processor = g_strdup (proc->name);
+  out->cycle = cycle;
+  out->packet_size = w;
+  out->margin = tp.margin;
+  out->capacity = (guint64) (met * (1.0 - tp.margin));
+  out->worst_batch = first.worst_batch;
+  out->standalone = first.capacity;
+  out->trial_met = met;
+  GST_INFO ("calibrated %s by trial: I %.3f ms, B_I %.4g B/s (met every "
+      "deadline of %.3f ms at %.4g B/s, less %.0f %%; the processor alone "
+      "%.4g B/s)", proc->name, cycle / 1e6, (gdouble) out->capacity,
+      tp.deadline / 1e6, (gdouble) met, tp.margin * 100,
+      (gdouble) first.capacity);
+  gst_gpustream_calibration_clear (&first);
+  cal_cache_store (dev, out);
+  return TRUE;
+}
+
 #define CAL_GROUP "calibration"
 
 gboolean
@@ -1489,6 +1911,12 @@ gst_gpustream_calibration_save (const GstGpuStreamCalibration * cal,
   g_key_file_set_uint64 (kf, CAL_GROUP, "capacity-bytes-per-second",
       cal->capacity);
   g_key_file_set_uint64 (kf, CAL_GROUP, "worst-batch-ns", cal->worst_batch);
+  if (cal->trial_met) {
+    g_key_file_set_uint64 (kf, CAL_GROUP, "standalone-bytes-per-second",
+        cal->standalone);
+    g_key_file_set_uint64 (kf, CAL_GROUP, "trial-met-bytes-per-second",
+        cal->trial_met);
+  }
   ret = g_key_file_save_to_file (kf, path, error);
   g_key_file_free (kf);
   return ret;
@@ -1518,6 +1946,13 @@ gst_gpustream_calibration_load (GstGpuStreamCalibration * cal,
   if (!err)
     cal->worst_batch = g_key_file_get_uint64 (kf, CAL_GROUP,
         "worst-batch-ns", &err);
+  if (!err && g_key_file_has_key (kf, CAL_GROUP, "trial-met-bytes-per-second",
+          NULL)) {
+    cal->standalone = g_key_file_get_uint64 (kf, CAL_GROUP,
+        "standalone-bytes-per-second", NULL);
+    cal->trial_met = g_key_file_get_uint64 (kf, CAL_GROUP,
+        "trial-met-bytes-per-second", NULL);
+  }
   if (err || cal->cycle == 0) {
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
         "%s: not a calibration file (%s)", path,

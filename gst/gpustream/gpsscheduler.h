@@ -141,6 +141,19 @@ void gst_gpustream_scheduler_get_params (GstGpuStreamScheduler * sched,
 #define GST_GPUSTREAM_SCHED_BATCHING_DEADLINE(cycle) (3 * (cycle) + 1)
 void gst_gpustream_scheduler_set_batching (GstGpuStreamScheduler * sched,
     GstClockTime cycle);
+/* A batching scheduler's rate, bytes/s, for all its streams together (0:
+ * none; its streams then count GST_GPUSTREAM_SCHED_UNLIMITED_RATE each, so
+ * that no scheduler with a capacity admits anything beside it). The device's
+ * admission counts it exactly like an admitted stream's v, whatever the
+ * scheduler's own admission setting: at start, the start fails (error set,
+ * naming the rate, the rate already admitted on the device, the capacity
+ * and the cycle) when it does not fit beside the others on the device's
+ * worker; while running, the new rate is checked at once and, refused,
+ * FALSE is returned (error set) and the old rate stays. */
+gboolean gst_gpustream_scheduler_declare_rate (GstGpuStreamScheduler * sched,
+    guint64 rate, GError ** error);
+guint64 gst_gpustream_scheduler_get_declared_rate (GstGpuStreamScheduler *
+    sched);
 
 /* Starts n_pipelines forwarders and joins the device's worker (starting it
  * if this is the first). backend CPU runs process_cpu;
@@ -229,6 +242,9 @@ typedef struct {
   gdouble margin;                   /* worst T_S kept below (1 - margin) I */
   guint64 capacity;                 /* B_I, bytes/s */
   GstClockTime worst_batch;         /* worst T_S at that load */
+  /* by trial run only (0 otherwise): */
+  guint64 standalone;               /* the processor alone: the first guess */
+  guint64 trial_met;                /* the highest load the worker met */
 } GstGpuStreamCalibration;
 
 /* Makes a packet of size bytes for the processor (freed with drop). */
@@ -243,6 +259,50 @@ gboolean gst_gpustream_scheduler_calibrate (const GstGpuStreamProcessor *
     GDestroyNotify drop, gpointer user_data, GstClockTime cycle,
     guint32 packet_size, gdouble margin, GstGpuStreamCalibration * out,
     GError ** error);
+/* B_I by trial run of the real worker, as Zhang et al. measure it: the
+ * standalone figure above (worst T_S under 80 % of I) is the first guess;
+ * the worker then runs processor on n_streams synthetic streams (collector
+ * threads calling make_packet, which must be thread-safe, and drop) at
+ * candidate loads, each for a trial window after a warm-up of 200 ms: up
+ * from the guess by doubling while met, then bisecting `steps` times
+ * between the highest load met and the lowest missed. A load is met when,
+ * in one of two trials, no packet of the window left later than the
+ * deadline, none was lost to a full batch, the worker forwarded what was
+ * collected (no backlog grew) and the collectors offered the load;
+ * out->capacity is the highest load met times (1 - margin). The result is cached per device, processor, cycle and
+ * packet size for the process (gst_gpustream_calibration_lookup). The
+ * trial joins the device's worker: what runs there shares it. Runs in the
+ * caller's thread, for (steps + 1 + the doublings + the loads missed) x
+ * (window + 0.2 s) plus the first guess. */
+#define GST_GPUSTREAM_TRIAL_MARGIN 0.3
+typedef struct {
+  guint n_pipelines;                /* the worker's pipelines (2) */
+  guint n_streams;                  /* synthetic streams (4) */
+  GstClockTime deadline;            /* d of the streams (0: 3 I + mu) */
+  GstClockTime mu;                  /* (100 us) */
+  GstClockTime window;              /* one trial's length (1 s) */
+  gdouble margin;                   /* (GST_GPUSTREAM_TRIAL_MARGIN) */
+  guint steps;                      /* bisection steps after the guess (5) */
+  gint rt_priority;                 /* worker, forwarders and the
+                                     * synthetic collectors (0) */
+} GstGpuStreamTrialParams;
+
+/* the defaults, in brackets above */
+void gst_gpustream_trial_params_init (GstGpuStreamTrialParams * trial);
+/* trial NULL: the defaults. */
+gboolean gst_gpustream_scheduler_calibrate_trial (const GstGpuStreamProcessor
+    * processor, gpointer proc_data, GstGpuStreamBackend backend,
+    GstObject * cuda_context, GstGpuStreamMakePacket make_packet,
+    GDestroyNotify drop, gpointer user_data, GstClockTime cycle,
+    guint32 packet_size, const GstGpuStreamTrialParams * trial,
+    GstGpuStreamCalibration * out, GError ** error);
+/* The last trial calibration of this process for the device (cuda_context,
+ * NULL: the CPU), processor, cycle and packet size; FALSE when none. Clear
+ * out with gst_gpustream_calibration_clear. */
+gboolean gst_gpustream_calibration_lookup (GstObject * cuda_context,
+    const gchar * processor, GstClockTime cycle, guint32 packet_size,
+    GstGpuStreamCalibration * out);
+
 /* A GKeyFile, group "calibration". */
 gboolean gst_gpustream_calibration_save (const GstGpuStreamCalibration * cal,
     const gchar * path, GError ** error);

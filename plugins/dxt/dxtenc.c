@@ -95,6 +95,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_dxt_enc_debug);
 #define DEFAULT_THREADS 0
 /* 0: each frame coded in the streaming thread as it comes */
 #define DEFAULT_CYCLE 0
+#define DEFAULT_MAX_RATE 0
 #define MAX_CYCLE GST_SECOND
 
 enum
@@ -111,6 +112,7 @@ enum
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
   PROP_CYCLE,
+  PROP_MAX_RATE,
 };
 
 GType
@@ -220,6 +222,7 @@ struct _GstDxtEnc
   guint batch_blocks;
   guint threads;
   GstClockTime cycle;
+  guint64 max_rate;
 
   /* stats, object lock */
   guint64 st_frames;
@@ -593,7 +596,8 @@ sched_ensure_stream (GstDxtEnc * self, guint32 w)
   stream = gst_gpustream_sched_client_add_stream (self->sched, w, self, NULL,
       &err);
   if (!stream) {
-    /* admission is off: only invalid parameters get here */
+    /* streams are not refused one by one: only invalid parameters get
+     * here */
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
         ("the scheduler refused the stream: %s", err->message));
     g_clear_error (&err);
@@ -605,22 +609,55 @@ sched_ensure_stream (GstDxtEnc * self, guint32 w)
 }
 
 /* READY to PAUSED: with cycle > 0, one pipeline (one forwarder thread) of
- * the client on the element's device, admission off (rtgpuqueue does
- * admission control). The stream comes with the format. */
+ * the client on the element's device, counted by the device's admission
+ * at max-rate, or from the caps (sched_declare_caps_rate). The stream comes
+ * with the format. */
 static gboolean
 sched_start (GstDxtEnc * self)
 {
   GstClockTime cycle;
+  guint64 rate;
 
   GST_OBJECT_LOCK (self);
   cycle = self->cycle;
+  rate = self->max_rate;
   GST_OBJECT_UNLOCK (self);
   self->scheduled = FALSE;
+  gst_gpustream_sched_client_set_rate (self->sched, rate, "max-rate");
   if (!gst_gpustream_sched_client_start (self->sched, cycle, 1,
           self->gpu.resolved, self->gpu.cuda_context))
     return FALSE;
   self->scheduled = cycle > 0;
   return TRUE;
+}
+
+/* At set_format, without max-rate: the rate the caps give (frame size x
+ * framerate), counted by the device's admission; FALSE after an ERROR
+ * naming the figures when it does not fit. No framerate: no rate (the
+ * client warns once). */
+static gboolean
+sched_declare_caps_rate (GstDxtEnc * self, const GstVideoInfo * info)
+{
+  guint64 rate = 0;
+  gchar *origin;
+  gboolean ok;
+
+  GST_OBJECT_LOCK (self);
+  if (self->max_rate) {
+    GST_OBJECT_UNLOCK (self);
+    return TRUE;
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (GST_VIDEO_INFO_FPS_N (info) > 0 && GST_VIDEO_INFO_FPS_D (info) > 0)
+    rate = gst_util_uint64_scale_ceil (GST_VIDEO_INFO_SIZE (info),
+        GST_VIDEO_INFO_FPS_N (info), GST_VIDEO_INFO_FPS_D (info));
+  origin = g_strdup_printf ("caps: %dx%d %s at %d/%d fps",
+      GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info),
+      GST_VIDEO_INFO_NAME (info), GST_VIDEO_INFO_FPS_N (info),
+      GST_VIDEO_INFO_FPS_D (info));
+  ok = gst_gpustream_sched_client_set_rate (self->sched, rate, origin);
+  g_free (origin);
+  return ok;
 }
 
 /* PAUSED to READY, the pads inactive: frames in flight are dropped (through
@@ -1054,6 +1091,8 @@ gst_dxt_enc_set_format (GstVideoEncoder * enc, GstVideoCodecState * state)
   if (self->scheduled) {
     guint64 n = DXT_ENC_SCHED_MIN_IN_FLIGHT;
 
+    if (!sched_declare_caps_rate (self, &st->info))
+      return FALSE;
     if (!sched_ensure_stream (self, MIN (GST_VIDEO_INFO_SIZE (&st->info),
                 G_MAXUINT32)))
       return FALSE;
@@ -1280,6 +1319,9 @@ gst_dxt_enc_set_property (GObject * object, guint prop_id,
     case PROP_CYCLE:
       self->cycle = g_value_get_uint64 (value);
       break;
+    case PROP_MAX_RATE:
+      self->max_rate = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1327,6 +1369,9 @@ gst_dxt_enc_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_CYCLE:
       g_value_set_uint64 (value, self->cycle);
+      break;
+    case PROP_MAX_RATE:
+      g_value_set_uint64 (value, self->max_rate);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1407,6 +1452,16 @@ gst_dxt_enc_class_init (GstDxtEncClass * klass)
           "reported (0 = each frame is coded as it comes; else >= 100000)",
           0, MAX_CYCLE,
           DEFAULT_CYCLE, flags));
+  g_object_class_install_property (gobject_class, PROP_MAX_RATE,
+      g_param_spec_uint64 ("max-rate", "Max rate",
+          "With cycle > 0: the most bytes per second of raw video the "
+          "element codes, counted by the device's admission like an "
+          "rtgpuqueue stream; start (or the caps) fails when it does not fit "
+          "beside what the device has admitted (0 = from the caps: frame "
+          "size x framerate; no framerate: no rate, a warning, and an "
+          "rtgpuqueue with admission on and a capacity on the same device "
+          "refuses its streams meanwhile)", 0, G_MAXUINT64, DEFAULT_MAX_RATE,
+          flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters: frames, bytes-in, bytes-out, slices, gpu-frames, "
@@ -1463,6 +1518,7 @@ gst_dxt_enc_init (GstDxtEnc * self)
   self->batch_blocks = DEFAULT_BATCH_BLOCKS;
   self->threads = DEFAULT_THREADS;
   self->cycle = DEFAULT_CYCLE;
+  self->max_rate = DEFAULT_MAX_RATE;
   /* the library's own: always registered */
   self->coder_info = gst_gpustream_processor_lookup ("dxt-encode", NULL);
   g_assert (self->coder_info);

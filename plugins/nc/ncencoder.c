@@ -66,6 +66,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_nc_encoder_debug);
 #define DEFAULT_MAX_BITRATE 0
 #define DEFAULT_FRAMING GST_NC_FRAMING_AUTO
 #define DEFAULT_CYCLE 0
+#define DEFAULT_MAX_RATE 0
 /* scheduled mode: bytes of generations between the streaming thread and the
  * forwarder before the streaming thread waits (a blocked downstream) */
 #define SCHED_MAX_BYTES (64 * 1024 * 1024)
@@ -85,6 +86,7 @@ enum
   PROP_MAX_BITRATE,
   PROP_FRAMING,
   PROP_CYCLE,
+  PROP_MAX_RATE,
   PROP_STATS,
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
@@ -226,6 +228,7 @@ struct _GstNcEncoder
   guint64 max_bitrate;
   GstNcFraming framing;
   GstClockTime cycle;
+  guint64 max_rate;
 
   /* scheduled mode (cycle > 0): sched lives as long as the element; the
    * rest is fixed from READY to PAUSED until PAUSED to READY */
@@ -1159,22 +1162,27 @@ gst_nc_encoder_query (GstPad * pad, GstObject * parent, GstQuery * query)
 }
 
 /* READY to PAUSED: with cycle > 0, one stream of the element's scheduler
- * client on the device (admission off: the element declares no rate, so it
- * is never policed). */
+ * client on the device, counted by the device's admission at max-rate (or
+ * max-bitrate / 8); never policed. */
 static gboolean
 enc_sched_start (GstNcEncoder * self)
 {
   GstClockTime cycle;
   GstObject *ctx;
   GError *err = NULL;
+  guint64 rate;
+  const gchar *origin;
 
   GST_OBJECT_LOCK (self);
   cycle = self->cycle;
+  rate = self->max_rate ? self->max_rate : self->max_bitrate / 8;
+  origin = self->max_rate ? "max-rate" : "max-bitrate / 8";
   self->sched_where = self->gpu.resolved;
   ctx = self->gpu.cuda_context ? gst_object_ref (self->gpu.cuda_context) :
       NULL;
   GST_OBJECT_UNLOCK (self);
   self->scheduled = FALSE;
+  gst_gpustream_sched_client_set_rate (self->sched, rate, origin);
   if (!gst_gpustream_sched_client_start (self->sched, cycle, 1,
           self->sched_where, ctx)) {
     gst_clear_object (&ctx);
@@ -1383,6 +1391,9 @@ gst_nc_encoder_set_property (GObject * object, guint prop_id,
     case PROP_CYCLE:
       self->cycle = g_value_get_uint64 (value);
       break;
+    case PROP_MAX_RATE:
+      self->max_rate = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1436,6 +1447,9 @@ gst_nc_encoder_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_CYCLE:
       g_value_set_uint64 (value, self->cycle);
+      break;
+    case PROP_MAX_RATE:
+      g_value_set_uint64 (value, self->max_rate);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1516,6 +1530,15 @@ gst_nc_encoder_class_init (GstNcEncoderClass * klass)
           "batch (one GPU launch) and leave within 3 cycles (0 = each "
           "generation goes to the coder pool as it completes; else >= "
           "100000)", 0, G_MAXUINT64, DEFAULT_CYCLE, flags));
+  g_object_class_install_property (gobject_class, PROP_MAX_RATE,
+      g_param_spec_uint64 ("max-rate", "Max rate",
+          "With cycle > 0: the most bytes per second the element codes, "
+          "counted by the device's admission like an rtgpuqueue stream; "
+          "start fails when it does not fit beside what the device has "
+          "admitted (0 = max-bitrate / 8 when max-bitrate is set, else no "
+          "rate: a warning, and an rtgpuqueue with admission on and a "
+          "capacity on the same device refuses its streams meanwhile)",
+          0, G_MAXUINT64, DEFAULT_MAX_RATE, flags));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters: generations, packets-in, bytes-in, packets-out, "
@@ -1574,6 +1597,7 @@ gst_nc_encoder_init (GstNcEncoder * self)
   self->max_bitrate = DEFAULT_MAX_BITRATE;
   self->framing = DEFAULT_FRAMING;
   self->cycle = DEFAULT_CYCLE;
+  self->max_rate = DEFAULT_MAX_RATE;
   self->sched = gst_gpustream_sched_client_new (GST_ELEMENT (self),
       &enc_sched_processor, self, &enc_sched_callbacks, NULL);
 }

@@ -35,9 +35,9 @@
  * end in different sinks their own pipeline (`pipelines` >= streams).
  *
  * `stats` has, per stream, packets, drops, deadline misses and latency
- * percentiles; the `calibrate` action measures the worst batch time of the
- * processor and sets `capacity` to the largest rate that keeps it under the
- * cycle.
+ * percentiles; the `calibrate` action sets `capacity` to B_I measured as
+ * Zhang et al. do, by a trial run of the device's worker at candidate loads
+ * (the highest load at which it met every deadline, less 30 %).
  *
  * `processor=srtp-protect` runs the library's processor of that name
  * (gpsprocessor.h): every packet protected with SRTP (RFC 3711, 6188, 7714),
@@ -132,7 +132,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_rt_gpu_queue_debug);
 #define DEFAULT_MAX_RATE 1000000
 #define DEFAULT_POLICE_BURST 0
 #define DEFAULT_RT_PRIORITY 0
-#define DEFAULT_CALIBRATION_MARGIN 0.2
 #define DEFAULT_SRTP_CIPHER GST_GPU_SRTP_CIPHER_AES_128_ICM
 #define DEFAULT_SRTP_AUTH GST_GPU_SRTP_AUTH_HMAC_SHA1_80
 
@@ -931,7 +930,10 @@ gst_rt_gpu_queue_release_pad (GstElement * element, GstPad * pad)
 static gpointer
 rtgpu_make_packet (gpointer user_data, guint32 size)
 {
-  guint16 *seq = user_data;
+  /* the trial's collector threads call it together; every packet a new
+   * (SSRC, sequence number), so that srtp-protect protects each one */
+  guint n = (guint) g_atomic_int_add ((gint *) user_data, 1);
+  guint16 seq = (guint16) n;
   GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
   GstMapInfo map;
 
@@ -940,38 +942,61 @@ rtgpu_make_packet (gpointer user_data, guint32 size)
   if (size >= 12) {
     map.data[0] = 0x80;
     map.data[1] = 96;
-    GST_WRITE_UINT16_BE (map.data + 2, *seq);
-    GST_WRITE_UINT32_BE (map.data + 4, (guint32) * seq * 160);
-    GST_WRITE_UINT32_BE (map.data + 8, 0x5a5a5a5a);
+    GST_WRITE_UINT16_BE (map.data + 2, seq);
+    GST_WRITE_UINT32_BE (map.data + 4, (guint32) seq * 160);
+    GST_WRITE_UINT32_BE (map.data + 8, 0x5a5a0000 + (n >> 16));
   }
-  (*seq)++;
   gst_buffer_unmap (buf, &map);
   return buf;
 }
 
-/* The `calibrate` action: measures T_S of the current processor at the
- * current cycle and default-max-packet-size, sets capacity to B_I and, with
- * a path, saves the result there. Returns B_I, 0 on failure. */
+/* The `calibrate` action: B_I of the current processor at the current
+ * cycle and default-max-packet-size by a trial run of the device's worker
+ * (gst_gpustream_scheduler_calibrate_trial), or the figure an earlier
+ * calibration of this process found for the same device, processor, cycle
+ * and size (a trial disturbs what runs on the device); sets capacity to it
+ * and, with a path, saves the result there. Returns B_I, 0 on failure. */
 static guint64
 gst_rt_gpu_queue_calibrate (GstRtGpuQueue * self, const gchar * path)
 {
   GstGpuStreamCalibration cal = { 0 };
+  GstGpuStreamTrialParams trial;
   GError *err = NULL;
   GstClockTime cycle;
   guint w;
   RtGpuStage st = { 0 };
   GstStructure *config;
   GstRtGpuProcessor proc;
-  guint16 seq = 0;
+  GstGpuStreamProcessor timed = rtgpu_processor;
+  gchar *what;
+  gint seq = 0;
   gboolean ok;
 
   /* a stage of its own: the worker's may be running */
+  gst_gpustream_trial_params_init (&trial);
   GST_OBJECT_LOCK (self);
   cycle = self->cycle;
   w = self->default_w;
   proc = self->processor;
+  trial.n_pipelines = self->pipelines;
+  trial.mu = self->mu;
+  /* the deadline the streams declare by default, when admissible */
+  if (self->default_d > 3 * self->cycle + self->mu)
+    trial.deadline = self->default_d;
+  trial.rt_priority = self->rt_priority;
   GST_OBJECT_UNLOCK (self);
   config = rtgpu_processor_config (self);
+  /* what the cost depends on names the calibration (and keys its cache):
+   * the stage and its settings, never the key */
+  gst_structure_remove_field (config, "srtp-key");
+  if (proc == GST_RT_GPU_PROCESSOR_BUSY)
+    what = g_strdup_printf ("rtgpuqueue busy %d ns/KiB",
+        g_atomic_int_get (&self->busy_ns_per_kb));
+  else if (proc == GST_RT_GPU_PROCESSOR_COPY)
+    what = g_strdup ("rtgpuqueue copy");
+  else
+    what = gst_structure_to_string (config);
+  timed.name = what;
   ok = stage_init (&st, self, proc, config, &err);
   if (!ok && proc == GST_RT_GPU_PROCESSOR_SRTP_PROTECT) {
     /* the cost does not depend on the key: a zero key when none is set */
@@ -991,12 +1016,18 @@ gst_rt_gpu_queue_calibrate (GstRtGpuQueue * self, const gchar * path)
     ok = stage_init (&st, self, proc, config, &err);
   }
   gst_structure_free (config);
-  if (ok) {
-    ok = gst_gpustream_scheduler_calibrate (&rtgpu_processor, &st,
+  if (ok && gst_gpustream_calibration_lookup (self->gpu.resolved !=
+          GST_GPUSTREAM_BACKEND_CPU ? self->gpu.cuda_context : NULL,
+          timed.name, cycle, w, &cal)) {
+    GST_INFO_OBJECT (self, "calibration of this process reused");
+    stage_clear (&st);
+  } else if (ok) {
+    ok = gst_gpustream_scheduler_calibrate_trial (&timed, &st,
         self->gpu.resolved, self->gpu.cuda_context, rtgpu_make_packet,
-        rtgpu_drop, &seq, cycle, w, DEFAULT_CALIBRATION_MARGIN, &cal, &err);
+        rtgpu_drop, &seq, cycle, w, &trial, &cal, &err);
     stage_clear (&st);
   }
+  g_free (what);
   if (!ok) {
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("%s", err->message),
         (NULL));
@@ -1616,10 +1647,15 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
    * GstRtGpuQueue::calibrate:
    * @path: where to save the result (a key file), or NULL
    *
-   * Measures the worst batch time of the processor at the current cycle with
-   * packets of default-max-packet-size, sets capacity to the largest rate
-   * whose worst batch time stays under 80 % of the cycle, and returns it
-   * (bytes/s; 0 on failure). Runs in the calling thread.
+   * Measures B_I by a trial run of the device's worker: the processor at
+   * the current cycle, on synthetic streams of packets of
+   * default-max-packet-size with default-deadline (3 x cycle + mu when that
+   * is not above it), at candidate loads; B_I is the highest load at which
+   * the worker met every deadline, less 30 %. Sets capacity to it and
+   * returns it (bytes/s; 0 on failure). A second call of the process for
+   * the same device, processor settings, cycle and packet size returns the
+   * figure found before without a trial (a trial disturbs what runs on the
+   * device). Runs in the calling thread, for about 10 seconds.
    */
   signals[SIGNAL_CALIBRATE] = g_signal_new_class_handler ("calibrate",
       G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,

@@ -46,6 +46,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_gpu_srtp_enc_debug);
 #define DEFAULT_RANDOM_KEY FALSE
 #define DEFAULT_ALLOW_REPEAT_TX FALSE
 #define DEFAULT_CYCLE 0
+#define DEFAULT_MAX_RATE 0
 #define DEFAULT_OUTPUT_LISTS FALSE
 
 enum
@@ -62,6 +63,7 @@ enum
   PROP_ALLOW_REPEAT_TX,
   PROP_CYCLE,
   PROP_MAX_LATENCY,
+  PROP_MAX_RATE,
   PROP_OUTPUT_LISTS,
   PROP_STATS,
   PROP_BACKEND,
@@ -152,6 +154,7 @@ struct _GstGpuSrtpEnc
   guint replay_window;
   gboolean allow_repeat_tx;
   GstClockTime cycle;
+  guint64 max_rate;
   gboolean output_lists;
   guint gen;
   guint valid_gen;              /* gen whose key / mki sizes were checked */
@@ -1119,8 +1122,9 @@ gst_gpu_srtp_enc_iterate_internal_links (GstPad * pad, GstObject * parent)
   return it;
 }
 
-/* Scheduled mode: every pair is a stream of the scheduler. Its rate is not
- * declared (admission is off), so it is never policed. */
+/* Scheduled mode: every pair is a stream of the scheduler, never policed:
+ * the element's max-rate stands for all of them in the device's
+ * admission. */
 #define ENC_SCHED_MAX_PACKET 65536
 
 static void
@@ -1132,7 +1136,7 @@ enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
   stream = gst_gpustream_sched_client_add_stream (self->sched,
       ENC_SCHED_MAX_PACKET, enc_pair_ref (pair), enc_pair_unref, &err);
   if (!stream) {
-    /* admission is off: only a stopped client gets here */
+    /* streams are not refused one by one: only a stopped client gets here */
     GST_ERROR_OBJECT (self, "scheduler refused a pad: %s", err->message);
     g_clear_error (&err);
     enc_pair_unref (pair);
@@ -1167,12 +1171,15 @@ enc_sched_start (GstGpuSrtpEnc * self)
   GstClockTime cycle;
   GList *l;
   guint n_pads;
+  guint64 rate;
 
   GST_OBJECT_LOCK (self);
   cycle = self->cycle;
+  rate = self->max_rate;
   n_pads = GST_ELEMENT (self)->numsinkpads;
   GST_OBJECT_UNLOCK (self);
   self->scheduled = FALSE;
+  gst_gpustream_sched_client_set_rate (self->sched, rate, "max-rate");
   if (!gst_gpustream_sched_client_start (self->sched, cycle,
           CLAMP (n_pads, 1, 16), self->gpu.resolved, self->gpu.cuda_context))
     return FALSE;
@@ -1479,6 +1486,9 @@ gst_gpu_srtp_enc_set_property (GObject * object, guint prop_id,
       /* the deprecated name: a packet leaves within 3 cycles */
       self->cycle = g_value_get_uint64 (value) / 3;
       break;
+    case PROP_MAX_RATE:
+      self->max_rate = g_value_get_uint64 (value);
+      break;
     case PROP_OUTPUT_LISTS:
       self->output_lists = g_value_get_boolean (value);
       break;
@@ -1538,6 +1548,9 @@ gst_gpu_srtp_enc_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MAX_LATENCY:
       g_value_set_uint64 (value, 3 * self->cycle);
+      break;
+    case PROP_MAX_RATE:
+      g_value_set_uint64 (value, self->max_rate);
       break;
     case PROP_OUTPUT_LISTS:
       g_value_set_boolean (value, self->output_lists);
@@ -1630,6 +1643,14 @@ gst_gpu_srtp_enc_class_init (GstGpuSrtpEncClass * klass)
           "Deprecated: use cycle. Setting max-latency sets cycle to "
           "max-latency / 3; reading it gives 3 x cycle", 0, G_MAXUINT64,
           3 * DEFAULT_CYCLE, flags | G_PARAM_DEPRECATED));
+  g_object_class_install_property (gobject_class, PROP_MAX_RATE,
+      g_param_spec_uint64 ("max-rate", "Max rate",
+          "With cycle > 0: the most bytes per second of all pads together, "
+          "counted by the device's admission like an rtgpuqueue stream; "
+          "start fails when it does not fit beside what the device has "
+          "admitted (0 = no rate: a warning, and an rtgpuqueue with "
+          "admission on and a capacity on the same device refuses its "
+          "streams meanwhile)", 0, G_MAXUINT64, DEFAULT_MAX_RATE, flags));
   g_object_class_install_property (gobject_class, PROP_OUTPUT_LISTS,
       g_param_spec_boolean ("output-lists", "Output lists",
           "Push a protected input list as a list (one push per batch). Off "
@@ -1698,6 +1719,7 @@ gst_gpu_srtp_enc_init (GstGpuSrtpEnc * self)
   self->replay_window = GST_GPU_SRTP_DEFAULT_WINDOW;
   self->allow_repeat_tx = DEFAULT_ALLOW_REPEAT_TX;
   self->cycle = DEFAULT_CYCLE;
+  self->max_rate = DEFAULT_MAX_RATE;
   self->output_lists = DEFAULT_OUTPUT_LISTS;
   self->streams = g_hash_table_new_full (NULL, NULL, NULL, enc_stream_unref);
   self->streams_gen = G_MAXUINT;

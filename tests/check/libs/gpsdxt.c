@@ -191,6 +191,8 @@ run_start (Run * r, const Case * c, GstElement * owner,
   outs = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
   r->client = gst_gpustream_sched_client_new (owner, &r->info->processor,
       r->inst, &collect_callbacks, NULL);
+  /* a declared rate: the owner's only warnings are the processor's */
+  gst_gpustream_sched_client_set_rate (r->client, 1000000, "max-rate");
   fail_unless (gst_gpustream_sched_client_start (r->client, CYCLE, 1,
           backend, ctx));
   r->stream = gst_gpustream_sched_client_add_stream (r->client, 1 << 20,

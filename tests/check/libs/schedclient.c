@@ -3,7 +3,8 @@
  * in flight and waits for an output under way; EOS drains; a push waits
  * while the stream's limit is reached and goes on when the forwarder makes
  * room, or gives up at a flush; the latency answer adds 3 cycles; a cycle
- * below the minimum is refused with an error message. */
+ * below the minimum is refused with an error message; the element's
+ * declared rate is counted by the device's admission. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -538,6 +539,112 @@ GST_START_TEST (test_stats)
 
 GST_END_TEST;
 
+/* The element's declared rate is counted by the device's admission: beside
+ * a scheduler with admission on and a capacity it starts while the sum
+ * fits, a raise that does not fit posts an ERROR with the figures and keeps
+ * the old rate; without a rate the first stream of a run posts one
+ * WARNING. */
+static void
+forward_nothing (gpointer stream_data, gpointer data, guint16 flags)
+{
+}
+
+static const GstGpuStreamSchedCallbacks nothing_cb = { forward_nothing, NULL };
+
+static GstMessage *
+pop_one (GstBus * bus, GstMessageType type, const gchar * needle)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus, type);
+  GError *err = NULL;
+
+  fail_unless (msg != NULL);
+  if (type == GST_MESSAGE_ERROR)
+    gst_message_parse_error (msg, &err, NULL);
+  else
+    gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, needle) != NULL, "%s", err->message);
+  g_clear_error (&err);
+  return msg;
+}
+
+GST_START_TEST (test_declared_rate)
+{
+  GstGpuStreamScheduler *q =
+      gst_gpustream_scheduler_new (&mark_proc, NULL, &nothing_cb);
+  GstGpuStreamSchedulerParams p;
+  GstGpuStreamSchedStream *qs;
+  GstGpuStreamSchedClient *c;
+  GstGpuStreamSchedClientStream *s1, *s2;
+  GstElement *elem = gst_bin_new (NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+
+  log_reset ();
+  gst_element_set_bus (elem, bus);
+  gst_gpustream_scheduler_get_params (q, &p);
+  p.cycle = CYCLE;
+  p.capacity = 1000000;
+  p.admission = TRUE;
+  gst_gpustream_scheduler_set_params (q, &p);
+  qs = gst_gpustream_scheduler_add_stream (q, 64, 100 * GST_MSECOND, 600000,
+      NULL, NULL, NULL);
+  fail_unless (qs != NULL);
+  fail_unless (gst_gpustream_scheduler_start (q, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, NULL));
+
+  c = gst_gpustream_sched_client_new (elem, &mark_proc, NULL, &log_callbacks,
+      NULL);
+  fail_unless (gst_gpustream_sched_client_set_rate (c, 300000, "max-rate"));
+  fail_unless (gst_gpustream_sched_client_start (c, CYCLE, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL));
+  s1 = gst_gpustream_sched_client_add_stream (c, 64, NULL, NULL, NULL);
+  fail_unless (s1 != NULL);
+  fail_unless (gst_bus_pop (bus) == NULL);
+
+  /* 0.6 + 0.5 MB/s does not fit 1 MB/s */
+  fail_if (gst_gpustream_sched_client_set_rate (c, 500000, "max-rate"));
+  msg = pop_one (bus, GST_MESSAGE_ERROR, "rate 5e+05 B/s (max-rate) does not "
+      "fit the device: declared rate refused on the CPU's worker: total rate "
+      "6e+05 + 5e+05 B/s exceeds capacity 1e+06 B/s (B_I at cycle 2 ms)");
+  gst_message_unref (msg);
+  /* the old rate stays: beside 0.6 + 0.3, 0.2 MB/s more does not fit and
+   * 0.1 does */
+  fail_unless (gst_gpustream_scheduler_add_stream (q, 64, 100 * GST_MSECOND,
+          200000, NULL, NULL, NULL) == NULL);
+  {
+    GstGpuStreamSchedStream *more = gst_gpustream_scheduler_add_stream (q, 64,
+        100 * GST_MSECOND, 100000, NULL, NULL, NULL);
+    fail_unless (more != NULL);
+    gst_gpustream_scheduler_remove_stream (q, more);
+  }
+  gst_gpustream_sched_client_stop (c);
+  gst_gpustream_sched_client_remove_stream (c, s1);
+
+  /* no rate: one warning a run, at the first stream */
+  fail_unless (gst_gpustream_sched_client_set_rate (c, 0, NULL));
+  fail_unless (gst_gpustream_sched_client_start (c, CYCLE, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL));
+  s1 = gst_gpustream_sched_client_add_stream (c, 64, NULL, NULL, NULL);
+  s2 = gst_gpustream_sched_client_add_stream (c, 64, NULL, NULL, NULL);
+  fail_unless (s1 != NULL && s2 != NULL);
+  msg = pop_one (bus, GST_MESSAGE_WARNING, "no rate declared: set max-rate");
+  gst_message_unref (msg);
+  fail_unless (gst_bus_pop (bus) == NULL);
+
+  gst_gpustream_sched_client_stop (c);
+  gst_gpustream_sched_client_remove_stream (c, s1);
+  gst_gpustream_sched_client_remove_stream (c, s2);
+  gst_gpustream_sched_client_free (c);
+  gst_gpustream_scheduler_stop (q);
+  gst_gpustream_scheduler_remove_stream (q, qs);
+  gst_gpustream_scheduler_free (q);
+  gst_element_set_bus (elem, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (elem);
+}
+
+GST_END_TEST;
+
 static Suite *
 schedclient_suite (void)
 {
@@ -552,6 +659,7 @@ schedclient_suite (void)
   tcase_add_test (tc, test_flow_return);
   tcase_add_test (tc, test_latency);
   tcase_add_test (tc, test_stats);
+  tcase_add_test (tc, test_declared_rate);
   return s;
 }
 

@@ -292,6 +292,224 @@ GST_START_TEST (test_calibration)
 
 GST_END_TEST;
 
+/* ---- a batching scheduler's declared rate ---------------------------------- */
+
+/* A batching scheduler (admission off for its own streams) with a declared
+ * rate is counted by the device's admission like a stream of that rate:
+ * beside a scheduler with a capacity it starts while the sum fits, the
+ * other's streams are admitted up to the capacity, and a rate that does
+ * not fit is refused at start or when raised, the text naming the rates,
+ * the capacity and the cycle. */
+GST_START_TEST (test_declared_rate)
+{
+  GstGpuStreamScheduler *b =
+      gst_gpustream_scheduler_new (&busy_proc, NULL, &check_cb);
+  GstGpuStreamScheduler *e =
+      gst_gpustream_scheduler_new (&busy_proc, NULL, &check_cb);
+  GstGpuStreamSchedStream *sb, *se, *extra;
+  GError *err = NULL;
+
+  busy_ns_per_byte = 0;
+  memset (sinks, 0, sizeof sinks);
+  set_params (b, 2 * GST_MSECOND, 1000000, TRUE);
+  sb = gst_gpustream_scheduler_add_stream (b, 1000, 100 * GST_MSECOND,
+      600000, &sinks[0], NULL, NULL);
+  fail_unless (sb != NULL);
+  fail_unless (gst_gpustream_scheduler_start (b, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, NULL));
+
+  /* stopped: only stored */
+  gst_gpustream_scheduler_set_batching (e, 2 * GST_MSECOND);
+  fail_unless (gst_gpustream_scheduler_declare_rate (e, 300000, NULL));
+  se = gst_gpustream_scheduler_add_stream (e, 1000,
+      GST_GPUSTREAM_SCHED_BATCHING_DEADLINE (2 * GST_MSECOND),
+      GST_GPUSTREAM_SCHED_UNLIMITED_RATE, &sinks[1], NULL, NULL);
+  fail_unless (se != NULL);
+  fail_unless (gst_gpustream_scheduler_start (e, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+
+  /* 0.6 + 0.3 MB/s admitted: 0.2 more is over the capacity, 0.1 is not */
+  extra = gst_gpustream_scheduler_add_stream (b, 1000, 100 * GST_MSECOND,
+      200000, &sinks[2], NULL, &err);
+  fail_unless (extra == NULL);
+  fail_unless (strstr (err->message, "stream refused: total rate 9e+05 + "
+          "2e+05 B/s exceeds capacity 1e+06 B/s (B_I at cycle 2 ms); beside "
+          "it: busy (cycle 2 ms, 3e+05 B/s)") != NULL, "%s", err->message);
+  g_clear_error (&err);
+  extra = gst_gpustream_scheduler_add_stream (b, 1000, 100 * GST_MSECOND,
+      100000, &sinks[2], NULL, &err);
+  fail_unless (extra != NULL);
+  gst_gpustream_scheduler_remove_stream (b, extra);
+
+  /* raised while running: refused, the old rate stays */
+  fail_if (gst_gpustream_scheduler_declare_rate (e, 500000, &err));
+  fail_unless (g_error_matches (err, GST_GPUSTREAM_SCHEDULER_ERROR,
+          GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY));
+  fail_unless (strstr (err->message, "declared rate refused on the CPU's "
+          "worker: total rate 6e+05 + 5e+05 B/s exceeds capacity 1e+06 B/s "
+          "(B_I at cycle 2 ms)") != NULL, "%s", err->message);
+  g_clear_error (&err);
+  fail_unless_equals_uint64 (gst_gpustream_scheduler_get_declared_rate (e),
+      300000);
+
+  /* the same rate at start: the start fails */
+  gst_gpustream_scheduler_stop (e);
+  fail_unless (gst_gpustream_scheduler_declare_rate (e, 500000, NULL));
+  fail_if (gst_gpustream_scheduler_start (e, 1, GST_GPUSTREAM_BACKEND_CPU,
+          NULL, &err));
+  fail_unless (strstr (err->message, "declared rate cannot join the CPU's "
+          "worker: total rate 6e+05 + 5e+05 B/s exceeds capacity 1e+06 B/s "
+          "(B_I at cycle 2 ms); beside it: busy (cycle 2 ms, 6e+05 B/s)") !=
+      NULL, "%s", err->message);
+  g_clear_error (&err);
+  /* 0.4 fits */
+  fail_unless (gst_gpustream_scheduler_declare_rate (e, 400000, NULL));
+  fail_unless (gst_gpustream_scheduler_start (e, 1,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+
+  gst_gpustream_scheduler_stop (e);
+  gst_gpustream_scheduler_stop (b);
+  gst_gpustream_scheduler_remove_stream (e, se);
+  gst_gpustream_scheduler_remove_stream (b, sb);
+  gst_gpustream_scheduler_free (e);
+  gst_gpustream_scheduler_free (b);
+}
+
+GST_END_TEST;
+
+/* ---- calibration by trial run ------------------------------------------- */
+
+typedef struct
+{
+  GstGpuStreamSchedStream *stream;
+  guint64 rate, end;
+  guint64 refused;
+} Pacer;
+
+/* pushes 0, 1, 2, ... of PACED_SIZE bytes at p->rate until p->end */
+#define PACED_SIZE 1000
+static gpointer
+paced_push (gpointer data)
+{
+  Pacer *p = data;
+  guint64 interval = GST_SECOND * PACED_SIZE / p->rate;
+  guint64 start = gst_gpustream_sched_now (), k;
+
+  for (k = 0;; k++) {
+    guint64 due = start + k * interval, now = gst_gpustream_sched_now ();
+
+    if (due >= p->end)
+      break;
+    if (due > now + 500 * GST_USECOND)
+      g_usleep ((due - now) / 1000);
+    if (!gst_gpustream_sched_stream_push (p->stream, GSIZE_TO_POINTER (k),
+            PACED_SIZE, GST_GPUSTREAM_SCHED_ITEM_PACKET))
+      p->refused++;
+  }
+  return NULL;
+}
+
+/* The trial calibration returns a figure the real worker keeps: streams
+ * offering all of it then meet every deadline, in order, nothing lost. It
+ * is below what the processor's cost allows, cached for the device,
+ * processor, cycle and size, and takes well under 10 s with a short
+ * window. */
+GST_START_TEST (test_calibration_trial)
+{
+  GstGpuStreamTrialParams trial;
+  GstGpuStreamCalibration cal = { 0 }, again = { 0 };
+  GstGpuStreamScheduler *sched;
+  GstGpuStreamSchedulerParams params = { 0 };
+  Pacer pacers[2];
+  GThread *threads[2];
+  GError *err = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+  guint i;
+
+  /* 100 ns per byte: at most 10 MB/s on one core */
+  busy_ns_per_byte = 100;
+  gst_gpustream_trial_params_init (&trial);
+  trial.n_pipelines = 2;
+  trial.n_streams = 2;
+  trial.deadline = 100 * GST_MSECOND;
+  trial.window = 200 * GST_MSECOND;
+  trial.steps = 3;
+  fail_unless (gst_gpustream_scheduler_calibrate_trial (&busy_proc, NULL,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, make_packet, drop_nothing, NULL,
+          5 * GST_MSECOND, PACED_SIZE, &trial, &cal, &err), "%s",
+      err ? err->message : "");
+  GST_INFO ("B_I %" G_GUINT64_FORMAT " B/s (met %" G_GUINT64_FORMAT
+      ", standalone %" G_GUINT64_FORMAT ") in %.2f s", cal.capacity,
+      cal.trial_met, cal.standalone, (g_get_monotonic_time () - t0) / 1e6);
+  fail_unless (g_get_monotonic_time () - t0 < 10 * G_USEC_PER_SEC);
+  fail_unless (cal.standalone > 0 && cal.standalone <= 10000000);
+  /* the cost bounds what the worker keeps up with (2 % for the counting
+   * window's edges); a loaded machine meets less */
+  fail_unless (cal.trial_met > 0 && cal.trial_met <= 10200000,
+      "%" G_GUINT64_FORMAT, cal.trial_met);
+  fail_unless_equals_uint64 (cal.capacity,
+      (guint64) (cal.trial_met * (1.0 - GST_GPUSTREAM_TRIAL_MARGIN)));
+  fail_unless_equals_string (cal.processor, "busy");
+
+  /* cached per device, processor, cycle and size */
+  fail_unless (gst_gpustream_calibration_lookup (NULL, "busy",
+          5 * GST_MSECOND, PACED_SIZE, &again));
+  fail_unless_equals_uint64 (again.capacity, cal.capacity);
+  gst_gpustream_calibration_clear (&again);
+  fail_if (gst_gpustream_calibration_lookup (NULL, "busy", 2 * GST_MSECOND,
+          PACED_SIZE, &again));
+  fail_if (gst_gpustream_calibration_lookup (NULL, "other",
+          5 * GST_MSECOND, PACED_SIZE, &again));
+
+  /* the figure holds: two streams of half of it each, 0.5 s */
+  memset (sinks, 0, sizeof sinks);
+  sched = gst_gpustream_scheduler_new (&busy_proc, NULL, &check_cb);
+  params.cycle = 5 * GST_MSECOND;
+  params.capacity = cal.capacity;
+  params.mu = 100 * GST_USECOND;
+  params.admission = TRUE;
+  /* a pacer stalled by the machine catches up unpoliced */
+  params.police_burst = GST_SECOND;
+  gst_gpustream_scheduler_set_params (sched, &params);
+  memset (pacers, 0, sizeof pacers);
+  for (i = 0; i < 2; i++) {
+    pacers[i].rate = cal.capacity / 2;
+    pacers[i].stream = gst_gpustream_scheduler_add_stream (sched,
+        PACED_SIZE, 100 * GST_MSECOND, pacers[i].rate, &sinks[i], NULL,
+        NULL);
+    fail_unless (pacers[i].stream != NULL);
+  }
+  fail_unless (gst_gpustream_scheduler_start (sched, 2,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, NULL));
+  for (i = 0; i < 2; i++) {
+    pacers[i].end = gst_gpustream_sched_now () + 500 * GST_MSECOND;
+    threads[i] = g_thread_new ("pacer", paced_push, &pacers[i]);
+  }
+  for (i = 0; i < 2; i++)
+    g_thread_join (threads[i]);
+  g_usleep (100000);
+  for (i = 0; i < 2; i++) {
+    GstGpuStreamSchedStreamStats st;
+
+    gst_gpustream_sched_stream_get_stats (pacers[i].stream, &st);
+    GST_INFO ("stream %u: %" G_GUINT64_FORMAT " packets, max %.2f ms", i,
+        st.packets, st.latency_max / 1e6);
+    fail_unless_equals_uint64 (st.misses, 0);
+    fail_unless_equals_uint64 (st.drops_overflow, 0);
+    fail_unless_equals_uint64 (pacers[i].refused, 0);
+    fail_unless_equals_uint64 (st.packets, sinks[i].next);
+    fail_unless (st.packets > 0);
+    fail_unless_equals_int (sinks[i].bad, 0);
+  }
+  gst_gpustream_scheduler_stop (sched);
+  for (i = 0; i < 2; i++)
+    gst_gpustream_scheduler_remove_stream (sched, pacers[i].stream);
+  gst_gpustream_scheduler_free (sched);
+  gst_gpustream_calibration_clear (&cal);
+}
+
+GST_END_TEST;
+
 /* ---- a blocked forwarder (a sink prerolling) holds only its pipeline ---- */
 
 typedef struct
@@ -1040,6 +1258,8 @@ scheduler_suite (void)
   tcase_add_test (tc, test_swap_stress);
   tcase_add_test (tc, test_policing);
   tcase_add_test (tc, test_calibration);
+  tcase_add_test (tc, test_calibration_trial);
+  tcase_add_test (tc, test_declared_rate);
   tcase_add_test (tc, test_blocked_forwarder);
   return s;
 }
