@@ -27,8 +27,8 @@
  *    figure would measure them instead of the scheduler.
  *    --impl gpu: the GPU backend, one protect launch per pipeline batch on
  *    CUDA device 0, each on its own CUDA stream (gpssrtp's submit / finish
- *    per lane: the pipelines' batches overlap), deadline 10 ms and cycles
- *    of 1, 2 and 3 ms (3I + mu < d); the target on an H100 is >= 40
+ *    per lane: the pipelines' batches overlap), cycles of 2, 5 and 10 ms,
+ *    each with a deadline of MAX (10 ms, 4I); the target on an H100 is >= 40
  *    Gbit/s with no misses among admitted streams. Exit 77 without a
  *    device.
  *
@@ -63,8 +63,7 @@
 #include <srtp/srtp_kernels.h>
 
 #define PKT_SIZE (12 + 7 * 188)
-#define N_STREAMS 8
-#define N_PIPELINES 2
+#define MAX_STREAMS 64
 #define CPU_DEADLINE (50 * GST_MSECOND)
 #define GPU_DEADLINE (10 * GST_MSECOND)
 #define MU (100 * GST_USECOND)
@@ -75,6 +74,10 @@ static GsSrtpImpl impl = GSRTP_IMPL_SCALAR;
 /* --impl gpu: the stage's batches go to this device */
 static GstObject *cuda_ctx;
 static GstClockTime deadline = CPU_DEADLINE;
+/* collectors (streams) and pipelines of every run: --pipelines N sets both
+ * (at least 8 streams, spread over the pipelines); --calibrations N how many
+ * trial calibrations a cycle gets (at most CALIBRATIONS) */
+static guint n_streams = 8, n_pipelines = 2, n_calibrations = CALIBRATIONS;
 
 #define BACKEND (cuda_ctx ? GST_GPUSTREAM_BACKEND_GPU : GST_GPUSTREAM_BACKEND_CPU)
 #define PROCESSOR (&srtp_info->processor)
@@ -287,7 +290,7 @@ max_of (const guint64 * v, guint n)
 }
 
 /* CALIBRATIONS trial calibrations of the worker at cycle, the streams as
- * in the runs (N_STREAMS collectors, N_PIPELINES pipelines, the deadline);
+ * in the runs (n_streams collectors, n_pipelines pipelines, the deadline);
  * returns the median B_I */
 static guint64
 calibrate (GstClockTime cycle, CalSet * set)
@@ -298,12 +301,12 @@ calibrate (GstClockTime cycle, CalSet * set)
   gint64 t0 = g_get_monotonic_time ();
 
   gst_gpustream_trial_params_init (&trial);
-  trial.n_pipelines = N_PIPELINES;
-  trial.n_streams = N_STREAMS;
+  trial.n_pipelines = n_pipelines;
+  trial.n_streams = n_streams;
   trial.deadline = deadline;
   trial.mu = MU;
   trial.rt_priority = rt_priority;
-  for (r = 0; r < CALIBRATIONS; r++) {
+  for (r = 0; r < n_calibrations; r++) {
     GstGpuStreamCalibration cal = { 0 };
     GError *err = NULL;
     gpointer st = srtp_stage_new ();
@@ -319,8 +322,8 @@ calibrate (GstClockTime cycle, CalSet * set)
     set->margin = cal.margin;
     gst_gpustream_calibration_clear (&cal);
   }
-  set->seconds = (g_get_monotonic_time () - t0) / 1e6 / CALIBRATIONS;
-  return median_of (set->capacity, CALIBRATIONS);
+  set->seconds = (g_get_monotonic_time () - t0) / 1e6 / n_calibrations;
+  return median_of (set->capacity, n_calibrations);
 }
 
 static void
@@ -350,8 +353,8 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   GstGpuStreamScheduler *sched;
   GstGpuStreamSchedulerParams params = { 0 };
   GstGpuStreamSchedulerStats ss;
-  BStream streams[N_STREAMS];
-  guint64 rate = capacity * load_pct / 100 / N_STREAMS;
+  BStream streams[MAX_STREAMS];
+  guint64 rate = capacity * load_pct / 100 / n_streams;
   guint64 all_n = 0, misses = 0, pushed = 0, refused = 0, overflow = 0;
   guint64 policed = 0, *all;
   guint i, j, admitted = 0;
@@ -370,7 +373,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   gst_gpustream_scheduler_set_params (sched, &params);
 
   memset (streams, 0, sizeof streams);
-  for (i = 0; i < N_STREAMS; i++) {
+  for (i = 0; i < n_streams; i++) {
     BStream *s = &streams[i];
 
     s->idx = i;
@@ -385,7 +388,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     s->cap_lat = (guint64) (duration * rate / PKT_SIZE * 1.2) + 1000;
     s->lat = g_new (guint64, s->cap_lat);
   }
-  if (!gst_gpustream_scheduler_start (sched, N_PIPELINES, BACKEND, cuda_ctx,
+  if (!gst_gpustream_scheduler_start (sched, n_pipelines, BACKEND, cuda_ctx,
           &err))
     g_error ("start: %s", err->message);
 
@@ -393,9 +396,9 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
    * pipelines to the run's size, so no packet meets a batch still at its
    * initial size */
   for (j = 0; j < 4; j++) {
-    guint per = (guint) MIN (65536, 4 * rate * N_STREAMS / PKT_SIZE *
+    guint per = (guint) MIN (65536, 4 * rate * n_streams / PKT_SIZE *
         cycle / GST_SECOND + 64);
-    for (i = 0; i < N_STREAMS; i++) {
+    for (i = 0; i < n_streams; i++) {
       guint m;
       if (!streams[i].stream)
         continue;
@@ -405,21 +408,21 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     g_usleep (cycle / 1000 + 1000);
   }
 
-  for (i = 0; i < N_STREAMS; i++) {
+  for (i = 0; i < n_streams; i++) {
     if (!streams[i].stream)
       continue;
     streams[i].end = gst_gpustream_sched_now () +
         (guint64) (duration * GST_SECOND);
     streams[i].thread = g_thread_new ("producer", produce, &streams[i]);
   }
-  for (i = 0; i < N_STREAMS; i++)
+  for (i = 0; i < n_streams; i++)
     if (streams[i].thread)
       g_thread_join (streams[i].thread);
   /* admitted packets leave within 3I + mu; overloaded runs keep a backlog:
    * wait for it (bounded), it is part of the figure */
   for (j = 0; j < 200; j++) {
     guint64 fwd = 0, push = 0;
-    for (i = 0; i < N_STREAMS; i++) {
+    for (i = 0; i < n_streams; i++) {
       fwd += __atomic_load_n (&streams[i].n_lat, __ATOMIC_RELAXED);
       push += streams[i].pushed;
     }
@@ -428,7 +431,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     g_usleep (3 * cycle / 1000 + 20000);
   }
   gst_gpustream_scheduler_get_stats (sched, &ss);
-  for (i = 0; i < N_STREAMS; i++) {
+  for (i = 0; i < n_streams; i++) {
     GstGpuStreamSchedStreamStats st_s;
     if (!streams[i].stream)
       continue;
@@ -439,7 +442,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   gst_gpustream_scheduler_stop (sched);
 
   all = g_new (guint64, 1);
-  for (i = 0; i < N_STREAMS; i++) {
+  for (i = 0; i < n_streams; i++) {
     BStream *s = &streams[i];
     if (!s->stream)
       continue;
@@ -468,7 +471,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
       "\"rt_priority\":%d,",
       IMPL_NAME, cuda_ctx ? "gpu" : "cpu", cycle / 1e6, capacity,
       load_pct, admission ? "true" : "false", deadline / 1e6, PKT_SIZE,
-      duration, N_STREAMS, admitted, rate, carried, all_n, misses, policed,
+      duration, n_streams, admitted, rate, carried, all_n, misses, policed,
       overflow, ss.cycles, ss.late_launches, ss.worst_batch / 1e6,
       rt_priority);
   g_string_append_printf (line, "\"lat_p50_ms\":%.3f,\"lat_p99_ms\":%.3f,"
@@ -478,7 +481,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
       all_n ? all[all_n - 1] / 1e6 : 0.0);
   cdf_json (line, all, all_n);
   g_string_append (line, ",\"per_stream\":[");
-  for (i = 0, j = 0; i < N_STREAMS; i++) {
+  for (i = 0, j = 0; i < n_streams; i++) {
     BStream *s = &streams[i];
     if (!s->stream)
       continue;
@@ -498,14 +501,14 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   printf ("%6.1f %5u%% %5s %4u/%u %10.1f %9" G_GUINT64_FORMAT " %8.2f %8.2f "
       "%8.2f %8" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT
       " %7.2f\n", cycle / 1e6, load_pct, admission ? "on" : "off", admitted,
-      N_STREAMS, carried / 1e6, all_n,
+      n_streams, carried / 1e6, all_n,
       all_n ? all[all_n / 2] / 1e6 : 0.0,
       all_n ? all[MIN (all_n - 1, all_n * 99 / 100)] / 1e6 : 0.0,
       all_n ? all[all_n - 1] / 1e6 : 0.0, misses, ss.late_launches,
       overflow + policed, ss.worst_batch / 1e6);
   fflush (stdout);
 
-  for (i = 0; i < N_STREAMS; i++) {
+  for (i = 0; i < n_streams; i++) {
     if (streams[i].stream)
       gst_gpustream_scheduler_remove_stream (sched, streams[i].stream);
     g_free (streams[i].lat);
@@ -877,11 +880,13 @@ emit_vs_kernel (const guint * cycles, guint n, const guint64 * caps,
 
   printf ("\nThe scheduler beside the kernel (SRTP protect alone, %u-packet "
       "batches back to back on one thread, best of 3), MB/s; B_I is the "
-      "median of %u calibrations:\n", KERNEL_BATCH, CALIBRATIONS);
+      "median of %u calibrations:\n", KERNEL_BATCH, n_calibrations);
   printf ("%6s %10s %10s %7s %12s %7s %7s %12s %7s %7s\n", "I ms", "kernel",
       "B_I", "x kern", "@100% MB/s", "x kern", "misses", "@200% MB/s",
       "x kern", "misses");
   for (c = 0; c < n; c++) {
+    if (!caps[c])               /* a cycle not run (--cycle-ms) */
+      continue;
     GString *line = g_string_new (NULL);
 
     printf ("%6u %10.1f %10.1f %7.2f %12.1f %7.2f %7" G_GUINT64_FORMAT
@@ -912,12 +917,14 @@ main (int argc, char **argv)
 {
   static const guint loads[] = { 25, 50, 100, 150, 200 };
   static const guint cpu_cycles_ms[] = { 2, 5, 10 };
-  /* GPU: 3I + mu below the 10 ms deadline */
-  static const guint gpu_cycles_ms[] = { 1, 2, 3 };
+  /* GPU: the cycles of the CPU runs, each with a deadline of
+   * MAX (10 ms, 4 I) (admission needs 3I + mu below it) */
+  static const guint gpu_cycles_ms[] = { 2, 5, 10 };
   const guint *cycles = cpu_cycles_ms;
   guint n_cycles = G_N_ELEMENTS (cpu_cycles_ms);
   gdouble duration = 3.0;
   gboolean quick = FALSE, use_gpu = FALSE;
+  guint only_cycle_ms = 0;      /* --cycle-ms: that cycle alone */
   guint i, c, l, a, r;
   CalSet sets[3] = { 0 };
   guint64 caps[3] = { 0 }, misses100[3] = { 0 }, misses200[3] = { 0 };
@@ -940,12 +947,24 @@ main (int argc, char **argv)
       impl = !strcmp (v, "scalar") ? GSRTP_IMPL_SCALAR : GSRTP_IMPL_AUTO;
     } else if (!strcmp (argv[i], "--rt-priority") && i + 1 < (guint) argc) {
       rt_priority = atoi (argv[++i]);
+    } else if (!strcmp (argv[i], "--pipelines") && i + 1 < (guint) argc) {
+      gint v = atoi (argv[++i]);   /* CLAMP evaluates its argument twice */
+
+      n_pipelines = CLAMP (v, 1, MAX_STREAMS);
+      n_streams = MAX (8, n_pipelines);
+    } else if (!strcmp (argv[i], "--cycle-ms") && i + 1 < (guint) argc) {
+      only_cycle_ms = atoi (argv[++i]);
+    } else if (!strcmp (argv[i], "--calibrations") && i + 1 < (guint) argc) {
+      gint v = atoi (argv[++i]);
+
+      n_calibrations = CLAMP (v, 1, CALIBRATIONS);
     } else if (!strcmp (argv[i], "--quick")) {
       quick = TRUE;
       duration = 1.0;
     } else {
       fprintf (stderr, "usage: %s [--json FILE] [--duration S] "
-          "[--impl scalar|auto|gpu] [--rt-priority N] [--quick]\n", argv[0]);
+          "[--impl scalar|auto|gpu] [--rt-priority N] [--pipelines N] "
+          "[--calibrations N] [--cycle-ms I] [--quick]\n", argv[0]);
       return 2;
     }
   }
@@ -978,14 +997,21 @@ main (int argc, char **argv)
   printf ("rtgpu: %u streams of %u-byte RTP packets, SRTP protect "
       "(aes-128-icm/hmac-sha1-80, %s) in the worker, %u pipelines, "
       "deadline %.0f ms, %.1f s a run, worker and forwarders %s\n",
-      N_STREAMS, PKT_SIZE, cuda_ctx ? "one GPU launch per pipeline batch" :
+      n_streams, PKT_SIZE, cuda_ctx ? "one GPU launch per pipeline batch" :
       impl == GSRTP_IMPL_SCALAR ? "scalar reference" : "AES-NI/SHA-NI path",
-      N_PIPELINES, deadline / 1e6, duration, rt_priority > 0 ?
+      n_pipelines, deadline / 1e6, duration, rt_priority > 0 ?
       "SCHED_FIFO" : "at normal priority (SCHED_FIFO denied or not asked)");
   for (c = 0; c < n_cycles; c++) {
     GstClockTime cycle = cycles[c] * GST_MSECOND;
     CalSet *set = &sets[c];
-    guint64 cap = calibrate (cycle, set);
+    guint64 cap;
+
+    if (only_cycle_ms && cycles[c] != only_cycle_ms)
+      continue;
+
+    if (cuda_ctx)
+      deadline = MAX (GPU_DEADLINE, 4 * cycle);
+    cap = calibrate (cycle, set);
     GString *line = g_string_new (NULL);
 
     caps[c] = cap;
@@ -998,9 +1024,9 @@ main (int argc, char **argv)
         ",\"calibrations\":%u,\"seconds_each\":%.1f,\"runs\":[",
         IMPL_NAME, cuda_ctx ? "gpu" : "cpu", cycles[c], PKT_SIZE,
         deadline / 1e6, set->margin, cap, cap / PKT_SIZE,
-        min_of (set->capacity, CALIBRATIONS),
-        max_of (set->capacity, CALIBRATIONS), CALIBRATIONS, set->seconds);
-    for (r = 0; r < CALIBRATIONS; r++)
+        min_of (set->capacity, n_calibrations),
+        max_of (set->capacity, n_calibrations), n_calibrations, set->seconds);
+    for (r = 0; r < n_calibrations; r++)
       g_string_append_printf (line, "%s{\"capacity_Bps\":%" G_GUINT64_FORMAT
           ",\"met_Bps\":%" G_GUINT64_FORMAT ",\"standalone_Bps\":%"
           G_GUINT64_FORMAT "}", r ? "," : "", set->capacity[r], set->met[r],
@@ -1009,12 +1035,12 @@ main (int argc, char **argv)
     printf ("\ncalibrated I = %u ms by trial run, %u times (%.1f s each): "
         "B_I min %.1f / median %.1f / max %.1f MB/s (spread %.1f %% of the "
         "median); the stage alone (first guess) median %.1f MB/s; margin "
-        "%.0f %%\n", cycles[c], CALIBRATIONS, set->seconds,
-        min_of (set->capacity, CALIBRATIONS) / 1e6, cap / 1e6,
-        max_of (set->capacity, CALIBRATIONS) / 1e6,
-        100.0 * (max_of (set->capacity, CALIBRATIONS) -
-            min_of (set->capacity, CALIBRATIONS)) / MAX (cap, 1),
-        median_of (set->standalone, CALIBRATIONS) / 1e6, set->margin * 100);
+        "%.0f %%\n", cycles[c], n_calibrations, set->seconds,
+        min_of (set->capacity, n_calibrations) / 1e6, cap / 1e6,
+        max_of (set->capacity, n_calibrations) / 1e6,
+        100.0 * (max_of (set->capacity, n_calibrations) -
+            min_of (set->capacity, n_calibrations)) / MAX (cap, 1),
+        median_of (set->standalone, n_calibrations) / 1e6, set->margin * 100);
     if (json) {
       fprintf (json, "%s\n", line->str);
       fflush (json);
@@ -1024,7 +1050,7 @@ main (int argc, char **argv)
         "I ms", "load", "adm", "strms", "MB/s", "packets", "p50 ms",
         "p99 ms", "max ms", "misses", "late", "drops", "T_S ms");
     for (l = 0; l < G_N_ELEMENTS (loads); l++) {
-      if (quick && loads[l] != 50 && loads[l] != 200)
+      if (quick && loads[l] < 100)
         continue;
       for (a = 0; a < 2; a++) {
         guint64 misses;
