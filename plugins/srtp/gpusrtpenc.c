@@ -558,9 +558,11 @@ enc_map_in_place (GstBuffer * buf, gsize len, gsize cap, GstMapInfo * map)
 
 /* Checks and copies the packets of one pad into one block with room for
  * the tag, in order: the context per SSRC and the sender's repeat check
- * happen here, in the streaming thread. Does not take the input buffers.
- * items (n of them) receives the k items to protect; slots: n items to use
- * in place (direct mode), or NULL to allocate each (scheduled mode). */
+ * happen here, in the streaming thread. Takes no input buffer, except a
+ * single buffer of the caller's (owned) that it protects in place: in[0] is
+ * then set to NULL. items (n of them) receives the k items to protect;
+ * slots: n items to use in place (direct mode), or NULL to allocate each
+ * (scheduled mode). */
 static guint
 enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
     GstBuffer ** in, guint n, gboolean owned, EncItem ** items,
