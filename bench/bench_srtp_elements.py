@@ -7,7 +7,8 @@ gst-plugins-bad's, on Debian's libsrtp2 (built on NSS); the kernel-level
 comparison with the OpenSSL per-packet anchor is kernels/bench/bench_srtp.
 --input buffers puts a passthrough capsfilter before the encoder: it has no
 chain_list, so the encoder gets the same packets one buffer at a time (the
-per-buffer path: payloaders without aggregation).
+per-buffer path: payloaders without aggregation). gpusrtpenc-outlists is
+output-lists=true (a protected list pushed as a list; not toward srtpdec).
 
     bench/bench_srtp_elements.py [--packets N] [--runs N] [--stat best|median]
         [--input lists|buffers|both] [--elements a,b] [--profiles a,b]
@@ -42,6 +43,8 @@ ENCODERS = [
     ("srtpenc", "srtpenc"),
     ("gpusrtpenc", "gpusrtpenc backend=cpu"),
     ("gpusrtpenc-batched", "gpusrtpenc backend=cpu cycle=1000000"),
+    # a list out per list in: one push per 64 packets instead of 64
+    ("gpusrtpenc-outlists", "gpusrtpenc backend=cpu output-lists=true"),
 ]
 
 

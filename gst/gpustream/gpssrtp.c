@@ -472,6 +472,16 @@ gst_gpustream_srtp_protect_batch (GsSrtpPacket * pkts, gsize n,
     GstGpuStreamBackend backend, GstObject * cuda_context,
     gboolean * used_gpu)
 {
+#if GS_HAVE_CUDA
+  if (!gpu_context (backend, cuda_context))
+#endif
+  {
+    /* the CPU path of submit + finish without the batch object: a
+     * gpusrtpenc fed one buffer per packet calls this per packet */
+    if (used_gpu)
+      *used_gpu = FALSE;
+    return gsrtp_protect_batch (pkts, n, GSRTP_IMPL_AUTO);
+  }
   return gst_gpustream_srtp_protect_finish (gst_gpustream_srtp_protect_submit
       (pkts, n, backend, cuda_context, GST_GPUSTREAM_SRTP_LANE_NONE),
       used_gpu);

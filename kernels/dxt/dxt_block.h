@@ -364,14 +364,83 @@ dxt_is_solid (const int mn[3], const int mx[3])
 
 /* ------------------------------------------------------------ BC1 colour */
 
-/* fast: box diagonal with inset, then one least-squares step. */
+/* fast: the box diagonal with inset and one least-squares step (van
+ * Waveren), then two candidates the diagonal misses, each kept only when it
+ * lowers the error:
+ * - a near-flat block (every channel within DXT_FLAT_RANGE levels: smooth
+ *   gradients) gets the pair whose 1/3 point is the block's mean, as a solid
+ *   block does; the box corners quantised to 565 land up to 4 levels off;
+ * - where the fit is still poor (DXT_AXIS_ERR), the pixels at the ends of
+ *   the principal axis, plus one least-squares step from their own indices
+ *   (stb_dxt's normal mode: the diagonal only knows the sign of each
+ *   channel's correlation with green, which picks the wrong axis on noise
+ *   and sharp multi-colour edges).
+ * The SIMD versions (dxt_simd.c) run the same steps with vector sums and
+ * errors through the helpers below, so their blocks are these. */
+#define DXT_FLAT_RANGE 8
+/* the principal axis is tried only when the diagonal's fit is off by more
+ * than 8 levels RMS (16 pixels x 3 channels x 8^2): on smooth content the
+ * diagonal is the axis, and the axis costs twice the rest of the block */
+#define DXT_AXIS_ERR (16 * 3 * 8 * 8)
+
+GS_HD int
+dxt_bc1_near_flat (const int mn[3], const int mx[3])
+{
+  return mx[0] - mn[0] <= DXT_FLAT_RANGE && mx[1] - mn[1] <= DXT_FLAT_RANGE &&
+      mx[2] - mn[2] <= DXT_FLAT_RANGE;
+}
+
+/* sum: the channel sums of the 16 pixels */
+GS_HD void
+dxt_bc1_mean_pair (const int sum[3], uint32_t *c0, uint32_t *c1)
+{
+  int q0[3], q1[3];
+  for (int c = 0; c < 3; c++)
+    dxt_solid_pair ((sum[c] + 8) >> 4, c == 1 ? 6 : 5, &q0[c], &q1[c]);
+  *c0 = ((uint32_t) q0[0] << 11) | ((uint32_t) q0[1] << 5) | (uint32_t) q0[2];
+  *c1 = ((uint32_t) q1[0] << 11) | ((uint32_t) q1[1] << 5) | (uint32_t) q1[2];
+}
+
+GS_HD int dxt_principal_axis_sums (const int sum[3], const int sxy[6], int axis[3]);
+
+/* The block's pixels with the lowest and highest projection on axis (the
+ * first of equals), as endpoint words. */
+GS_HD void
+dxt_bc1_axis_ends (const uint8_t *px, const int axis[3], uint32_t *c0, uint32_t *c1)
+{
+  int lo = 0, hi = 0, plo = 0x7fffffff, phi = -0x7fffffff, e0[3], e1[3];
+  for (int i = 0; i < 16; i++) {
+    int p = px[4 * i] * axis[0] + px[4 * i + 1] * axis[1] + px[4 * i + 2] * axis[2];
+    if (p < plo) { plo = p; lo = i; }
+    if (p > phi) { phi = p; hi = i; }
+  }
+  for (int c = 0; c < 3; c++) { e0[c] = px[4 * hi + c]; e1[c] = px[4 * lo + c]; }
+  *c0 = dxt_pack565 (e0);
+  *c1 = dxt_pack565 (e1);
+}
+
+/* sum[3]: channel sums; sxy[6]: sums of rr, rg, rb, gg, gb, bb */
+GS_HD void
+dxt_block_sums (const uint8_t *px, int sum[3], int sxy[6])
+{
+  for (int c = 0; c < 3; c++) sum[c] = 0;
+  for (int c = 0; c < 6; c++) sxy[c] = 0;
+  for (int i = 0; i < 16; i++) {
+    int r = px[4 * i], g = px[4 * i + 1], b = px[4 * i + 2];
+    sum[0] += r; sum[1] += g; sum[2] += b;
+    sxy[0] += r * r; sxy[1] += r * g; sxy[2] += r * b;
+    sxy[3] += g * g; sxy[4] += g * b; sxy[5] += b * b;
+  }
+}
+
 GS_HD DxtBc1Cand
 dxt_bc1_fast (const uint8_t *px)
 {
   DxtBc1Cand best;
   best.c0 = best.c1 = best.idx = 0;
   best.err = 0x7fffffff;
-  int mn[3], mx[3], cov[3], e0[3], e1[3];
+  int mn[3], mx[3], cov[3], e0[3], e1[3], sum[3], sxy[6], axis[3];
+  uint32_t c0, c1;
   dxt_bc1_bounds (px, mn, mx);
   if (dxt_is_solid (mn, mx)) {
     dxt_bc1_solid (px, &best);
@@ -384,24 +453,52 @@ dxt_bc1_fast (const uint8_t *px)
   dxt_bc1_lsq_sums (px, best.idx, &s);
   if (dxt_bc1_lsq_solve (&s, e0, e1))
     dxt_bc1_try (px, dxt_pack565 (e0), dxt_pack565 (e1), &best);
+  int flat = dxt_bc1_near_flat (mn, mx);
+  if (!flat && best.err <= DXT_AXIS_ERR)
+    return best;
+  dxt_block_sums (px, sum, sxy);
+  if (flat) {
+    dxt_bc1_mean_pair (sum, &c0, &c1);
+    dxt_bc1_try (px, c0, c1, &best);
+  }
+  if (best.err > DXT_AXIS_ERR && dxt_principal_axis_sums (sum, sxy, axis)) {
+    DxtBc1Cand pca;
+    pca.err = 0x7fffffff;
+    dxt_bc1_axis_ends (px, axis, &c0, &c1);
+    dxt_bc1_try (px, c0, c1, &pca);
+    if (pca.err < best.err)
+      best = pca;
+    dxt_bc1_lsq_sums (px, pca.idx, &s);
+    if (dxt_bc1_lsq_solve (&s, e0, e1))
+      dxt_bc1_try (px, dxt_pack565 (e0), dxt_pack565 (e1), &best);
+  }
   return best;
 }
 
-/* Principal axis of the block's colours: covariance, then integer power
- * iteration with renormalisation by shifts (keeps |v| < 2^10). */
+/* The shift that brings a non-negative v under 2^10: its bit length less
+ * 10, by halving the range (a loop one bit at a time ran ~40 times per
+ * step, most of the axis' cost). */
 GS_HD int
-dxt_principal_axis (const uint8_t *px, int axis[3])
+dxt_shift_to_10_bits (int64_t v)
 {
-  int sum[3] = { 0, 0, 0 };
-  for (int i = 0; i < 16; i++)
-    for (int c = 0; c < 3; c++) sum[c] += px[4 * i + c];
+  int n = 0;
+  if (v >> 32) { v >>= 32; n += 32; }
+  if (v >> 16) { v >>= 16; n += 16; }
+  if (v >> 8) { v >>= 8; n += 8; }
+  if (v >> 4) { v >>= 4; n += 4; }
+  if (v >> 2) { v >>= 2; n += 2; }
+  if (v >> 1) { v >>= 1; n += 1; }
+  n += (int) v;
+  return n > 10 ? n - 10 : 0;
+}
+
+/* Principal axis of the block's colours: covariance, then integer power
+ * iteration with renormalisation by shifts (keeps |v| < 2^10). From the
+ * block's sums (dxt_block_sums). */
+GS_HD int
+dxt_principal_axis_sums (const int sum[3], const int sxy[6], int axis[3])
+{
   /* 16 * covariance, exact: 16 * sum(x y) - sum(x) sum(y) */
-  int sxy[6] = { 0, 0, 0, 0, 0, 0 };
-  for (int i = 0; i < 16; i++) {
-    int r = px[4 * i], g = px[4 * i + 1], b = px[4 * i + 2];
-    sxy[0] += r * r; sxy[1] += r * g; sxy[2] += r * b;
-    sxy[3] += g * g; sxy[4] += g * b; sxy[5] += b * b;
-  }
   int64_t m[3][3];
   m[0][0] = 16 * (int64_t) sxy[0] - (int64_t) sum[0] * sum[0];
   m[0][1] = m[1][0] = 16 * (int64_t) sxy[1] - (int64_t) sum[0] * sum[1];
@@ -425,8 +522,7 @@ dxt_principal_axis (const uint8_t *px, int axis[3])
     }
     if (mx == 0)
       return 0;
-    int sh = 0;
-    while ((mx >> sh) >= 1024) sh++;
+    int sh = dxt_shift_to_10_bits (mx);
     int64_t w[3];
     for (int c = 0; c < 3; c++) w[c] = v[c] >> sh;   /* |w| < 2^10, |m| < 2^21 */
     for (int c = 0; c < 3; c++)
@@ -439,10 +535,17 @@ dxt_principal_axis (const uint8_t *px, int axis[3])
   }
   if (mx == 0)
     return 0;
-  int sh = 0;
-  while ((mx >> sh) >= 1024) sh++;
+  int sh = dxt_shift_to_10_bits (mx);
   for (int c = 0; c < 3; c++) axis[c] = (int) (v[c] >> sh);
   return 1;
+}
+
+GS_HD int
+dxt_principal_axis (const uint8_t *px, int axis[3])
+{
+  int sum[3], sxy[6];
+  dxt_block_sums (px, sum, sxy);
+  return dxt_principal_axis_sums (sum, sxy, axis);
 }
 
 /* high: principal-axis extremes and the fast candidate, iterated least

@@ -132,6 +132,55 @@ try_sse (const __m128i x16[3][2], uint32_t c0, uint32_t c1, DxtBc1Cand *best, __
   return 1;
 }
 
+/* dxt_block_sums on the 16-bit channel vectors: the channel sums, and the
+ * products only when sxy is not NULL */
+T41 static void
+block_sums_sse (const __m128i x16[3][2], int sum[3], int sxy[6])
+{
+  const __m128i one = _mm_set1_epi16 (1);
+  static const int pr[6][2] = { { 0, 0 }, { 0, 1 }, { 0, 2 }, { 1, 1 }, { 1, 2 }, { 2, 2 } };
+  for (int c = 0; c < 3; c++)
+    sum[c] = hsum32 (_mm_add_epi32 (_mm_madd_epi16 (x16[c][0], one), _mm_madd_epi16 (x16[c][1], one)));
+  for (int k = 0; sxy && k < 6; k++) {
+    const __m128i *a = x16[pr[k][0]], *b = x16[pr[k][1]];
+    sxy[k] = hsum32 (_mm_add_epi32 (_mm_madd_epi16 (a[0], b[0]), _mm_madd_epi16 (a[1], b[1])));
+  }
+}
+
+/* The second half of dxt_bc1_fast: the near-flat mean pair, then the
+ * principal-axis ends and their least-squares step, same order and ties. */
+T41 static void
+fast_more_sse (const uint8_t *px, const __m128i x16[3][2], const int mn[3], const int mx[3],
+    DxtBc1Cand *best)
+{
+  uint32_t c0, c1;
+  __m128i k8;
+  int e0[3], e1[3], sum[3], sxy[6], axis[3];
+  int flat = dxt_bc1_near_flat (mn, mx);
+  if (!flat && best->err <= DXT_AXIS_ERR)
+    return;
+  block_sums_sse (x16, sum, NULL);
+  if (flat) {
+    dxt_bc1_mean_pair (sum, &c0, &c1);
+    try_sse (x16, c0, c1, best, &k8);
+  }
+  if (best->err <= DXT_AXIS_ERR)
+    return;
+  block_sums_sse (x16, sum, sxy);
+  if (dxt_principal_axis_sums (sum, sxy, axis)) {
+    DxtBc1Cand pca;
+    DxtLsqSums s;
+    pca.err = 0x7fffffff;
+    dxt_bc1_axis_ends (px, axis, &c0, &c1);
+    try_sse (x16, c0, c1, &pca, &k8);
+    if (pca.err < best->err)
+      *best = pca;
+    lsq_sums_sse (k8, x16, &s);
+    if (dxt_bc1_lsq_solve (&s, e0, e1))
+      try_sse (x16, dxt_pack565 (e0), dxt_pack565 (e1), best, &k8);
+  }
+}
+
 T41 DxtBc1Cand
 dxt_bc1_fast_sse41 (const uint8_t *px)
 {
@@ -164,6 +213,7 @@ dxt_bc1_fast_sse41 (const uint8_t *px)
   lsq_sums_sse (k8, x16, &s);
   if (dxt_bc1_lsq_solve (&s, e0, e1))
     try_sse (x16, dxt_pack565 (e0), dxt_pack565 (e1), &best, &k8);
+  fast_more_sse (px, x16, mn, mx, &best);
   return best;
 }
 
@@ -247,6 +297,8 @@ dxt_bc1_fast_avx2 (const uint8_t *px)
   lsq_sums_sse (k8, (const __m128i (*)[2]) x16, &s);
   if (dxt_bc1_lsq_solve (&s, e0, e1))
     try_avx (x, dxt_pack565 (e0), dxt_pack565 (e1), &best, &k8);
+  /* the rest on 128-bit vectors: it runs for few blocks */
+  fast_more_sse (px, x16, mn, mx, &best);
   return best;
 }
 

@@ -88,49 +88,6 @@ ctr_aesni (const uint32_t *rk, int nr, const uint8_t ctr0[16], uint8_t *buf, uin
   }
 }
 
-/* SHA-1 with the SHA extensions: 20 groups of 4 rounds, message schedule
- * rolled through four registers. */
-__attribute__ ((target ("sha,sse4.1,ssse3"))) static void
-sha1_shani (uint32_t st[5], const uint8_t *data, size_t nblocks)
-{
-  const __m128i mask = _mm_set_epi64x (0x0001020304050607ll, 0x08090a0b0c0d0e0fll);
-  __m128i abcd = _mm_shuffle_epi32 (_mm_loadu_si128 ((const __m128i *) st), 0x1b);
-  __m128i e0 = _mm_set_epi32 ((int) st[4], 0, 0, 0);
-  for (; nblocks--; data += 64) {
-    __m128i abcd_save = abcd, e_save = e0, w[4], ecur, prev = abcd;
-    int i;
-    for (i = 0; i < 4; i++)
-      w[i] = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *) (data + 16 * i)), mask);
-    ecur = _mm_add_epi32 (e0, w[0]);
-#define GS_SHA1_STEP(g, f) do { \
-      prev = abcd; \
-      abcd = _mm_sha1rnds4_epu32 (abcd, ecur, f); \
-      if ((g) < 19) { \
-        __m128i wn; \
-        if ((g) + 1 < 4) { \
-          wn = w[((g) + 1) & 3]; \
-        } else { \
-          wn = _mm_sha1msg2_epu32 (_mm_xor_si128 (_mm_sha1msg1_epu32 (w[((g) + 1) & 3], \
-                  w[((g) + 2) & 3]), w[((g) + 3) & 3]), w[(g) & 3]); \
-          w[((g) + 1) & 3] = wn; \
-        } \
-        ecur = _mm_sha1nexte_epu32 (prev, wn); \
-      } \
-    } while (0)
-    GS_SHA1_STEP (0, 0); GS_SHA1_STEP (1, 0); GS_SHA1_STEP (2, 0); GS_SHA1_STEP (3, 0);
-    GS_SHA1_STEP (4, 0); GS_SHA1_STEP (5, 1); GS_SHA1_STEP (6, 1); GS_SHA1_STEP (7, 1);
-    GS_SHA1_STEP (8, 1); GS_SHA1_STEP (9, 1); GS_SHA1_STEP (10, 2); GS_SHA1_STEP (11, 2);
-    GS_SHA1_STEP (12, 2); GS_SHA1_STEP (13, 2); GS_SHA1_STEP (14, 2); GS_SHA1_STEP (15, 3);
-    GS_SHA1_STEP (16, 3); GS_SHA1_STEP (17, 3); GS_SHA1_STEP (18, 3); GS_SHA1_STEP (19, 3);
-#undef GS_SHA1_STEP
-    e0 = _mm_sha1nexte_epu32 (prev, e_save);
-    abcd = _mm_add_epi32 (abcd, abcd_save);
-  }
-  abcd = _mm_shuffle_epi32 (abcd, 0x1b);
-  _mm_storeu_si128 ((__m128i *) st, abcd);
-  st[4] = (uint32_t) _mm_extract_epi32 (e0, 3);
-}
-
 /* Two independent SHA-1 streams in lockstep: sha1rnds4 is latency-bound, so
  * interleaving two packets' hashes nearly doubles throughput. */
 __attribute__ ((target ("sha,sse4.1,ssse3"))) static void
@@ -332,7 +289,12 @@ typedef struct {
   GhashFn ghash;
   GcmKeyCache *gcm;     /* non-NULL: AES-GCM through srtp_gcm_accel.c */
   int sha1_mb;          /* a chunk's HMACs through the multi-buffer SHA-1 */
+  size_t sha1_mb_min;   /* ... when it has at least this many */
 } Prims;
+
+/* With SHA-NI at hand, fewer HMACs than this leave most of the 16 AVX-512
+ * lanes idle: they run one or two at a time on SHA-NI instead. */
+#define MB_MIN_WITH_SHANI 8
 
 /* gcm_cache: storage for p->gcm, used when the CPU can run the GCM path. */
 static void
@@ -350,6 +312,7 @@ prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
   p->gcm = NULL;
   p->sha1_mb = impl != GSRTP_IMPL_SCALAR && (gs_sha1_level () == GS_SHA1_AVX2 ||
       gs_sha1_level () == GS_SHA1_AVX512);
+  p->sha1_mb_min = 2;
   if (impl != GSRTP_IMPL_SCALAR && !portable && gs_gcm_accel_level () > 0) {
     gcm_cache->ctx = NULL;
     gcm_cache->spare_of = NULL;
@@ -360,9 +323,12 @@ prims_get (Prims *p, GsSrtpImpl impl, GcmKeyCache *gcm_cache)
     p->ctr = ctr_aesni;
   if (f & GS_CPU_PCLMUL)
     p->ghash = ghash_clmul;
-  if ((f & GS_CPU_SHA) && gs_sha1_level () == GS_SHA1_SHANI) {
-    p->sha1 = sha1_shani;
+  /* also under AVX-512: a chunk too small for the lanes (a packet pushed
+   * alone) runs on SHA-NI, not on the scalar SHA-1 */
+  if ((f & GS_CPU_SHA) && gs_sha1_shani_ok ()) {
+    p->sha1 = gs_sha1_shani;
     p->sha1x2 = sha1_shani_x2;
+    p->sha1_mb_min = MB_MIN_WITH_SHANI;
   }
 #else
   (void) f;
@@ -513,7 +479,7 @@ static void
 hmac_jobs (const Prims *p, const HmacJob *jobs, size_t nj)
 {
   size_t i;
-  if (p->sha1_mb && nj > 1) {
+  if (p->sha1_mb && nj >= p->sha1_mb_min) {
     hmac_mb (jobs, nj);
     return;
   }

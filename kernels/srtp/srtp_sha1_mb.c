@@ -58,6 +58,16 @@ gs_sha1_level_cap (unsigned cap)
   prog_cap = cap;
 }
 
+int
+gs_sha1_shani_ok (void)
+{
+#ifdef GS_X86
+  return gs_sha1_level () >= GS_SHA1_SHANI && cpu_has (GS_SHA1_SHANI);
+#else
+  return 0;
+#endif
+}
+
 /* One job's remaining blocks, one at a time (st in, st out). */
 static void
 job_scalar (uint32_t st[5], const uint8_t *p, uint32_t nb, const GsSha1Job *j, int seg)
@@ -284,7 +294,13 @@ mb_lanes (GsSha1Job *jobs, size_t n, const uint32_t *order, int lanes,
         GsSha1Job *j = &jobs[job[l]];
         for (i = 0; i < 5; i++)
           j->st[i] = S[i][l];
-        job_scalar (j->st, ptr[l], left[l], j, seg[l]);
+        if (gs_sha1_shani_ok ()) {
+          gs_sha1_shani (j->st, ptr[l], left[l]);
+          if (seg[l] == 0)
+            gs_sha1_shani (j->st, j->p[1], j->nb[1]);
+        } else {
+          job_scalar (j->st, ptr[l], left[l], j, seg[l]);
+        }
       }
       break;
     }
@@ -311,6 +327,49 @@ mb_lanes (GsSha1Job *jobs, size_t n, const uint32_t *order, int lanes,
     }
   }
 }
+/* SHA-1 with the SHA extensions: 20 groups of 4 rounds, message schedule
+ * rolled through four registers. */
+__attribute__ ((target ("sha,sse4.1,ssse3"))) void
+gs_sha1_shani (uint32_t st[5], const uint8_t *data, size_t nblocks)
+{
+  const __m128i mask = _mm_set_epi64x (0x0001020304050607ll, 0x08090a0b0c0d0e0fll);
+  __m128i abcd = _mm_shuffle_epi32 (_mm_loadu_si128 ((const __m128i *) st), 0x1b);
+  __m128i e0 = _mm_set_epi32 ((int) st[4], 0, 0, 0);
+  for (; nblocks--; data += 64) {
+    __m128i abcd_save = abcd, e_save = e0, w[4], ecur, prev = abcd;
+    int i;
+    for (i = 0; i < 4; i++)
+      w[i] = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *) (data + 16 * i)), mask);
+    ecur = _mm_add_epi32 (e0, w[0]);
+#define GS_SHA1_STEP(g, f) do { \
+      prev = abcd; \
+      abcd = _mm_sha1rnds4_epu32 (abcd, ecur, f); \
+      if ((g) < 19) { \
+        __m128i wn; \
+        if ((g) + 1 < 4) { \
+          wn = w[((g) + 1) & 3]; \
+        } else { \
+          wn = _mm_sha1msg2_epu32 (_mm_xor_si128 (_mm_sha1msg1_epu32 (w[((g) + 1) & 3], \
+                  w[((g) + 2) & 3]), w[((g) + 3) & 3]), w[(g) & 3]); \
+          w[((g) + 1) & 3] = wn; \
+        } \
+        ecur = _mm_sha1nexte_epu32 (prev, wn); \
+      } \
+    } while (0)
+    GS_SHA1_STEP (0, 0); GS_SHA1_STEP (1, 0); GS_SHA1_STEP (2, 0); GS_SHA1_STEP (3, 0);
+    GS_SHA1_STEP (4, 0); GS_SHA1_STEP (5, 1); GS_SHA1_STEP (6, 1); GS_SHA1_STEP (7, 1);
+    GS_SHA1_STEP (8, 1); GS_SHA1_STEP (9, 1); GS_SHA1_STEP (10, 2); GS_SHA1_STEP (11, 2);
+    GS_SHA1_STEP (12, 2); GS_SHA1_STEP (13, 2); GS_SHA1_STEP (14, 2); GS_SHA1_STEP (15, 3);
+    GS_SHA1_STEP (16, 3); GS_SHA1_STEP (17, 3); GS_SHA1_STEP (18, 3); GS_SHA1_STEP (19, 3);
+#undef GS_SHA1_STEP
+    e0 = _mm_sha1nexte_epu32 (prev, e_save);
+    abcd = _mm_add_epi32 (abcd, abcd_save);
+  }
+  abcd = _mm_shuffle_epi32 (abcd, 0x1b);
+  _mm_storeu_si128 ((__m128i *) st, abcd);
+  st[4] = (uint32_t) _mm_extract_epi32 (e0, 3);
+}
+
 #endif /* GS_X86 */
 
 void

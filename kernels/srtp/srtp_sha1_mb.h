@@ -5,8 +5,9 @@
  * the AVX-512 code 16 in a 512-bit one, one 64-byte block of each per step. Lanes are refilled from the job list as
  * their messages end, so messages of different lengths keep the lanes busy;
  * a lane with nothing left hashes a zero block whose result is dropped. When
- * a single message is left it finishes on the scalar SHA-1, which is faster
- * than 8 lanes carrying 7 idle ones.
+ * a single message is left it finishes on one stream (SHA-NI where the level
+ * allows it, else the scalar SHA-1), which is faster than 8 lanes carrying 7
+ * idle ones.
  *
  * Which SHA-1 the batch code uses is gs_sha1_level(): the AVX-512
  * multi-buffer code (16 lanes) where the CPU has it, else SHA-NI (one or two
@@ -46,5 +47,13 @@ void gs_sha1_level_cap (unsigned cap);
  * GS_SHA1_AVX512, else 8 lanes of AVX2 where the CPU has it, else the scalar
  * compression function. Jobs must not share state. */
 void gs_sha1_mb (GsSha1Job *jobs, size_t n, const uint32_t *order);
+
+/* Whether SHA-NI may run: the CPU has it and gs_sha1_level() is
+ * GS_SHA1_SHANI or above (with AVX-512 chosen for full chunks, a single
+ * message or a pair still runs fastest on SHA-NI). */
+int gs_sha1_shani_ok (void);
+
+/* One message's whole blocks on SHA-NI (x86 only; gs_sha1_shani_ok() first). */
+void gs_sha1_shani (uint32_t st[5], const uint8_t *data, size_t nblocks);
 
 #endif /* SRTP_SHA1_MB_H */

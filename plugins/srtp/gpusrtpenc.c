@@ -109,14 +109,19 @@ typedef struct
   gint last_ret;                /* atomic GstFlowReturn of the last push */
   /* scheduled mode; written under the object lock, read atomically */
   GstGpuStreamSchedClientStream *sched_stream;
+  /* the stream of the pad's last packet (a reference) and the clearing of
+   * the element's table it belongs to (streams_epoch): element lock */
+  struct _EncStream *last_stream;
+  guint last_stream_epoch;
 } EncPair;
 
 /* Sender side of one SSRC: the kernel context plus libsrtp's sender replay
  * check (a packet index sent twice is refused unless allow-repeat-tx), kept
  * here because the kernel does no sender-side check. */
-typedef struct
+typedef struct _EncStream
 {
-  gint refcount;                /* the table, and each batched packet */
+  gint refcount;                /* the table, each batched packet, and the
+                                 * pad whose last packet it had */
   guint32 ssrc;
   GsSrtpCtx ctx;
   gboolean have_seq;            /* shadow of the index estimate, in order */
@@ -163,6 +168,7 @@ struct _GstGpuSrtpEnc
   GMutex lock;
   GHashTable *streams;          /* ssrc -> EncStream */
   guint streams_gen;
+  guint streams_epoch;          /* counts clearings of streams */
   guint64 st_packets_in, st_packets_out, st_bytes_in, st_bytes_out;
   guint64 st_dropped, st_repeated, st_bad, st_batches, st_gpu_batches;
   gint64 last_warn;
@@ -192,12 +198,16 @@ enc_pair_ref (EncPair * pair)
   return pair;
 }
 
+static void enc_stream_unref (gpointer data);
+
 static void
 enc_pair_unref (gpointer data)
 {
   EncPair *pair = data;
 
   if (g_atomic_int_dec_and_test (&pair->refcount)) {
+    if (pair->last_stream)
+      enc_stream_unref (pair->last_stream);
     gst_clear_caps (&pair->sink_caps);
     g_free (pair);
   }
@@ -480,6 +490,8 @@ typedef struct
   guint8 *data;                 /* the packet's slot in block */
   gboolean is_rtcp;
   gboolean in_slot;             /* part of a caller's array: not freed */
+  gboolean in_place;            /* obj is the input buffer, mapped in map */
+  GstMapInfo map;
   guint32 len, cap;
   GsSrtpResult result;
 } EncItem;
@@ -489,6 +501,8 @@ enc_item_free (gpointer data)
 {
   EncItem *it = data;
 
+  if (it->in_place)
+    gst_buffer_unmap (GST_BUFFER_CAST (it->obj), &it->map);
   if (it->obj)
     gst_mini_object_unref (it->obj);
   if (it->stream)
@@ -506,6 +520,12 @@ enc_item_attach (EncItem * it)
 {
   GstBuffer *buf = GST_BUFFER_CAST (it->obj);
 
+  if (it->in_place) {
+    gst_buffer_unmap (buf, &it->map);
+    gst_buffer_set_size (buf, it->len);
+    it->in_place = FALSE;
+    return;
+  }
   gst_buffer_append_memory (buf, gst_memory_new_wrapped (0, it->data,
           ENC_SLOT_SIZE (it->cap), 0, it->len, it->block, enc_block_unref));
   /* as gst_buffer_new_allocate: a fresh buffer, not a changed one */
@@ -513,14 +533,43 @@ enc_item_attach (EncItem * it)
   it->block = NULL;
 }
 
+/* The bytes of a buffer upstream gave away (writable, one writable memory)
+ * with room behind them for the tag and MKI: protected where they are, no
+ * copy and no new buffer (a payloader that allocates with padding). NULL
+ * otherwise, or when mapping fails; the buffer is then left as it was. */
+static guint8 *
+enc_map_in_place (GstBuffer * buf, gsize len, gsize cap, GstMapInfo * map)
+{
+  GstMemory *mem;
+  gsize offset, maxsize;
+
+  if (gst_buffer_n_memory (buf) != 1 || !gst_buffer_is_writable (buf))
+    return NULL;
+  mem = gst_buffer_peek_memory (buf, 0);
+  if (!gst_memory_is_writable (mem))
+    return NULL;
+  gst_memory_get_sizes (mem, &offset, &maxsize);
+  if (maxsize - offset < cap)
+    return NULL;
+  gst_buffer_set_size (buf, cap);
+  if (!gst_buffer_map (buf, map, GST_MAP_READWRITE)) {
+    gst_buffer_set_size (buf, len);
+    return NULL;
+  }
+  return map->data;
+}
+
 /* Checks and copies the packets of one pad into one block with room for
  * the tag, in order: the context per SSRC and the sender's repeat check
- * happen here, in the streaming thread. Does not take the input buffers.
- * items (n of them) receives the k items to protect; slots: n items to use
- * in place (direct mode), or NULL to allocate each (scheduled mode). */
+ * happen here, in the streaming thread. Takes no input buffer, except a
+ * single buffer of the caller's (owned) that it protects in place: in[0] is
+ * then set to NULL. items (n of them) receives the k items to protect;
+ * slots: n items to use in place (direct mode), or NULL to allocate each
+ * (scheduled mode). */
 static guint
 enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
-    GstBuffer ** in, guint n, EncItem ** items, EncItem * slots)
+    GstBuffer ** in, guint n, gboolean owned, EncItem ** items,
+    EncItem * slots)
 {
   GsSrtpPolicy rtp_pol = gst_gpu_srtp_policy (set->rtp_cipher, set->rtp_auth);
   GsSrtpPolicy rtcp_pol = gst_gpu_srtp_policy (set->rtcp_cipher,
@@ -530,20 +579,31 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
       (set->mki ? gst_buffer_get_size (set->mki) : 0);
   gsize min_len = pair->is_rtcp ? 8 : 12, total = 0, off = 0;
   EncStream *last = NULL;
-  EncBlock *block;
+  EncBlock *block = NULL;
+  GstMapInfo map;
+  guint8 *in_place = NULL;
   guint i, k = 0;
 
   if (n == 0)
     return 0;
-  for (i = 0; i < n; i++) {
-    gsize len = gst_buffer_get_size (in[i]);
+  /* one buffer of ours, direct mode: in place when it has the room */
+  if (owned && n == 1 && slots) {
+    gsize len = gst_buffer_get_size (in[0]);
 
-    if (len <= G_MAXUINT32 - overhead)
-      total += ENC_SLOT_SIZE (len + overhead);
+    if (len >= min_len && len <= G_MAXUINT32 - overhead)
+      in_place = enc_map_in_place (in[0], len, len + overhead, &map);
   }
-  block = g_malloc (sizeof (EncBlock) + ENC_SLOT_ALIGN - 1 + total);
-  block->refcount = 1;
-  block->data = (guint8 *) ENC_SLOT_SIZE ((guintptr) (block + 1));
+  if (!in_place) {
+    for (i = 0; i < n; i++) {
+      gsize len = gst_buffer_get_size (in[i]);
+
+      if (len <= G_MAXUINT32 - overhead)
+        total += ENC_SLOT_SIZE (len + overhead);
+    }
+    block = g_malloc (sizeof (EncBlock) + ENC_SLOT_ALIGN - 1 + total);
+    block->refcount = 1;
+    block->data = (guint8 *) ENC_SLOT_SIZE ((guintptr) (block + 1));
+  }
 
   g_mutex_lock (&self->lock);
   if (self->streams_gen != set->gen) {
@@ -552,11 +612,12 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
     if (g_hash_table_size (self->streams) > 0)
       GST_INFO_OBJECT (self, "key or policy changed: new contexts");
     g_hash_table_remove_all (self->streams);
+    self->streams_epoch++;
     self->streams_gen = set->gen;
   }
   for (i = 0; i < n; i++) {
-    gsize len = gst_buffer_get_size (in[i]);
-    guint8 *slot = block->data + off;
+    gsize len = in_place ? map.size - overhead : gst_buffer_get_size (in[i]);
+    guint8 *slot = in_place ? in_place : block->data + off;
     guint32 ssrc;
     EncStream *s;
     EncItem *it;
@@ -571,19 +632,31 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
     }
     off += ENC_SLOT_SIZE (len + overhead);
     /* the one copy; the header is read from it */
-    gst_buffer_extract (in[i], 0, slot, len);
+    if (!in_place)
+      gst_buffer_extract (in[i], 0, slot, len);
     if ((slot[0] >> 6) != 2) {
       self->st_bad++;
       enc_drop_warn (self, 0, "not an RTP / RTCP packet");
       continue;
     }
     ssrc = GST_READ_UINT32_BE (slot + (pair->is_rtcp ? 4 : 8));
-    /* lists are mostly one SSRC: skip the hash lookup (the table cannot
-     * change while the lock is held) */
-    if (last && last->ssrc == ssrc)
+    /* mostly one SSRC per pad: the pad's last stream, else the table (a
+     * stream stays in the table until the table is cleared: a new key, a
+     * stop) */
+    if (!last && pair->last_stream &&
+        pair->last_stream_epoch == self->streams_epoch)
+      last = pair->last_stream;
+    if (last && last->ssrc == ssrc) {
       s = last;
-    else
+    } else {
       s = last = enc_stream_get (self, ssrc, set);
+      if (s && s != pair->last_stream) {
+        if (pair->last_stream)
+          enc_stream_unref (pair->last_stream);
+        pair->last_stream = enc_stream_ref (s);
+        pair->last_stream_epoch = self->streams_epoch;
+      }
+    }
     if (!s) {
       self->st_bad++;
       continue;
@@ -603,12 +676,21 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
     } else {
       it = g_new0 (EncItem, 1);
     }
-    it->obj = GST_MINI_OBJECT_CAST (gst_buffer_new ());
-    gst_buffer_copy_into (GST_BUFFER_CAST (it->obj), in[i],
-        GST_BUFFER_COPY_METADATA, 0, -1);
+    if (in_place) {
+      /* taken from the caller: the item unmaps it */
+      it->obj = GST_MINI_OBJECT_CAST (in[i]);
+      in[i] = NULL;
+      it->in_place = TRUE;
+      it->map = map;
+      in_place = NULL;
+    } else {
+      it->obj = GST_MINI_OBJECT_CAST (gst_buffer_new ());
+      gst_buffer_copy_into (GST_BUFFER_CAST (it->obj), in[i],
+          GST_BUFFER_COPY_METADATA, 0, -1);
+      g_atomic_int_inc (&block->refcount);
+      it->block = block;
+    }
     it->stream = enc_stream_ref (s);
-    g_atomic_int_inc (&block->refcount);
-    it->block = block;
     it->data = slot;
     it->is_rtcp = pair->is_rtcp;
     it->len = (guint32) len;
@@ -616,7 +698,10 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
     items[k++] = it;
   }
   g_mutex_unlock (&self->lock);
-  enc_block_unref (block);
+  if (in_place)                 /* dropped: the caller releases it */
+    gst_buffer_unmap (in[0], &map);
+  if (block)
+    enc_block_unref (block);
   return k;
 }
 
@@ -625,12 +710,9 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
 /* Starts n prepared packets as one batch (gpssrtp.h): on the GPU, queued on
  * the CUDA stream of lane (GST_GPUSTREAM_SRTP_LANE_NONE outside the
  * scheduler); on the CPU, protected now. pkts: room for n. */
-static GstGpuStreamSrtpBatch *
-enc_protect_submit (GstGpuSrtpEnc * self, EncItem ** items, guint n,
-    GsSrtpPacket * pkts, GstGpuStreamBackend backend,
-    GstObject * cuda_context, guint lane)
+static void
+enc_fill_packets (EncItem ** items, guint n, GsSrtpPacket * pkts)
 {
-  GstGpuStreamSrtpBatch *batch;
   guint i;
 
   for (i = 0; i < n; i++) {
@@ -641,6 +723,16 @@ enc_protect_submit (GstGpuSrtpEnc * self, EncItem ** items, guint n,
     pkts[i].is_rtcp = items[i]->is_rtcp;
     pkts[i].result = GSRTP_OK;
   }
+}
+
+static GstGpuStreamSrtpBatch *
+enc_protect_submit (GstGpuSrtpEnc * self, EncItem ** items, guint n,
+    GsSrtpPacket * pkts, GstGpuStreamBackend backend,
+    GstObject * cuda_context, guint lane)
+{
+  GstGpuStreamSrtpBatch *batch;
+
+  enc_fill_packets (items, n, pkts);
   /* contexts are shared by pads (RTP and RTCP of one SSRC): one batch at a
    * time touches them, in its submit half only */
   g_mutex_lock (&self->protect_lock);
@@ -653,14 +745,27 @@ enc_protect_submit (GstGpuSrtpEnc * self, EncItem ** items, guint n,
 /* Waits for the batch, gives each packet its bytes and counts the results;
  * a failed packet keeps its result for the caller to drop. TRUE when a
  * context ran out of packet indexes (the hard limit). */
+static gboolean enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items,
+    guint n, GsSrtpPacket * pkts, gboolean on_gpu);
+
 static gboolean
 enc_protect_finish (GstGpuSrtpEnc * self, EncItem ** items, guint n,
     GsSrtpPacket * pkts, GstGpuStreamSrtpBatch * batch)
 {
-  gboolean hard_limit = FALSE, on_gpu = FALSE;
-  guint i, n_soft = 0;
+  gboolean on_gpu = FALSE;
 
   gst_gpustream_srtp_protect_finish (batch, &on_gpu);
+  return enc_protect_done (self, items, n, pkts, on_gpu);
+}
+
+/* Gives each protected packet its bytes and counts the batch. */
+static gboolean
+enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items, guint n,
+    GsSrtpPacket * pkts, gboolean on_gpu)
+{
+  gboolean hard_limit = FALSE;
+  guint i, n_soft = 0;
+
   for (i = 0; i < n; i++) {
     items[i]->result = pkts[i].result;
     if (pkts[i].result == GSRTP_OK) {
@@ -709,12 +814,14 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
 {
   GsSrtpPacket stack_pkts[ENC_STACK];
   GsSrtpPacket *pkts = n <= ENC_STACK ? stack_pkts : g_new (GsSrtpPacket, n);
-  GstGpuStreamSrtpBatch *batch;
-  gboolean hard_limit;
+  gboolean hard_limit, on_gpu = FALSE;
 
-  batch = enc_protect_submit (self, items, n, pkts, backend, cuda_context,
-      GST_GPUSTREAM_SRTP_LANE_NONE);
-  hard_limit = enc_protect_finish (self, items, n, pkts, batch);
+  /* one call, no batch object: on the CPU nothing is allocated */
+  enc_fill_packets (items, n, pkts);
+  g_mutex_lock (&self->protect_lock);
+  gst_gpustream_srtp_protect_batch (pkts, n, backend, cuda_context, &on_gpu);
+  g_mutex_unlock (&self->protect_lock);
+  hard_limit = enc_protect_done (self, items, n, pkts, on_gpu);
   if (pkts != stack_pkts)
     g_free (pkts);
   return hard_limit;
@@ -848,7 +955,8 @@ enc_release_input (GstBuffer ** in, guint n, GstBufferList * list)
     return;
   }
   for (i = 0; i < n; i++)
-    gst_buffer_unref (in[i]);
+    if (in[i])                  /* NULL: taken (protected in place) */
+      gst_buffer_unref (in[i]);
 }
 
 /* Protects n buffers of one pad. Direct mode: one batch now, pushed as a
@@ -881,7 +989,7 @@ enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
   items = n <= ENC_STACK ? stack_ptrs : g_new (EncItem *, n);
   if (!self->scheduled)
     slots = n <= ENC_STACK ? stack_slots : g_new (EncItem, n);
-  k = enc_prepare (self, pair, &set, in, n, items, slots);
+  k = enc_prepare (self, pair, &set, in, n, list == NULL, items, slots);
   enc_settings_clear (&set);
   enc_release_input (in, n, list);
 
@@ -1394,6 +1502,7 @@ gst_gpu_srtp_enc_change_state (GstElement * element, GstStateChange transition)
     case GST_STATE_CHANGE_READY_TO_PAUSED:
       g_mutex_lock (&self->lock);
       g_hash_table_remove_all (self->streams);
+      self->streams_epoch++;
       self->streams_gen = G_MAXUINT;
       self->st_packets_in = self->st_packets_out = 0;
       self->st_bytes_in = self->st_bytes_out = 0;
@@ -1421,6 +1530,7 @@ gst_gpu_srtp_enc_change_state (GstElement * element, GstStateChange transition)
       enc_sched_stop (self);
       g_mutex_lock (&self->lock);
       g_hash_table_remove_all (self->streams);
+      self->streams_epoch++;
       g_mutex_unlock (&self->lock);
       break;
     case GST_STATE_CHANGE_READY_TO_NULL:

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
 #include <srtp/srtp_kernels.h>
@@ -1831,6 +1832,104 @@ GST_START_TEST (test_enum_types_load_order)
 
 GST_END_TEST;
 
+/* A buffer with room behind its bytes for the tag is protected in place
+ * when upstream gave it away (no copy: the output has the input's memory),
+ * and copied when upstream still holds it: its bytes and size stay as they
+ * were. Both give libsrtp's bytes. */
+static GstBuffer *
+buffer_with_room (GBytes * b)
+{
+  gsize len;
+  const guint8 *d = g_bytes_get_data (b, &len);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, len + 64, NULL);
+
+  gst_buffer_fill (buf, 0, d, len);
+  gst_buffer_set_size (buf, len);
+  return buf;
+}
+
+static const guint8 *
+buffer_data (GstBuffer * buf)
+{
+  GstMapInfo map;
+  const guint8 *d;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+  d = map.data;
+  gst_buffer_unmap (buf, &map);
+  return d;
+}
+
+GST_START_TEST (test_in_place)
+{
+  GstCaps *caps;
+  GPtrArray *rtp = make_audio_rtp (0x1a2b3c4d, 700, 12, &caps);
+  GstBuffer *kb = gst_buffer_new_memdup (key46, 30);
+  guint i, n_in_place = 0;
+
+  for (i = 0; i < 2; i++) {
+    gboolean shared = i == 1;
+    GstElement *enc = gst_element_factory_make ("gpusrtpenc", NULL);
+    GstHarness *h;
+    GsSrtpCtx ref;
+    guint j;
+
+    gst_util_set_object_arg (G_OBJECT (enc), "backend", "cpu");
+    g_object_set (enc, "key", kb, NULL);
+    h = gst_harness_new_with_element (enc, "rtp_sink_0", "rtp_src_0");
+    gst_harness_set_src_caps (h, gst_caps_ref (caps));
+    gsrtp_ctx_init (&ref, GSRTP_AES_CM_128_HMAC_SHA1_80,
+        GSRTP_AES_CM_128_HMAC_SHA1_80, key46, 30, 0);
+    for (j = 0; j < rtp->len; j++) {
+      GBytes *want = protect (&ref, rtp->pdata[j]);
+      GstBuffer *in = buffer_with_room (rtp->pdata[j]);
+      GstBuffer *kept = shared ? gst_buffer_ref (in) : NULL;
+      const guint8 *in_data = buffer_data (in);
+      gsize in_len = gst_buffer_get_size (in);
+      GstBuffer *out;
+      GstMapInfo map;
+      GBytes *got;
+
+      GST_BUFFER_PTS (in) = j * GST_MSECOND;
+      fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+      out = gst_harness_pull (h);
+      fail_unless (out != NULL);
+      fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+      got = g_bytes_new (map.data, map.size);
+      gst_buffer_unmap (out, &map);
+      fail_unless (g_bytes_equal (got, want), "packet %u (%s): not libsrtp's "
+          "bytes", j, shared ? "shared" : "given away");
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (out), j * GST_MSECOND);
+      if (shared) {
+        /* upstream's buffer: same size, same bytes, not the output */
+        fail_unless (out != kept);
+        fail_unless (buffer_data (out) != in_data);
+        fail_unless_equals_uint64 (gst_buffer_get_size (kept), in_len);
+        fail_unless (gst_buffer_map (kept, &map, GST_MAP_READ));
+        fail_unless (map.size == g_bytes_get_size (rtp->pdata[j]) &&
+            memcmp (map.data, g_bytes_get_data (rtp->pdata[j], NULL),
+                map.size) == 0, "packet %u: upstream's buffer changed", j);
+        gst_buffer_unmap (kept, &map);
+        gst_buffer_unref (kept);
+      } else {
+        n_in_place += buffer_data (out) == in_data;
+      }
+      gst_buffer_unref (out);
+      g_bytes_unref (got);
+      g_bytes_unref (want);
+    }
+    gsrtp_ctx_clear (&ref);
+    gst_harness_teardown (h);
+  }
+  /* every buffer given away with room was protected where it was */
+  fail_unless_equals_int (n_in_place, rtp->len);
+  gst_buffer_unref (kb);
+  g_ptr_array_unref (rtp);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
 static Suite *
 srtp_suite (void)
 {
@@ -1860,6 +1959,7 @@ srtp_suite (void)
   tcase_add_test (tc, test_cycle_and_max_latency_alias);
   tcase_add_loop_test (tc, test_enum_types_load_order, 0,
       G_N_ELEMENTS (load_orders));
+  tcase_add_test (tc, test_in_place);
   return s;
 }
 
