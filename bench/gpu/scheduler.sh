@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ON THE GPU MACHINE, from .gpurt/ (elements.sh runs it; it can run alone):
 # the real-time scheduler with SRTP protect on the GPU (bench_rtgpu --impl
-# gpu): N = 8 pipelines at cycles of 2, 5 and 10 ms, then N = 1 and N = 64
-# at 10 ms; each run offers 100, 150 and 200 % of the calibrated B_I with
+# gpu): N = 8, 64 and 1 pipelines at a cycle of 10 ms, then N = 8 at 5 and
+# 2 ms; each run offers 100, 150 and 200 % of the calibrated B_I with
 # admission on and off. Target on an H100: >= 40 Gbit/s at I = 10 ms with no
 # deadline miss among admitted streams. JSON lines in $OUT/rtgpu-gpu.jsonl.
 set -uo pipefail
@@ -25,7 +25,10 @@ run () {
   echo "bench_rtgpu $* rc=$r"
   [ $r -eq 0 ] || rc=$r
 }
-run --pipelines 8
-run --pipelines 1 --cycle-ms 10
+# the target's cycle first, for every N, then the shorter cycles
+run --pipelines 8 --cycle-ms 10
 run --pipelines 64 --cycle-ms 10
+run --pipelines 1 --cycle-ms 10
+run --pipelines 8 --cycle-ms 5
+run --pipelines 8 --cycle-ms 2
 exit $rc
