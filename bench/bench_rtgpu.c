@@ -996,10 +996,11 @@ main (int argc, char **argv)
 
   printf ("rtgpu: %u streams of %u-byte RTP packets, SRTP protect "
       "(aes-128-icm/hmac-sha1-80, %s) in the worker, %u pipelines, "
-      "deadline %.0f ms, %.1f s a run, worker and forwarders %s\n",
+      "deadline %s, %.1f s a run, worker and forwarders %s\n",
       n_streams, PKT_SIZE, cuda_ctx ? "one GPU launch per pipeline batch" :
       impl == GSRTP_IMPL_SCALAR ? "scalar reference" : "AES-NI/SHA-NI path",
-      n_pipelines, deadline / 1e6, duration, rt_priority > 0 ?
+      n_pipelines, cuda_ctx ? "MAX (10 ms, 4I)" : "50 ms", duration,
+      rt_priority > 0 ?
       "SCHED_FIFO" : "at normal priority (SCHED_FIFO denied or not asked)");
   for (c = 0; c < n_cycles; c++) {
     GstClockTime cycle = cycles[c] * GST_MSECOND;
