@@ -421,7 +421,8 @@ gps_srtp_media_setup_sdp (GstRTSPMedia * media, GstSDPMessage * sdp,
 }
 
 /* What each encoder did, once the session's pipeline has stopped (the
- * element keeps its stats until it starts again): one line per stream */
+ * element keeps its stats until it starts again): one line per stream that
+ * sent anything (a media that failed to start has said why on stderr) */
 static void
 gps_srtp_media_unprepared (GstRTSPMedia * media)
 {
@@ -442,9 +443,10 @@ gps_srtp_media_unprepared (GstRTSPMedia * media)
     gst_structure_get_uint64 (stats, "packets-out", &packets);
     gst_structure_get_uint64 (stats, "bytes-out", &bytes);
     backend = gst_structure_get_string (stats, "backend");
-    g_print ("srtp %s stream %u: gpusrtpenc protected %" G_GUINT64_FORMAT
-        " packets, %" G_GUINT64_FORMAT " bytes (backend %s)\n", self->path, i,
-        packets, bytes, backend ? backend : "none");
+    if (packets > 0)
+      g_print ("srtp %s stream %u: gpusrtpenc protected %" G_GUINT64_FORMAT
+          " packets, %" G_GUINT64_FORMAT " bytes (backend %s)\n", self->path,
+          i, packets, bytes, backend ? backend : "none");
     gst_structure_free (stats);
   }
   g_mutex_unlock (&self->lock);
@@ -562,7 +564,7 @@ gps_dir_factory_construct (GstRTSPMediaFactory * factory,
       (gps_dir_factory_parent_class)->construct (factory, url);
 
   if (media != NULL && GPS_IS_SRTP_MEDIA (media))
-    GPS_SRTP_MEDIA (media)->path = g_strdup (url->abspath);
+    GPS_SRTP_MEDIA (media)->path = strip_stream_control (url->abspath);
   return media;
 }
 

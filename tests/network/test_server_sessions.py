@@ -35,6 +35,12 @@ def start_server(directory, *options):
 
 def rtsp_request(sock, method, url, cseq, extra=""):
     """Sends one request on an open connection; returns (status line, headers)"""
+    return rtsp_exchange(sock, method, url, cseq, extra)[:2]
+
+
+def rtsp_exchange(sock, method, url, cseq, extra=""):
+    """Sends one request on an open connection; returns (status line,
+    headers, body)"""
     sock.sendall(("%s %s RTSP/1.0\r\nCSeq: %d\r\n%s\r\n"
                   % (method, url, cseq, extra)).encode())
     reply = b""
@@ -52,7 +58,7 @@ def rtsp_request(sock, method, url, cseq, extra=""):
     # read the body (an SDP) too, so that the next reply starts clean
     while len(body) < int(headers.get("content-length", 0)):
         body += sock.recv(4096)
-    return lines[0], headers
+    return lines[0], headers, body.decode()
 
 
 def setup_udp(port, path):
