@@ -24,10 +24,13 @@ SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 FRAMES = 60   # 2 s at 30 frames/s
 
 
-def start_server(directory, *options):
+def start_server(directory, *options, stderr=None):
+    """The server on a free loopback port, serving directory (None: the
+    options say what, e.g. --proxy); returns (process, its URL, its port)"""
     server = subprocess.Popen(
-        [SERVER, "--port", "0", "--address", "127.0.0.1", *options, directory],
-        stdout=subprocess.PIPE, text=True)
+        [SERVER, "--port", "0", "--address", "127.0.0.1", *options]
+        + ([directory] if directory is not None else []),
+        stdout=subprocess.PIPE, stderr=stderr, text=True)
     url = server.stdout.readline().strip()
     assert url.startswith("rtsp://127.0.0.1:"), url
     return server, url, int(url.rsplit(":", 1)[1].strip("/"))

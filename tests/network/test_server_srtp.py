@@ -99,18 +99,18 @@ def is_mpegts(payload):
         payload[i] == 0x47 for i in range(0, len(payload), 188))
 
 
-def server_lines(server, wanted, timeout_s):
-    """Reads the server's stdout until, for each of the prefixes wanted, a
-    line starts with it; returns {prefix: its first line}, without those
+def server_lines(stream, wanted, timeout_s):
+    """Reads the server's stdout or stderr until, for each of the prefixes
+    wanted, a line starts with it; returns {prefix: its first line}, without those
     that did not come within the timeout"""
     found = {}
     text = ""
     deadline = time.monotonic() + timeout_s
     # from the descriptor: select() does not see lines a buffered reader holds
     while len(found) < len(wanted) and time.monotonic() < deadline:
-        ready, _, _ = select.select([server.stdout], [], [],
+        ready, _, _ = select.select([stream], [], [],
                                    max(0, deadline - time.monotonic()))
-        chunk = os.read(server.stdout.fileno(), 65536) if ready else b""
+        chunk = os.read(stream.fileno(), 65536) if ready else b""
         if not chunk:
             break
         text += chunk.decode()
@@ -164,7 +164,8 @@ class ServerSrtp(unittest.TestCase):
         self.assertEqual(srtp.count("a=rtpmap:33 MP2T/90000"), 1)
         self.assertNotIn("srtp-key", srtp)     # not in the format parameters
         ssrc = int(srtp.split("a=ssrc:", 1)[1].split()[0])
-        s = srtp_caps_from_sdp(srtp, ssrc).get_structure(0)
+        caps = srtp_caps_from_sdp(srtp, ssrc)   # owns the structure s
+        s = caps.get_structure(0)
         self.assertEqual(s.get_value("srtp-key").get_size(), 30)
         for field, value in (("srtp-cipher", "aes-128-icm"),
                              ("srtp-auth", "hmac-sha1-80"),
@@ -195,7 +196,7 @@ class ServerSrtp(unittest.TestCase):
             # every session's encoder said what it protected
             wanted = ["srtp /srtp/%s stream 0: gpusrtpenc protected " % name
                       for name in ("clip.ts", "clip.mp4")]
-            self.assertEqual(sorted(server_lines(server, wanted, 10)),
+            self.assertEqual(sorted(server_lines(server.stdout, wanted, 10)),
                              sorted(wanted))
         finally:
             stop(server)
@@ -244,7 +245,7 @@ class ServerSrtp(unittest.TestCase):
                 status, _, _ = rtsp_exchange(c, "TEARDOWN", u, 5, session)
                 self.assertEqual(status, "RTSP/1.0 200 OK")
             wanted = "srtp /srtp/clip.ts stream 0: gpusrtpenc protected "
-            line = server_lines(server, [wanted], 10).get(wanted)
+            line = server_lines(server.stdout, [wanted], 10).get(wanted)
         finally:
             rtp.close()
             stop(server)
