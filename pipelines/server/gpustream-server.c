@@ -275,31 +275,44 @@ srtp_media_encoder (GpsSrtpMedia * self, guint session)
 
 /* rtpbin's request-rtp-encoder / request-rtcp-encoder: the session's
  * gpusrtpenc with its sink pad for that session requested, as rtpbin
- * expects (it links rtp_sink_N / rtcp_sink_N and their src pads) */
+ * expects (it links rtp_sink_N / rtcp_sink_N and their src pads). Without
+ * one, no other handler may answer (the streams' would give srtpenc) and
+ * the media fails: its packets never leave in clear. */
 static GstElement *
-request_encoder (GpsSrtpMedia * self, guint session, const gchar * sink)
+request_encoder (GpsSrtpMedia * self, GstElement * rtpbin, guint session,
+    const gchar * sink, const gchar * signal)
 {
   GstElement *enc = srtp_media_encoder (self, session);
   g_autofree gchar *pad_name = g_strdup_printf ("%s_%u", sink, session);
-  GstPad *pad;
+  GstPad *pad = enc ? gst_element_request_pad_simple (enc, pad_name) : NULL;
 
-  if (enc == NULL)
+  if (pad == NULL) {
+    GError *err = g_error_new (GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+        "cannot make gpusrtpenc (with pad %s) for the SRTP mount", pad_name);
+
+    g_signal_stop_emission_by_name (rtpbin, signal);
+    gst_element_post_message (rtpbin, gst_message_new_error (GST_OBJECT
+            (rtpbin), err, NULL));
+    g_error_free (err);
+    g_clear_object (&enc);
     return NULL;
-  pad = gst_element_request_pad_simple (enc, pad_name);
-  g_clear_object (&pad);
+  }
+  gst_object_unref (pad);
   return enc;
 }
 
 static GstElement *
 request_rtp_encoder (GstElement * rtpbin, guint session, gpointer media)
 {
-  return request_encoder (GPS_SRTP_MEDIA (media), session, "rtp_sink");
+  return request_encoder (GPS_SRTP_MEDIA (media), rtpbin, session, "rtp_sink",
+      "request-rtp-encoder");
 }
 
 static GstElement *
 request_rtcp_encoder (GstElement * rtpbin, guint session, gpointer media)
 {
-  return request_encoder (GPS_SRTP_MEDIA (media), session, "rtcp_sink");
+  return request_encoder (GPS_SRTP_MEDIA (media), rtpbin, session,
+      "rtcp_sink", "request-rtcp-encoder");
 }
 
 /* Connected before the streams join rtpbin, so before their handlers. A
@@ -742,6 +755,14 @@ cleanup_sessions (gpointer data)
 
 /* ---- GObject boilerplate ---- */
 
+/* the encoders array's free function: a session never asked for is NULL */
+static void
+unref_encoder (gpointer enc)
+{
+  if (enc != NULL)
+    gst_object_unref (enc);
+}
+
 static void
 gps_srtp_media_finalize (GObject * object)
 {
@@ -766,8 +787,7 @@ static void
 gps_srtp_media_init (GpsSrtpMedia * self)
 {
   g_mutex_init (&self->lock);
-  self->encoders = g_ptr_array_new_with_free_func (
-      (GDestroyNotify) gst_object_unref);
+  self->encoders = g_ptr_array_new_with_free_func (unref_encoder);
 }
 
 static void
