@@ -11,6 +11,7 @@ import os
 import select
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -278,6 +279,49 @@ class ServerSrtp(unittest.TestCase):
         counted = int(line.split("protected ", 1)[1].split()[0])
         self.assertGreaterEqual(counted, len(packets))
         self.assertTrue(line.endswith("(backend cpu)"), line)
+
+    def test_backends(self):
+        """--backend reaches every SRTP session's gpusrtpenc: where the
+        element can run with it, rtspsrc decodes the file's frames and the
+        server names the backend that ran; where it cannot (gpu or hybrid
+        without a CUDA device), the mount is refused with 503 and the
+        element's reason on stderr"""
+        for backend in ("cpu", "gpu", "hybrid"):
+            # in a pipeline: its bus keeps the element's reason
+            probe = Gst.parse_launch("bin ( gpusrtpenc backend=%s )" % backend)
+            runs = probe.set_state(Gst.State.READY) != Gst.StateChangeReturn.FAILURE
+            msg = probe.get_bus().pop_filtered(Gst.MessageType.ERROR)
+            probe.set_state(Gst.State.NULL)
+            reason = None if runs else msg.parse_error()[0].message
+
+            server, url, port = start_server(self.media, "--backend", backend,
+                                              stderr=subprocess.PIPE)
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                    status, _, _ = rtsp_exchange(c, "DESCRIBE",
+                                                 url + "srtp/clip.ts", 1)
+                if runs:
+                    self.assertEqual(status, "RTSP/1.0 200 OK", backend)
+                    err, digests = frame_digests(
+                        "rtspsrc location=%ssrtp/clip.ts protocols=tcp ! "
+                        "rtpmp2tdepay ! tsdemux ! h264parse ! avdec_h264 ! "
+                        "fakesink name=frames sync=false" % url, 30)
+                    self.assertIsNone(err, backend)
+                    self.assertEqual(digests, self.frames["clip.ts"], backend)
+                    wanted = "srtp /srtp/clip.ts stream 0: gpusrtpenc protected "
+                    line = server_lines(server.stdout, [wanted], 10).get(wanted)
+                    self.assertIsNotNone(line, backend)
+                    # auto and hybrid resolve to what ran
+                    self.assertRegex(line, r"\(backend (cpu|gpu)\)$")
+                else:
+                    self.assertEqual(status, "RTSP/1.0 503 Service Unavailable",
+                                     backend)
+                    said = "gpustream-server: gpusrtpenc_0: " + reason
+                    self.assertIn(said, server_lines(server.stderr, [said], 10),
+                                  backend)
+            finally:
+                stop(server)
+                server.stderr.close()
 
     def test_srtp_paths_not_served_get_404(self):
         server, url, port = start_server(self.media)
