@@ -4,7 +4,9 @@ write: the SDP is RTP/SAVP with the key in a=key-mgmt:mikey, as
 gst-rtsp-server writes it for srtpenc; stock rtspsrc plays the mount and
 decodes the file's own frames; the packets on the wire are SRTP, which
 libsrtp (srtpdec) opens with the SDP's key back to the file's bytes, and the
-server reports that gpusrtpenc protected them."""
+server reports that gpusrtpenc protected them. --backend reaches the
+encoders; clients that vanish have their sessions freed while another keeps
+playing; bad requests get the status that says why."""
 
 import hashlib
 import os
@@ -100,27 +102,38 @@ def is_mpegts(payload):
         payload[i] == 0x47 for i in range(0, len(payload), 188))
 
 
-def server_lines(stream, wanted, timeout_s):
-    """Reads the server's stdout or stderr until, for each of the prefixes
-    wanted, a line starts with it; returns {prefix: its first line}, without those
-    that did not come within the timeout"""
-    found = {}
+def read_lines(stream, enough, timeout_s):
+    """Reads lines from the server's stdout or stderr until enough(lines)
+    holds or the timeout passes; returns the lines"""
+    lines = []
     text = ""
     deadline = time.monotonic() + timeout_s
     # from the descriptor: select() does not see lines a buffered reader holds
-    while len(found) < len(wanted) and time.monotonic() < deadline:
+    while not enough(lines) and time.monotonic() < deadline:
         ready, _, _ = select.select([stream], [], [],
                                    max(0, deadline - time.monotonic()))
         chunk = os.read(stream.fileno(), 65536) if ready else b""
         if not chunk:
             break
         text += chunk.decode()
-        *lines, text = text.split("\n")
+        *complete, text = text.split("\n")
+        lines += complete
+    return lines
+
+
+def server_lines(stream, wanted, timeout_s):
+    """Reads the server's stdout or stderr until, for each of the prefixes
+    wanted, a line starts with it; returns {prefix: its first line}, without
+    those that did not come within the timeout"""
+    def first_lines(lines):
+        found = {}
         for line in lines:
             for prefix in wanted:
                 if line.startswith(prefix) and prefix not in found:
                     found[prefix] = line.strip()
-    return found
+        return found
+    return first_lines(read_lines(
+        stream, lambda lines: len(first_lines(lines)) == len(wanted), timeout_s))
 
 
 def stop(server):
@@ -322,6 +335,85 @@ class ServerSrtp(unittest.TestCase):
             finally:
                 stop(server)
                 server.stderr.close()
+
+    def test_vanishing_clients_leave_the_others_playing(self):
+        """Clients that vanish while playing (no TEARDOWN) have their
+        sessions freed (each encoder reports as its media ends), and a client
+        playing meanwhile gets every frame of the file"""
+        vanishing = 10
+        server, url, port = start_server(self.media)
+        steady = Gst.parse_launch(
+            "rtspsrc location=%ssrtp/clip.ts protocols=tcp ! rtpmp2tdepay ! "
+            "tsdemux ! h264parse ! avdec_h264 ! fakesink name=frames "
+            "signal-handoffs=true sync=false" % url)
+        digests = []
+        steady.get_by_name("frames").connect("handoff", lambda s, buf, pad:
+                                             digests.append(hashlib.md5(
+                                                 buf.extract_dup(0, buf.get_size())
+                                             ).hexdigest()))
+        try:
+            steady.set_state(Gst.State.PLAYING)
+            u = url + "srtp/clip.ts"
+            for _ in range(vanishing):
+                c = socket.create_connection(("127.0.0.1", port), timeout=10)
+                status, headers, _ = rtsp_exchange(
+                    c, "SETUP", u + "/stream=0", 1,
+                    "Transport: RTP/SAVP/TCP;unicast;interleaved=0-1\r\n")
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                status, _, _ = rtsp_exchange(
+                    c, "PLAY", u, 2,
+                    "Session: %s\r\n" % headers["session"].split(";")[0])
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                self.assertTrue(c.recv(4096).startswith(b"$"), "no RTP")
+                c.close()
+            msg = steady.get_bus().timed_pop_filtered(
+                30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+            self.assertIsNotNone(msg)
+            self.assertEqual(msg.type, Gst.MessageType.EOS)
+            steady.set_state(Gst.State.NULL)
+            self.assertEqual(digests, self.frames["clip.ts"])
+            ended = read_lines(
+                server.stdout, lambda lines: len(lines) >= vanishing + 1, 15)
+            self.assertEqual(len(ended), vanishing + 1, ended)
+            for line in ended:
+                self.assertTrue(line.startswith(
+                    "srtp /srtp/clip.ts stream 0: gpusrtpenc protected "), line)
+        finally:
+            steady.set_state(Gst.State.NULL)
+            stop(server)
+
+    def test_bad_requests(self):
+        """Requests that cannot be served get the RTSP status that says why,
+        and the server goes on serving"""
+        server, url, port = start_server(self.media)
+        u = url + "srtp/clip.ts"
+        try:
+            for request, want in (
+                    ("PLAY %s RTSP/1.0\r\nCSeq: 1\r\n" % u,
+                     "454 Session Not Found"),
+                    ("PLAY %s RTSP/1.0\r\nCSeq: 1\r\nSession: 12345\r\n" % u,
+                     "454 Session Not Found"),
+                    ("SETUP %s/stream=0 RTSP/1.0\r\nCSeq: 1\r\n" % u,
+                     "461 Unsupported transport"),
+                    ("SETUP %s/stream=0 RTSP/1.0\r\nCSeq: 1\r\n"
+                     "Transport: garbage\r\n" % u, "461 Unsupported transport"),
+                    ("SETUP %s/stream=7 RTSP/1.0\r\nCSeq: 1\r\nTransport: "
+                     "RTP/SAVP;unicast;client_port=9000-9001\r\n" % u,
+                     "404 Not Found"),
+                    ("FOO %s RTSP/1.0\r\nCSeq: 1\r\n" % u, "400 Bad Request"),
+                    ("DESCRIBE %s RTSP/1.0\r\n" % u, "400 Bad Request"),
+                    ("DESCRIBE http://127.0.0.1:%d/srtp/clip.ts RTSP/1.0\r\n"
+                     "CSeq: 1\r\n" % port, "400 Bad Request")):
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                    c.sendall((request + "\r\n").encode())
+                    reply = c.recv(4096).decode()
+                    self.assertTrue(reply.startswith("RTSP/1.0 " + want),
+                                    "%r: %r" % (request, reply[:80]))
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                status, _, _ = rtsp_exchange(c, "DESCRIBE", u, 1)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+        finally:
+            stop(server)
 
     def test_srtp_paths_not_served_get_404(self):
         server, url, port = start_server(self.media)
