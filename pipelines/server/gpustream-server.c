@@ -53,6 +53,7 @@ static gint opt_nc_redundancy_percent = 30;
 static gint opt_nc_max_bitrate = 4000000;
 static gchar *opt_backend = NULL;
 static gchar *opt_proxy = NULL;
+static gint opt_cycle_us = 0;
 
 static GOptionEntry option_entries[] = {
   {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
@@ -78,6 +79,12 @@ static GOptionEntry option_entries[] = {
   {"nc-max-bitrate", 0, 0, G_OPTION_ARG_INT, &opt_nc_max_bitrate,
         "Network-coded mount, files other than MPEG-TS: send rate in bit/s "
         "(MPEG-TS is sent at its own pace; default 4000000)", "BITS"},
+  {"cycle", 0, 0, G_OPTION_ARG_INT, &opt_cycle_us,
+        "Network-coded mount, microseconds; 0 (default): each session's "
+        "generations go to the coder pool as they complete. At least 100: "
+        "every session codes through the device's real-time scheduler, which "
+        "codes what all of them gathered as one batch every cycle",
+      "MICROSECONDS"},
   {"proxy", 0, 0, G_OPTION_ARG_STRING, &opt_proxy,
         "Serve no directory: re-serve every path of this RTSP server (the "
         "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>",
@@ -235,11 +242,13 @@ request_source (const gchar * root_real, const gchar * proxy_base,
 G_DECLARE_FINAL_TYPE (GpsSrtpMedia, gps_srtp_media, GPS, SRTP_MEDIA,
     GstRTSPMedia);
 
+/* the URL path of a media, for the line printed when its session ends */
+#define MEDIA_PATH(media) \
+  ((const gchar *) g_object_get_data (G_OBJECT (media), "gpustream-path"))
+
 struct _GpsSrtpMedia
 {
   GstRTSPMedia parent;
-  /* the URL path, for the line printed when the session ends */
-  gchar *path;
   GMutex lock;
   /* gpusrtpenc of each RTP session (the stream index), NULL until asked */
   GPtrArray *encoders;
@@ -263,6 +272,10 @@ srtp_media_encoder (GpsSrtpMedia * self, guint session)
     enc = gst_element_factory_make ("gpusrtpenc", name);
     if (enc != NULL) {
       gst_util_set_object_arg (G_OBJECT (enc), "backend", opt_backend);
+      /* not scheduled (cycle 0) even with --cycle: its RTP and RTCP pads
+       * would leave through separate forwarders, and the RTCP BYE of a
+       * file's end could overtake the last second of RTP held behind the
+       * sink's clock: rtspsrc then stops early */
       g_object_set (enc, "random-key", TRUE, NULL);
       g_ptr_array_index (self->encoders, session) = gst_object_ref_sink (enc);
     }
@@ -394,7 +407,7 @@ add_srtp_stream (GpsSrtpMedia * self, GstSDPMessage * sdp, GstSDPInfo * info,
   msg = gst_mikey_message_new_from_caps (caps);
   if (msg == NULL || !mikey_add_encoder_ssrcs (msg, enc)) {
     g_printerr ("gpustream-server: %s: no SRTP key for stream %u\n",
-        self->path, idx);
+        MEDIA_PATH (self), idx);
     g_clear_pointer (&msg, gst_mikey_message_unref);
     return FALSE;
   }
@@ -458,8 +471,8 @@ gps_srtp_media_unprepared (GstRTSPMedia * media)
     backend = gst_structure_get_string (stats, "backend");
     if (packets > 0)
       g_print ("srtp %s stream %u: gpusrtpenc protected %" G_GUINT64_FORMAT
-          " packets, %" G_GUINT64_FORMAT " bytes (backend %s)\n", self->path,
-          i, packets, bytes, backend ? backend : "none");
+          " packets, %" G_GUINT64_FORMAT " bytes (backend %s)\n",
+          MEDIA_PATH (self), i, packets, bytes, backend ? backend : "none");
     gst_structure_free (stats);
   }
   g_mutex_unlock (&self->lock);
@@ -551,10 +564,12 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   if (kind == MOUNT_NC)
     description = g_strdup_printf ("filesrc name=src ! %s"
         "ncencoder generation-size=%d block-size=%d redundancy-percent=%d "
-        "max-bitrate=%d backend=%s ! rtpncpay name=pay0 pt=96",
+        "max-bitrate=%d backend=%s cycle=%" G_GUINT64_FORMAT " ! "
+        "rtpncpay name=pay0 pt=96",
         mpegts ? "tsparse set-timestamps=true ! " : "",
         opt_nc_generation_size, opt_nc_block_size, opt_nc_redundancy_percent,
-        mpegts ? 0 : opt_nc_max_bitrate, opt_backend);
+        mpegts ? 0 : opt_nc_max_bitrate, opt_backend,
+        (guint64) opt_cycle_us * GST_USECOND);
   else if (mpegts)
     description = g_strdup ("filesrc name=src ! tsparse set-timestamps=true ! "
         "rtpmp2tpay name=pay0 pt=33");
@@ -568,7 +583,7 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   return create_uri_element (self, url, uri);
 }
 
-/* the SRTP media learns its path, for what it prints */
+/* a media learns its path, for what it prints */
 static GstRTSPMedia *
 gps_dir_factory_construct (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
@@ -576,9 +591,42 @@ gps_dir_factory_construct (GstRTSPMediaFactory * factory,
   GstRTSPMedia *media = GST_RTSP_MEDIA_FACTORY_CLASS
       (gps_dir_factory_parent_class)->construct (factory, url);
 
-  if (media != NULL && GPS_IS_SRTP_MEDIA (media))
-    GPS_SRTP_MEDIA (media)->path = strip_stream_control (url->abspath);
+  if (media != NULL)
+    g_object_set_data_full (G_OBJECT (media), "gpustream-path",
+        strip_stream_control (url->abspath), g_free);
   return media;
+}
+
+static void
+unref_closure_data (gpointer data, GClosure * closure)
+{
+  gst_object_unref (data);
+}
+
+/* What a network-coded session's encoder did, once its pipeline has
+ * stopped (the element keeps its stats), as the SRTP media says its own */
+static void
+report_nc_session (GstRTSPMedia * media, gpointer encoder)
+{
+  GstStructure *stats = NULL;
+  guint64 generations = 0, packets = 0, batches = 0;
+  const gchar *backend;
+
+  g_object_get (encoder, "stats", &stats, NULL);
+  if (stats == NULL)
+    return;
+  gst_structure_get_uint64 (stats, "generations", &generations);
+  gst_structure_get_uint64 (stats, "packets-out", &packets);
+  gst_structure_get_uint64 (stats, "scheduled-batches", &batches);
+  backend = gst_structure_get_string (stats, "backend");
+  if (packets > 0) {
+    g_print ("nc %s: ncencoder sent %" G_GUINT64_FORMAT " packets of %"
+        G_GUINT64_FORMAT " generations (backend %s, %" G_GUINT64_FORMAT
+        " scheduled batches)\n", MEDIA_PATH (media), packets, generations,
+        backend ? backend : "none", batches);
+    fflush (stdout);
+  }
+  gst_structure_free (stats);
 }
 
 /* gst-rtsp-server answers a media that fails 503 and keeps the reason in
@@ -612,6 +660,20 @@ gps_dir_factory_media_constructed (GstRTSPMediaFactory * factory,
     gst_object_unref (bus);
   }
   g_clear_object (&pipeline);
+
+  if (GST_IS_BIN (element)) {
+    GstIterator *it = gst_bin_iterate_all_by_element_factory_name (GST_BIN
+        (element), "ncencoder");
+    GValue item = G_VALUE_INIT;
+
+    if (gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+      g_signal_connect_data (media, "unprepared",
+          G_CALLBACK (report_nc_session), g_value_dup_object (&item),
+          unref_closure_data, 0);
+      g_value_unset (&item);
+    }
+    gst_iterator_free (it);
+  }
   gst_object_unref (element);
   if (GST_RTSP_MEDIA_FACTORY_CLASS (gps_dir_factory_parent_class)
       ->media_constructed)
@@ -769,7 +831,6 @@ gps_srtp_media_finalize (GObject * object)
   GpsSrtpMedia *self = GPS_SRTP_MEDIA (object);
 
   g_ptr_array_unref (self->encoders);
-  g_free (self->path);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (gps_srtp_media_parent_class)->finalize (object);
 }
@@ -922,10 +983,11 @@ main (int argc, char **argv)
   if (opt_port < 0 || opt_port > 65535 || opt_session_timeout <= 0
       || opt_max_sessions < 0 || opt_nc_generation_size <= 0
       || opt_nc_block_size <= 0 || opt_nc_redundancy_percent < 0
-      || opt_nc_max_bitrate <= 0) {
+      || opt_nc_max_bitrate <= 0 || opt_cycle_us < 0
+      || (opt_cycle_us > 0 && opt_cycle_us < 100)) {
     g_printerr ("gpustream-server: an option is out of range "
         "(port 0-65535, session timeout > 0, the nc sizes and rate > 0, "
-        "redundancy >= 0)\n");
+        "redundancy >= 0, cycle 0 or >= 100)\n");
     return 2;
   }
   if (opt_backend == NULL)

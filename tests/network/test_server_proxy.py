@@ -18,9 +18,10 @@ gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_server_sessions import rtsp_exchange, start_server  # noqa: E402
+from test_server_sessions import (rtsp_exchange, server_lines,  # noqa: E402
+                                  start_server, stop)
 from test_server_srtp import (decoded_file_frames, frame_digests,  # noqa: E402
-                              server_lines, stop, srtp_caps_from_sdp)
+                              srtp_caps_from_sdp)
 from test_server_vod import make_media  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")

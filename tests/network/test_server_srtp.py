@@ -10,7 +10,6 @@ playing; bad requests get the status that says why."""
 
 import hashlib
 import os
-import select
 import socket
 import struct
 import subprocess
@@ -26,7 +25,8 @@ gi.require_version("GstSdp", "1.0")
 from gi.repository import Gst, GstSdp  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_server_sessions import rtsp_exchange, start_server  # noqa: E402
+from test_server_sessions import (read_lines, rtsp_exchange,  # noqa: E402
+                                  server_lines, start_server, stop)
 from test_server_vod import FRAMES, make_media  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
@@ -100,46 +100,6 @@ def is_mpegts(payload):
     """whole 188-byte packets, each starting with the sync byte"""
     return len(payload) > 0 and len(payload) % 188 == 0 and all(
         payload[i] == 0x47 for i in range(0, len(payload), 188))
-
-
-def read_lines(stream, enough, timeout_s):
-    """Reads lines from the server's stdout or stderr until enough(lines)
-    holds or the timeout passes; returns the lines"""
-    lines = []
-    text = ""
-    deadline = time.monotonic() + timeout_s
-    # from the descriptor: select() does not see lines a buffered reader holds
-    while not enough(lines) and time.monotonic() < deadline:
-        ready, _, _ = select.select([stream], [], [],
-                                   max(0, deadline - time.monotonic()))
-        chunk = os.read(stream.fileno(), 65536) if ready else b""
-        if not chunk:
-            break
-        text += chunk.decode()
-        *complete, text = text.split("\n")
-        lines += complete
-    return lines
-
-
-def server_lines(stream, wanted, timeout_s):
-    """Reads the server's stdout or stderr until, for each of the prefixes
-    wanted, a line starts with it; returns {prefix: its first line}, without
-    those that did not come within the timeout"""
-    def first_lines(lines):
-        found = {}
-        for line in lines:
-            for prefix in wanted:
-                if line.startswith(prefix) and prefix not in found:
-                    found[prefix] = line.strip()
-        return found
-    return first_lines(read_lines(
-        stream, lambda lines: len(first_lines(lines)) == len(wanted), timeout_s))
-
-
-def stop(server):
-    server.terminate()
-    server.wait(10)
-    server.stdout.close()
 
 
 class ServerSrtp(unittest.TestCase):
