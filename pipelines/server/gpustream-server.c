@@ -537,6 +537,41 @@ create_uri_element (GpsDirFactory * self, const GstRTSPUrl * url,
   return element;
 }
 
+/* The origin's stream comes over TCP, inside the RTSP connection: nothing
+ * is lost between origin and proxy, and no UDP port is shared with another
+ * process (two rtspsrc elements that bind the same reused port each lose
+ * the other's packets, and a live media without packets never prepares) */
+static void
+origin_source_setup (GstElement * uridecodebin, GstElement * source,
+    gpointer user_data)
+{
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (source), "protocols"))
+    gst_util_set_object_arg (G_OBJECT (source), "protocols", "tcp");
+}
+
+static GstElement *
+create_origin_element (GpsDirFactory * self, const GstRTSPUrl * url,
+    const gchar * uri)
+{
+  GstElement *element = create_uri_element (self, url, uri);
+  GstElement *uridecodebin = NULL;
+  GstIterator *it;
+  GValue item = G_VALUE_INIT;
+
+  if (element == NULL || !GST_IS_BIN (element))
+    return element;
+  it = gst_bin_iterate_all_by_element_factory_name (GST_BIN (element),
+      "uridecodebin");
+  if (gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+    uridecodebin = g_value_get_object (&item);
+    g_signal_connect (uridecodebin, "source-setup",
+        G_CALLBACK (origin_source_setup), NULL);
+    g_value_unset (&item);
+  }
+  gst_iterator_free (it);
+  return element;
+}
+
 static GstElement *
 gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
@@ -555,7 +590,7 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   /* the origin's stream: played, depayloaded and payloaded again by the
    * parent (rtspsrc in a uridecodebin), each stream as it is coded */
   if (self->proxy_base != NULL)
-    return create_uri_element (self, url, file);
+    return create_origin_element (self, url, file);
   mpegts = file_is_mpegts (file);
   /* MPEG-TS leaves at its own pace: tsparse timestamps it from its clock
    * references. Network-coded, anything else is a byte stream sent at
