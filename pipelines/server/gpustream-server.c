@@ -2,14 +2,23 @@
  * files, on gst-rtsp-server.
  *
  *   gpustream-server [--port 8554] [--address 127.0.0.1] DIR
+ *   gpustream-server [--port 8554] --proxy rtsp://ORIGIN:PORT/
  *
- * rtsp://HOST:PORT/<file>     plays DIR/<file> as plain RTP (any RTSP client)
- * rtsp://HOST:PORT/nc/<file>  plays it network-coded (ncencoder ! rtpncpay,
- *                             X-RLNC); receive with rtpncdepay ! ncdecoder
+ * rtsp://HOST:PORT/<file>       plays DIR/<file> as plain RTP (any RTSP client)
+ * rtsp://HOST:PORT/nc/<file>    plays it network-coded (ncencoder ! rtpncpay,
+ *                               X-RLNC); receive with rtpncdepay ! ncdecoder
+ * rtsp://HOST:PORT/srtp/<file>  plays it as SRTP (RTP/SAVP), encrypted by
+ *                               gpusrtpenc, the key in the SDP (MIKEY)
  *
  * No per-file configuration: each client's media is built from the path it
  * asks for. Paths that leave DIR (.., absolute, symlinks out) and missing
  * files are answered 404 Not Found before any pipeline is built.
+ *
+ * With --proxy, rtsp://HOST:PORT/<path> re-serves ORIGIN's <path> as SRTP:
+ * each client's media plays the origin's stream and re-payloads it, and
+ * gpusrtpenc encrypts it (the SRTP reverse proxy of Kai Zhang, Jiayu Hu,
+ * Bei Hua, "A holistic approach to build real-time stream processing system
+ * with GPU", 2015).
  *
  * Network-coded video on demand is the server design of Jin Zhao, Xinya
  * Zhang, Xin Wang, "An Architecture Design of GPU-Accelerated VoD Streaming
@@ -26,9 +35,11 @@
 
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
+#include <gst/sdp/gstmikey.h>
 
-/* the URL prefix of the network-coded mount */
+/* the URL prefixes of the network-coded and the SRTP mounts */
 #define NC_PREFIX "/nc"
+#define SRTP_PREFIX "/srtp"
 
 /* ---- options ---- */
 
@@ -41,6 +52,8 @@ static gint opt_nc_block_size = 1316;
 static gint opt_nc_redundancy_percent = 30;
 static gint opt_nc_max_bitrate = 4000000;
 static gchar *opt_backend = NULL;
+static gchar *opt_proxy = NULL;
+static gint opt_cycle_us = 0;
 
 static GOptionEntry option_entries[] = {
   {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
@@ -60,12 +73,22 @@ static GOptionEntry option_entries[] = {
         "Network-coded mount: coded packets sent beyond each generation, "
         "as a percentage of its size (default 30)", "PERCENT"},
   {"backend", 'b', 0, G_OPTION_ARG_STRING, &opt_backend,
-        "Network-coded mount: where the coding runs, for all sessions through "
-        "the one coder pool of the process: auto (the GPU when a CUDA device "
-        "is usable), cpu, gpu or hybrid (default auto)", "BACKEND"},
+        "Where the network coding (through the one coder pool of the "
+        "process) and the SRTP encryption run: auto (the GPU when a CUDA "
+        "device is usable), cpu, gpu or hybrid (default auto)", "BACKEND"},
   {"nc-max-bitrate", 0, 0, G_OPTION_ARG_INT, &opt_nc_max_bitrate,
         "Network-coded mount, files other than MPEG-TS: send rate in bit/s "
         "(MPEG-TS is sent at its own pace; default 4000000)", "BITS"},
+  {"cycle", 0, 0, G_OPTION_ARG_INT, &opt_cycle_us,
+        "Network-coded mount, microseconds; 0 (default): each session's "
+        "generations go to the coder pool as they complete. At least 100: "
+        "every session codes through the device's real-time scheduler, which "
+        "codes what all of them gathered as one batch every cycle",
+      "MICROSECONDS"},
+  {"proxy", 0, 0, G_OPTION_ARG_STRING, &opt_proxy,
+        "Serve no directory: re-serve every path of this RTSP server (the "
+        "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>",
+      "rtsp://ORIGIN:PORT/"},
   {NULL}
 };
 
@@ -75,6 +98,7 @@ typedef enum
 {
   MOUNT_PLAIN,
   MOUNT_NC,
+  MOUNT_SRTP,
 } MountKind;
 
 /* The real path of the file a request path names, when it is a regular file
@@ -104,6 +128,9 @@ media_dir_resolve (const gchar * root_real, const gchar * abspath,
   if (g_str_has_prefix (rel, NC_PREFIX "/")) {
     *kind = MOUNT_NC;
     rel += strlen (NC_PREFIX);
+  } else if (g_str_has_prefix (rel, SRTP_PREFIX "/")) {
+    *kind = MOUNT_SRTP;
+    rel += strlen (SRTP_PREFIX);
   }
   while (*rel == '/')
     rel++;
@@ -171,13 +198,24 @@ path_is_canonical (const gchar * abspath)
   return strcmp (reencoded, abspath) == 0;
 }
 
-/* The file a request names, or NULL: the path as it is, else without the
- * stream part of a SETUP URL; *mount_path is the path of the media. */
+/* The source a request names, or NULL. In a directory, the file: the path
+ * as it is, else without the stream part of a SETUP URL. Proxying, the
+ * origin's URL of the path, without that stream part (the origin answers
+ * for the rest). *mount_path is the path of the media. */
 static gchar *
-request_file (const gchar * root_real, const GstRTSPUrl * uri,
-    gchar ** mount_path, MountKind * kind)
+request_source (const gchar * root_real, const gchar * proxy_base,
+    const GstRTSPUrl * uri, gchar ** mount_path, MountKind * kind)
 {
   gchar *file;
+
+  if (proxy_base != NULL) {
+    *kind = MOUNT_SRTP;
+    *mount_path = strip_stream_control (uri->abspath);
+    if ((*mount_path)[0] != '/' || (*mount_path)[1] == '\0'
+        || !path_is_canonical (*mount_path))
+      return NULL;
+    return g_strconcat (proxy_base, *mount_path + 1, NULL);
+  }
 
   *mount_path = g_strdup (uri->abspath);
   file = media_dir_resolve (root_real, *mount_path, kind);
@@ -191,6 +229,258 @@ request_file (const gchar * root_real, const GstRTSPUrl * uri,
   return file;
 }
 
+/* ---- the SRTP media: gpusrtpenc in rtpbin, its key in the SDP ---- */
+
+/* gst-rtsp-server builds RTP/SAVP on srtpenc, which it creates by name. Our
+ * media answers rtpbin's request for an encoder before the stream's own
+ * handler would (the first element returned wins): one gpusrtpenc per RTP
+ * session, with a random key, for its RTP and its RTCP. The stream then
+ * knows no encoder, so the SDP is ours: the same RTP/SAVP media with
+ * a=key-mgmt:mikey that gst-rtsp-server writes for srtpenc, from the
+ * encoder's caps (key, ciphers) and stats (each SSRC's rollover counter). */
+#define GPS_TYPE_SRTP_MEDIA (gps_srtp_media_get_type ())
+G_DECLARE_FINAL_TYPE (GpsSrtpMedia, gps_srtp_media, GPS, SRTP_MEDIA,
+    GstRTSPMedia);
+
+/* the URL path of a media, for the line printed when its session ends */
+#define MEDIA_PATH(media) \
+  ((const gchar *) g_object_get_data (G_OBJECT (media), "gpustream-path"))
+
+struct _GpsSrtpMedia
+{
+  GstRTSPMedia parent;
+  GMutex lock;
+  /* gpusrtpenc of each RTP session (the stream index), NULL until asked */
+  GPtrArray *encoders;
+};
+
+G_DEFINE_TYPE (GpsSrtpMedia, gps_srtp_media, GST_TYPE_RTSP_MEDIA);
+
+/* the encoder of a session, made on the first request (RTP or RTCP) */
+static GstElement *
+srtp_media_encoder (GpsSrtpMedia * self, guint session)
+{
+  GstElement *enc;
+
+  g_mutex_lock (&self->lock);
+  if (self->encoders->len <= session)
+    g_ptr_array_set_size (self->encoders, session + 1);
+  enc = g_ptr_array_index (self->encoders, session);
+  if (enc == NULL) {
+    g_autofree gchar *name = g_strdup_printf ("gpusrtpenc_%u", session);
+
+    enc = gst_element_factory_make ("gpusrtpenc", name);
+    if (enc != NULL) {
+      gst_util_set_object_arg (G_OBJECT (enc), "backend", opt_backend);
+      /* not scheduled (cycle 0) even with --cycle: its RTP and RTCP pads
+       * would leave through separate forwarders, and the RTCP BYE of a
+       * file's end could overtake the last second of RTP held behind the
+       * sink's clock: rtspsrc then stops early */
+      g_object_set (enc, "random-key", TRUE, NULL);
+      g_ptr_array_index (self->encoders, session) = gst_object_ref_sink (enc);
+    }
+  }
+  if (enc != NULL)
+    gst_object_ref (enc);
+  g_mutex_unlock (&self->lock);
+  return enc;
+}
+
+/* rtpbin's request-rtp-encoder / request-rtcp-encoder: the session's
+ * gpusrtpenc with its sink pad for that session requested, as rtpbin
+ * expects (it links rtp_sink_N / rtcp_sink_N and their src pads). Without
+ * one, no other handler may answer (the streams' would give srtpenc) and
+ * the media fails: its packets never leave in clear. */
+static GstElement *
+request_encoder (GpsSrtpMedia * self, GstElement * rtpbin, guint session,
+    const gchar * sink, const gchar * signal)
+{
+  GstElement *enc = srtp_media_encoder (self, session);
+  g_autofree gchar *pad_name = g_strdup_printf ("%s_%u", sink, session);
+  GstPad *pad = enc ? gst_element_request_pad_simple (enc, pad_name) : NULL;
+
+  if (pad == NULL) {
+    GError *err = g_error_new (GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+        "cannot make gpusrtpenc (with pad %s) for the SRTP mount", pad_name);
+
+    g_signal_stop_emission_by_name (rtpbin, signal);
+    gst_element_post_message (rtpbin, gst_message_new_error (GST_OBJECT
+            (rtpbin), err, NULL));
+    g_error_free (err);
+    g_clear_object (&enc);
+    return NULL;
+  }
+  gst_object_unref (pad);
+  return enc;
+}
+
+static GstElement *
+request_rtp_encoder (GstElement * rtpbin, guint session, gpointer media)
+{
+  return request_encoder (GPS_SRTP_MEDIA (media), rtpbin, session, "rtp_sink",
+      "request-rtp-encoder");
+}
+
+static GstElement *
+request_rtcp_encoder (GstElement * rtpbin, guint session, gpointer media)
+{
+  return request_encoder (GPS_SRTP_MEDIA (media), rtpbin, session,
+      "rtcp_sink", "request-rtcp-encoder");
+}
+
+/* Connected before the streams join rtpbin, so before their handlers. A
+ * server without our SRTP plugin refuses the media (503) rather than let
+ * the streams fall back to srtpenc. */
+static gboolean
+gps_srtp_media_setup_rtpbin (GstRTSPMedia * media, GstElement * rtpbin)
+{
+  GstElementFactory *factory = gst_element_factory_find ("gpusrtpenc");
+
+  if (factory == NULL) {
+    g_printerr ("gpustream-server: the SRTP mount needs gpusrtpenc, which "
+        "is not on GStreamer's plugin path\n");
+    return FALSE;
+  }
+  gst_object_unref (factory);
+  g_signal_connect_object (rtpbin, "request-rtp-encoder",
+      G_CALLBACK (request_rtp_encoder), media, 0);
+  g_signal_connect_object (rtpbin, "request-rtcp-encoder",
+      G_CALLBACK (request_rtcp_encoder), media, 0);
+  if (GST_RTSP_MEDIA_CLASS (gps_srtp_media_parent_class)->setup_rtpbin)
+    return GST_RTSP_MEDIA_CLASS (gps_srtp_media_parent_class)->setup_rtpbin
+        (media, rtpbin);
+  return TRUE;
+}
+
+/* One crypto session per SSRC the encoder protects, with its rollover
+ * counter, as gst-rtsp-server does for srtpenc; FALSE when it protected
+ * nothing yet (the media is prerolled: it has) */
+static gboolean
+mikey_add_encoder_ssrcs (GstMIKEYMessage * msg, GstElement * enc)
+{
+  GstStructure *stats = NULL;
+  const GValue *streams;
+  guint added = 0;
+
+  g_object_get (enc, "stats", &stats, NULL);
+  if (stats == NULL)
+    return FALSE;
+  streams = gst_structure_get_value (stats, "streams");
+  for (guint i = 0; streams != NULL && i < gst_value_array_get_size (streams);
+      i++) {
+    const GstStructure *s =
+        gst_value_get_structure (gst_value_array_get_value (streams, i));
+    guint ssrc, roc;
+
+    if (gst_structure_get_uint (s, "ssrc", &ssrc)
+        && gst_structure_get_uint (s, "roc", &roc)) {
+      gst_mikey_message_add_cs_srtp (msg, 0, ssrc, roc);
+      added++;
+    }
+  }
+  gst_structure_free (stats);
+  return added > 0;
+}
+
+/* The SDP media of one stream: made by gst-rtsp-server from the stream's
+ * RTP caps, with the MIKEY message of its encoder's key added */
+static gboolean
+add_srtp_stream (GpsSrtpMedia * self, GstSDPMessage * sdp, GstSDPInfo * info,
+    GstRTSPStream * stream)
+{
+  guint idx = gst_rtsp_stream_get_index (stream);
+  g_autoptr (GstCaps) caps = gst_rtsp_stream_get_caps (stream);
+  g_autoptr (GstCaps) rtp_caps = NULL;
+  g_autoptr (GstElement) enc = NULL;
+  g_autofree gchar *base64 = NULL;
+  g_autofree gchar *key_mgmt = NULL;
+  GstMIKEYMessage *msg;
+  GstStructure *s;
+
+  g_mutex_lock (&self->lock);
+  if (idx < self->encoders->len && g_ptr_array_index (self->encoders, idx))
+    enc = gst_object_ref (g_ptr_array_index (self->encoders, idx));
+  g_mutex_unlock (&self->lock);
+  if (caps == NULL || enc == NULL)
+    return FALSE;
+
+  msg = gst_mikey_message_new_from_caps (caps);
+  if (msg == NULL || !mikey_add_encoder_ssrcs (msg, enc)) {
+    g_printerr ("gpustream-server: %s: no SRTP key for stream %u\n",
+        MEDIA_PATH (self), idx);
+    g_clear_pointer (&msg, gst_mikey_message_unref);
+    return FALSE;
+  }
+  base64 = gst_mikey_message_base64_encode (msg);
+  gst_mikey_message_unref (msg);
+
+  /* the key stays out of the media's format parameters */
+  rtp_caps = gst_caps_copy (caps);
+  s = gst_caps_get_structure (rtp_caps, 0);
+  gst_structure_set_name (s, "application/x-rtp");
+  gst_structure_remove_fields (s, "srtp-key", "srtp-cipher", "srtp-auth",
+      "srtcp-cipher", "srtcp-auth", "mki", NULL);
+  if (!gst_rtsp_sdp_make_media (sdp, info, stream, rtp_caps,
+          GST_RTSP_PROFILE_SAVP))
+    return FALSE;
+  key_mgmt = g_strdup_printf ("mikey %s", base64);
+  gst_sdp_media_add_attribute ((GstSDPMedia *) gst_sdp_message_get_media (sdp,
+          gst_sdp_message_medias_len (sdp) - 1), "key-mgmt", key_mgmt);
+  return TRUE;
+}
+
+static gboolean
+gps_srtp_media_setup_sdp (GstRTSPMedia * media, GstSDPMessage * sdp,
+    GstSDPInfo * info)
+{
+  g_autofree gchar *range = gst_rtsp_media_get_range_string (media, FALSE,
+      GST_RTSP_RANGE_NPT);
+
+  if (range == NULL)
+    return FALSE;
+  gst_sdp_message_add_attribute (sdp, "range", range);
+  for (guint i = 0; i < gst_rtsp_media_n_streams (media); i++)
+    if (!add_srtp_stream (GPS_SRTP_MEDIA (media), sdp, info,
+            gst_rtsp_media_get_stream (media, i)))
+      return FALSE;
+  return TRUE;
+}
+
+/* What each encoder did, once the session's pipeline has stopped (the
+ * element keeps its stats until it starts again): one line per stream that
+ * sent anything (a media that failed to start has said why on stderr) */
+static void
+gps_srtp_media_unprepared (GstRTSPMedia * media)
+{
+  GpsSrtpMedia *self = GPS_SRTP_MEDIA (media);
+
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->encoders->len; i++) {
+    GstElement *enc = g_ptr_array_index (self->encoders, i);
+    GstStructure *stats = NULL;
+    guint64 packets = 0, bytes = 0;
+    const gchar *backend;
+
+    if (enc == NULL)
+      continue;
+    g_object_get (enc, "stats", &stats, NULL);
+    if (stats == NULL)
+      continue;
+    gst_structure_get_uint64 (stats, "packets-out", &packets);
+    gst_structure_get_uint64 (stats, "bytes-out", &bytes);
+    backend = gst_structure_get_string (stats, "backend");
+    if (packets > 0)
+      g_print ("srtp %s stream %u: gpusrtpenc protected %" G_GUINT64_FORMAT
+          " packets, %" G_GUINT64_FORMAT " bytes (backend %s)\n",
+          MEDIA_PATH (self), i, packets, bytes, backend ? backend : "none");
+    gst_structure_free (stats);
+  }
+  g_mutex_unlock (&self->lock);
+  fflush (stdout);
+  if (GST_RTSP_MEDIA_CLASS (gps_srtp_media_parent_class)->unprepared)
+    GST_RTSP_MEDIA_CLASS (gps_srtp_media_parent_class)->unprepared (media);
+}
+
 /* ---- the media factory: one pipeline per client, from its URL ---- */
 
 #define GPS_TYPE_DIR_FACTORY (gps_dir_factory_get_type ())
@@ -200,7 +490,9 @@ G_DECLARE_FINAL_TYPE (GpsDirFactory, gps_dir_factory, GPS, DIR_FACTORY,
 struct _GpsDirFactory
 {
   GstRTSPMediaFactoryURI parent;
+  /* the directory served, or the origin's URL ending in '/' (--proxy) */
   gchar *root_real;
+  gchar *proxy_base;
   /* the parent reads its "uri" property while building: one build at a time */
   GMutex uri_lock;
 };
@@ -229,6 +521,57 @@ build_media_bin (const gchar * file, const gchar * description)
   return bin;
 }
 
+/* The parent's pipeline for a URI: its source, demuxed or depayloaded, and
+ * each stream payloaded as it is coded */
+static GstElement *
+create_uri_element (GpsDirFactory * self, const GstRTSPUrl * url,
+    const gchar * uri)
+{
+  GstElement *element;
+
+  g_mutex_lock (&self->uri_lock);
+  gst_rtsp_media_factory_uri_set_uri (GST_RTSP_MEDIA_FACTORY_URI (self), uri);
+  element = GST_RTSP_MEDIA_FACTORY_CLASS (gps_dir_factory_parent_class)
+      ->create_element (GST_RTSP_MEDIA_FACTORY (self), url);
+  g_mutex_unlock (&self->uri_lock);
+  return element;
+}
+
+/* The origin's stream comes over TCP, inside the RTSP connection: nothing
+ * is lost between origin and proxy, and no UDP port is shared with another
+ * process (two rtspsrc elements that bind the same reused port each lose
+ * the other's packets, and a live media without packets never prepares) */
+static void
+origin_source_setup (GstElement * uridecodebin, GstElement * source,
+    gpointer user_data)
+{
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (source), "protocols"))
+    gst_util_set_object_arg (G_OBJECT (source), "protocols", "tcp");
+}
+
+static GstElement *
+create_origin_element (GpsDirFactory * self, const GstRTSPUrl * url,
+    const gchar * uri)
+{
+  GstElement *element = create_uri_element (self, url, uri);
+  GstElement *uridecodebin = NULL;
+  GstIterator *it;
+  GValue item = G_VALUE_INIT;
+
+  if (element == NULL || !GST_IS_BIN (element))
+    return element;
+  it = gst_bin_iterate_all_by_element_factory_name (GST_BIN (element),
+      "uridecodebin");
+  if (gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+    uridecodebin = g_value_get_object (&item);
+    g_signal_connect (uridecodebin, "source-setup",
+        G_CALLBACK (origin_source_setup), NULL);
+    g_value_unset (&item);
+  }
+  gst_iterator_free (it);
+  return element;
+}
+
 static GstElement *
 gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
@@ -236,26 +579,32 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   GpsDirFactory *self = GPS_DIR_FACTORY (factory);
   MountKind kind;
   g_autofree gchar *mount_path = NULL;
-  g_autofree gchar *file = request_file (self->root_real, url, &mount_path,
-      &kind);
+  g_autofree gchar *file = request_source (self->root_real,
+      self->proxy_base, url, &mount_path, &kind);
   g_autofree gchar *description = NULL;
   g_autofree gchar *uri = NULL;
-  GstElement *element;
   gboolean mpegts;
 
   if (file == NULL)
     return NULL;
+  /* the origin's stream: played, depayloaded and payloaded again by the
+   * parent (rtspsrc in a uridecodebin), each stream as it is coded */
+  if (self->proxy_base != NULL)
+    return create_origin_element (self, url, file);
   mpegts = file_is_mpegts (file);
   /* MPEG-TS leaves at its own pace: tsparse timestamps it from its clock
    * references. Network-coded, anything else is a byte stream sent at
-   * --nc-max-bitrate; plain, MPEG-TS goes out as it is (RTP/MP2T, RFC 2250) */
+   * --nc-max-bitrate; plain or SRTP, MPEG-TS goes out as it is (RTP/MP2T,
+   * RFC 2250: SRTP is added by the media's rtpbin) */
   if (kind == MOUNT_NC)
     description = g_strdup_printf ("filesrc name=src ! %s"
         "ncencoder generation-size=%d block-size=%d redundancy-percent=%d "
-        "max-bitrate=%d backend=%s ! rtpncpay name=pay0 pt=96",
+        "max-bitrate=%d backend=%s cycle=%" G_GUINT64_FORMAT " ! "
+        "rtpncpay name=pay0 pt=96",
         mpegts ? "tsparse set-timestamps=true ! " : "",
         opt_nc_generation_size, opt_nc_block_size, opt_nc_redundancy_percent,
-        mpegts ? 0 : opt_nc_max_bitrate, opt_backend);
+        mpegts ? 0 : opt_nc_max_bitrate, opt_backend,
+        (guint64) opt_cycle_us * GST_USECOND);
   else if (mpegts)
     description = g_strdup ("filesrc name=src ! tsparse set-timestamps=true ! "
         "rtpmp2tpay name=pay0 pt=33");
@@ -266,12 +615,53 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   uri = gst_filename_to_uri (file, NULL);
   if (uri == NULL)
     return NULL;
-  g_mutex_lock (&self->uri_lock);
-  gst_rtsp_media_factory_uri_set_uri (GST_RTSP_MEDIA_FACTORY_URI (self), uri);
-  element = GST_RTSP_MEDIA_FACTORY_CLASS (gps_dir_factory_parent_class)
-      ->create_element (factory, url);
-  g_mutex_unlock (&self->uri_lock);
-  return element;
+  return create_uri_element (self, url, uri);
+}
+
+/* a media learns its path, for what it prints */
+static GstRTSPMedia *
+gps_dir_factory_construct (GstRTSPMediaFactory * factory,
+    const GstRTSPUrl * url)
+{
+  GstRTSPMedia *media = GST_RTSP_MEDIA_FACTORY_CLASS
+      (gps_dir_factory_parent_class)->construct (factory, url);
+
+  if (media != NULL)
+    g_object_set_data_full (G_OBJECT (media), "gpustream-path",
+        strip_stream_control (url->abspath), g_free);
+  return media;
+}
+
+static void
+unref_closure_data (gpointer data, GClosure * closure)
+{
+  gst_object_unref (data);
+}
+
+/* What a network-coded session's encoder did, once its pipeline has
+ * stopped (the element keeps its stats), as the SRTP media says its own */
+static void
+report_nc_session (GstRTSPMedia * media, gpointer encoder)
+{
+  GstStructure *stats = NULL;
+  guint64 generations = 0, packets = 0, batches = 0;
+  const gchar *backend;
+
+  g_object_get (encoder, "stats", &stats, NULL);
+  if (stats == NULL)
+    return;
+  gst_structure_get_uint64 (stats, "generations", &generations);
+  gst_structure_get_uint64 (stats, "packets-out", &packets);
+  gst_structure_get_uint64 (stats, "scheduled-batches", &batches);
+  backend = gst_structure_get_string (stats, "backend");
+  if (packets > 0) {
+    g_print ("nc %s: ncencoder sent %" G_GUINT64_FORMAT " packets of %"
+        G_GUINT64_FORMAT " generations (backend %s, %" G_GUINT64_FORMAT
+        " scheduled batches)\n", MEDIA_PATH (media), packets, generations,
+        backend ? backend : "none", batches);
+    fflush (stdout);
+  }
+  gst_structure_free (stats);
 }
 
 /* gst-rtsp-server answers a media that fails 503 and keeps the reason in
@@ -305,6 +695,20 @@ gps_dir_factory_media_constructed (GstRTSPMediaFactory * factory,
     gst_object_unref (bus);
   }
   g_clear_object (&pipeline);
+
+  if (GST_IS_BIN (element)) {
+    GstIterator *it = gst_bin_iterate_all_by_element_factory_name (GST_BIN
+        (element), "ncencoder");
+    GValue item = G_VALUE_INIT;
+
+    if (gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+      g_signal_connect_data (media, "unprepared",
+          G_CALLBACK (report_nc_session), g_value_dup_object (&item),
+          unref_closure_data, 0);
+      g_value_unset (&item);
+    }
+    gst_iterator_free (it);
+  }
   gst_object_unref (element);
   if (GST_RTSP_MEDIA_FACTORY_CLASS (gps_dir_factory_parent_class)
       ->media_constructed)
@@ -325,7 +729,9 @@ G_DECLARE_FINAL_TYPE (GpsClient, gps_client, GPS, CLIENT, GstRTSPClient);
 struct _GpsClient
 {
   GstRTSPClient parent;
+  /* plain and network-coded mounts (NULL when proxying), SRTP mounts */
   GpsDirFactory *factory;
+  GpsDirFactory *srtp_factory;
 };
 
 G_DEFINE_TYPE (GpsClient, gps_client, GST_TYPE_RTSP_CLIENT);
@@ -339,21 +745,24 @@ gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
   g_autofree gchar *file = NULL;
   GstRTSPMountPoints *mounts;
   GstRTSPMediaFactory *found;
+  GpsDirFactory *factory;
   MountKind kind;
   gint matched = 0;
 
   if (uri == NULL || uri->abspath == NULL)
     return FALSE;
-  file = request_file (self->factory->root_real, uri, &mount_path, &kind);
+  file = request_source (self->srtp_factory->root_real,
+      self->srtp_factory->proxy_base, uri, &mount_path, &kind);
   if (file == NULL)
     return FALSE;
+  factory = kind == MOUNT_SRTP ? self->srtp_factory : self->factory;
   mounts = gst_rtsp_client_get_mount_points (GST_RTSP_CLIENT (self));
   if (mounts == NULL)
     return FALSE;
   found = gst_rtsp_mount_points_match (mounts, mount_path, &matched);
   if (found == NULL || matched != (gint) strlen (mount_path))
     gst_rtsp_mount_points_add_factory (mounts, mount_path,
-        GST_RTSP_MEDIA_FACTORY (g_object_ref (self->factory)));
+        GST_RTSP_MEDIA_FACTORY (g_object_ref (factory)));
   g_clear_object (&found);
   g_object_unref (mounts);
   return TRUE;
@@ -395,6 +804,7 @@ struct _GpsServer
 {
   GstRTSPServer parent;
   GpsDirFactory *factory;
+  GpsDirFactory *srtp_factory;
 };
 
 G_DEFINE_TYPE (GpsServer, gps_server, GST_TYPE_RTSP_SERVER);
@@ -411,7 +821,8 @@ gps_server_create_client (GstRTSPServer * server)
   GstRTSPAuth *auth = gst_rtsp_server_get_auth (server);
   GstRTSPThreadPool *threads = gst_rtsp_server_get_thread_pool (server);
 
-  client->factory = g_object_ref (self->factory);
+  client->factory = self->factory ? g_object_ref (self->factory) : NULL;
+  client->srtp_factory = g_object_ref (self->srtp_factory);
   gst_rtsp_client_set_session_pool (base, pool);
   gst_rtsp_client_set_mount_points (base, mounts);
   gst_rtsp_client_set_auth (base, auth);
@@ -441,12 +852,47 @@ cleanup_sessions (gpointer data)
 
 /* ---- GObject boilerplate ---- */
 
+/* the encoders array's free function: a session never asked for is NULL */
+static void
+unref_encoder (gpointer enc)
+{
+  if (enc != NULL)
+    gst_object_unref (enc);
+}
+
+static void
+gps_srtp_media_finalize (GObject * object)
+{
+  GpsSrtpMedia *self = GPS_SRTP_MEDIA (object);
+
+  g_ptr_array_unref (self->encoders);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (gps_srtp_media_parent_class)->finalize (object);
+}
+
+static void
+gps_srtp_media_class_init (GpsSrtpMediaClass * klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = gps_srtp_media_finalize;
+  GST_RTSP_MEDIA_CLASS (klass)->setup_rtpbin = gps_srtp_media_setup_rtpbin;
+  GST_RTSP_MEDIA_CLASS (klass)->setup_sdp = gps_srtp_media_setup_sdp;
+  GST_RTSP_MEDIA_CLASS (klass)->unprepared = gps_srtp_media_unprepared;
+}
+
+static void
+gps_srtp_media_init (GpsSrtpMedia * self)
+{
+  g_mutex_init (&self->lock);
+  self->encoders = g_ptr_array_new_with_free_func (unref_encoder);
+}
+
 static void
 gps_dir_factory_finalize (GObject * object)
 {
   GpsDirFactory *self = GPS_DIR_FACTORY (object);
 
   g_free (self->root_real);
+  g_free (self->proxy_base);
   g_mutex_clear (&self->uri_lock);
   G_OBJECT_CLASS (gps_dir_factory_parent_class)->finalize (object);
 }
@@ -459,6 +905,7 @@ gps_dir_factory_class_init (GpsDirFactoryClass * klass)
       gps_dir_factory_create_element;
   GST_RTSP_MEDIA_FACTORY_CLASS (klass)->media_constructed =
       gps_dir_factory_media_constructed;
+  GST_RTSP_MEDIA_FACTORY_CLASS (klass)->construct = gps_dir_factory_construct;
 }
 
 static void
@@ -471,6 +918,7 @@ static void
 gps_client_finalize (GObject * object)
 {
   g_clear_object (&GPS_CLIENT (object)->factory);
+  g_clear_object (&GPS_CLIENT (object)->srtp_factory);
   G_OBJECT_CLASS (gps_client_parent_class)->finalize (object);
 }
 
@@ -491,6 +939,7 @@ static void
 gps_server_finalize (GObject * object)
 {
   g_clear_object (&GPS_SERVER (object)->factory);
+  g_clear_object (&GPS_SERVER (object)->srtp_factory);
   G_OBJECT_CLASS (gps_server_parent_class)->finalize (object);
 }
 
@@ -506,14 +955,23 @@ gps_server_init (GpsServer * self)
 {
 }
 
+/* the factory of the plain and network-coded mounts, or with srtp that of
+ * the SRTP mounts; proxy_base is NULL, or root_real is */
 static GpsDirFactory *
-gps_dir_factory_new (const gchar * root_real)
+gps_dir_factory_new (const gchar * root_real, const gchar * proxy_base,
+    gboolean srtp)
 {
   GpsDirFactory *self = g_object_new (GPS_TYPE_DIR_FACTORY, NULL);
+  GstRTSPMediaFactory *factory = GST_RTSP_MEDIA_FACTORY (self);
 
   self->root_real = g_strdup (root_real);
+  self->proxy_base = g_strdup (proxy_base);
   /* each client gets its own pipeline: its own position, pause and seek */
-  gst_rtsp_media_factory_set_shared (GST_RTSP_MEDIA_FACTORY (self), FALSE);
+  gst_rtsp_media_factory_set_shared (factory, FALSE);
+  if (srtp) {
+    gst_rtsp_media_factory_set_media_gtype (factory, GPS_TYPE_SRTP_MEDIA);
+    gst_rtsp_media_factory_set_profiles (factory, GST_RTSP_PROFILE_SAVP);
+  }
   return self;
 }
 
@@ -523,9 +981,9 @@ main (int argc, char **argv)
   g_autoptr (GOptionContext) optctx = NULL;
   GError *err = NULL;
   char root_real[PATH_MAX];
+  g_autofree gchar *proxy_base = NULL;
   GstRTSPServer *server;
   GstRTSPSessionPool *pool;
-  GpsDirFactory *factory;
   GMainLoop *loop;
   g_autofree gchar *service = NULL;
   struct stat st;
@@ -533,9 +991,13 @@ main (int argc, char **argv)
   optctx = g_option_context_new ("DIR - serve every file of DIR over RTSP");
   g_option_context_set_description (optctx,
       "URLs:\n"
-      "  rtsp://HOST:PORT/<file>     the file as plain RTP\n"
-      "  rtsp://HOST:PORT/nc/<file>  the file network-coded (X-RLNC): "
-      "rtspsrc ! rtpncdepay ! ncdecoder\n");
+      "  rtsp://HOST:PORT/<file>       the file as plain RTP\n"
+      "  rtsp://HOST:PORT/nc/<file>    the file network-coded (X-RLNC): "
+      "rtspsrc ! rtpncdepay ! ncdecoder\n"
+      "  rtsp://HOST:PORT/srtp/<file>  the file as SRTP (RTP/SAVP, the key "
+      "in the SDP by MIKEY): rtspsrc plays it\n"
+      "With --proxy ORIGIN and no DIR:\n"
+      "  rtsp://HOST:PORT/<path>       ORIGIN/<path> re-served as SRTP\n");
   g_option_context_add_main_entries (optctx, option_entries, NULL);
   g_option_context_add_group (optctx, gst_init_get_option_group ());
   if (!g_option_context_parse (optctx, &argc, &argv, &err)) {
@@ -543,18 +1005,24 @@ main (int argc, char **argv)
     g_clear_error (&err);
     return 2;
   }
-  if (argc != 2) {
+  if (opt_proxy == NULL && argc != 2) {
     g_printerr ("gpustream-server: give one directory to serve "
         "(gpustream-server --help)\n");
+    return 2;
+  }
+  if (opt_proxy != NULL && argc != 1) {
+    g_printerr ("gpustream-server: --proxy re-serves its origin, "
+        "give no directory too\n");
     return 2;
   }
   if (opt_port < 0 || opt_port > 65535 || opt_session_timeout <= 0
       || opt_max_sessions < 0 || opt_nc_generation_size <= 0
       || opt_nc_block_size <= 0 || opt_nc_redundancy_percent < 0
-      || opt_nc_max_bitrate <= 0) {
+      || opt_nc_max_bitrate <= 0 || opt_cycle_us < 0
+      || (opt_cycle_us > 0 && opt_cycle_us < 100)) {
     g_printerr ("gpustream-server: an option is out of range "
         "(port 0-65535, session timeout > 0, the nc sizes and rate > 0, "
-        "redundancy >= 0)\n");
+        "redundancy >= 0, cycle 0 or >= 100)\n");
     return 2;
   }
   if (opt_backend == NULL)
@@ -565,22 +1033,41 @@ main (int argc, char **argv)
         "not %s\n", opt_backend);
     return 2;
   }
-  if (realpath (argv[1], root_real) == NULL || stat (root_real, &st) != 0
-      || !S_ISDIR (st.st_mode)) {
-    g_printerr ("gpustream-server: %s is not a readable directory: %s\n",
-        argv[1], g_strerror (errno ? errno : ENOTDIR));
-    return 2;
-  }
-  /* the file "/" resolves to would be outside every prefix check below */
-  if (strcmp (root_real, "/") == 0) {
-    g_printerr ("gpustream-server: refusing to serve the root directory\n");
-    return 2;
+  if (opt_proxy != NULL) {
+    g_autoptr (GstUri) origin = gst_uri_from_string (opt_proxy);
+    const gchar *scheme = origin ? gst_uri_get_scheme (origin) : NULL;
+
+    if (scheme == NULL || !g_str_has_prefix (scheme, "rtsp")
+        || gst_uri_get_host (origin) == NULL || gst_uri_get_query_table (origin)
+        || gst_uri_get_fragment (origin)) {
+      g_printerr ("gpustream-server: --proxy takes the RTSP URL of the "
+          "origin, rtsp://HOST:PORT/ or rtsp://HOST:PORT/PATH/, not %s\n",
+          opt_proxy);
+      return 2;
+    }
+    /* each client's path is appended to it */
+    proxy_base = g_str_has_suffix (opt_proxy, "/") ? g_strdup (opt_proxy)
+        : g_strconcat (opt_proxy, "/", NULL);
+  } else {
+    if (realpath (argv[1], root_real) == NULL || stat (root_real, &st) != 0
+        || !S_ISDIR (st.st_mode)) {
+      g_printerr ("gpustream-server: %s is not a readable directory: %s\n",
+          argv[1], g_strerror (errno ? errno : ENOTDIR));
+      return 2;
+    }
+    /* the file "/" resolves to would be outside every prefix check below */
+    if (strcmp (root_real, "/") == 0) {
+      g_printerr ("gpustream-server: refusing to serve the root directory\n");
+      return 2;
+    }
   }
 
   loop = g_main_loop_new (NULL, FALSE);
-  factory = gps_dir_factory_new (root_real);
   server = g_object_new (GPS_TYPE_SERVER, NULL);
-  GPS_SERVER (server)->factory = g_object_ref (factory);
+  if (proxy_base == NULL)
+    GPS_SERVER (server)->factory = gps_dir_factory_new (root_real, NULL, FALSE);
+  GPS_SERVER (server)->srtp_factory = gps_dir_factory_new (proxy_base ? NULL :
+      root_real, proxy_base, TRUE);
   if (opt_address != NULL)
     gst_rtsp_server_set_address (server, opt_address);
   service = g_strdup_printf ("%d", opt_port);
@@ -604,7 +1091,6 @@ main (int argc, char **argv)
   g_main_loop_run (loop);
 
   g_object_unref (pool);
-  g_object_unref (factory);
   g_object_unref (server);
   g_main_loop_unref (loop);
   return 0;

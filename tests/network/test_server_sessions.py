@@ -24,10 +24,13 @@ SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 FRAMES = 60   # 2 s at 30 frames/s
 
 
-def start_server(directory, *options):
+def start_server(directory, *options, stderr=None):
+    """The server on a free loopback port, serving directory (None: the
+    options say what, e.g. --proxy); returns (process, its URL, its port)"""
     server = subprocess.Popen(
-        [SERVER, "--port", "0", "--address", "127.0.0.1", *options, directory],
-        stdout=subprocess.PIPE, text=True)
+        [SERVER, "--port", "0", "--address", "127.0.0.1", *options]
+        + ([directory] if directory is not None else []),
+        stdout=subprocess.PIPE, stderr=stderr, text=True)
     url = server.stdout.readline().strip()
     assert url.startswith("rtsp://127.0.0.1:"), url
     return server, url, int(url.rsplit(":", 1)[1].strip("/"))
@@ -35,6 +38,12 @@ def start_server(directory, *options):
 
 def rtsp_request(sock, method, url, cseq, extra=""):
     """Sends one request on an open connection; returns (status line, headers)"""
+    return rtsp_exchange(sock, method, url, cseq, extra)[:2]
+
+
+def rtsp_exchange(sock, method, url, cseq, extra=""):
+    """Sends one request on an open connection; returns (status line,
+    headers, body)"""
     sock.sendall(("%s %s RTSP/1.0\r\nCSeq: %d\r\n%s\r\n"
                   % (method, url, cseq, extra)).encode())
     reply = b""
@@ -52,7 +61,7 @@ def rtsp_request(sock, method, url, cseq, extra=""):
     # read the body (an SDP) too, so that the next reply starts clean
     while len(body) < int(headers.get("content-length", 0)):
         body += sock.recv(4096)
-    return lines[0], headers
+    return lines[0], headers, body.decode()
 
 
 def setup_udp(port, path):
@@ -67,6 +76,46 @@ def setup_udp(port, path):
         "Transport: RTP/AVP;unicast;client_port=%d-%d\r\n"
         % (client_port, client_port + 1))
     return sock, status, headers
+
+
+def read_lines(stream, enough, timeout_s):
+    """Reads lines from the server's stdout or stderr until enough(lines)
+    holds or the timeout passes; returns the lines"""
+    lines = []
+    text = ""
+    deadline = time.monotonic() + timeout_s
+    # from the descriptor: select() does not see lines a buffered reader holds
+    while not enough(lines) and time.monotonic() < deadline:
+        ready, _, _ = select.select([stream], [], [],
+                                   max(0, deadline - time.monotonic()))
+        chunk = os.read(stream.fileno(), 65536) if ready else b""
+        if not chunk:
+            break
+        text += chunk.decode()
+        *complete, text = text.split("\n")
+        lines += complete
+    return lines
+
+
+def server_lines(stream, wanted, timeout_s):
+    """Reads the server's stdout or stderr until, for each of the prefixes
+    wanted, a line starts with it; returns {prefix: its first line}, without
+    those that did not come within the timeout"""
+    def first_lines(lines):
+        found = {}
+        for line in lines:
+            for prefix in wanted:
+                if line.startswith(prefix) and prefix not in found:
+                    found[prefix] = line.strip()
+        return found
+    return first_lines(read_lines(
+        stream, lambda lines: len(first_lines(lines)) == len(wanted), timeout_s))
+
+
+def stop(server):
+    server.terminate()
+    server.wait(10)
+    server.stdout.close()
 
 
 class ServerSessions(unittest.TestCase):
@@ -260,6 +309,7 @@ class ServerSessions(unittest.TestCase):
                            ([], "give one directory"),
                            (["--port", "70000", self.media], "out of range"),
                            (["--nc-block-size", "0", self.media], "out of range"),
+                           (["--cycle", "50", self.media], "cycle 0 or >= 100"),
                            (["--backend", "fpga", self.media],
                             "--backend is auto, cpu, gpu or hybrid")):
             run = subprocess.run([SERVER, *argv], capture_output=True,
@@ -325,6 +375,47 @@ class ServerSessions(unittest.TestCase):
                 server.wait(10)
                 server.stdout.close()
                 server.stderr.close()
+
+    def test_nc_sessions_through_the_scheduler(self):
+        """--cycle puts every network-coded session on the device's
+        real-time scheduler: concurrent sessions each give the file back
+        byte for byte, and each encoder reports batches launched by the
+        scheduler (none without --cycle)"""
+        with open(self.clip, "rb") as f:
+            want = f.read()
+        for cycle, clients in (("1000", 3), ("0", 1)):
+            server, url, _ = start_server(self.media, "--cycle", cycle,
+                                          "--backend", "cpu")
+            try:
+                runs = []
+                for i in range(clients):
+                    out = os.path.join(self.tmp.name, "cycle-%s-%d.ts" % (cycle, i))
+                    p = Gst.parse_launch(
+                        "rtspsrc location=%snc/clip.ts protocols=tcp ! "
+                        "rtpncdepay ! ncdecoder ! filesink location=%s"
+                        % (url, out))
+                    p.set_state(Gst.State.PLAYING)
+                    runs.append((p, out))
+                for p, out in runs:
+                    msg = p.get_bus().timed_pop_filtered(
+                        30 * Gst.SECOND,
+                        Gst.MessageType.EOS | Gst.MessageType.ERROR)
+                    p.set_state(Gst.State.NULL)
+                    self.assertEqual(msg.type, Gst.MessageType.EOS, cycle)
+                    with open(out, "rb") as f:
+                        self.assertTrue(f.read() == want, out)
+                ended = [line for line in read_lines(
+                    server.stdout, lambda lines: len(lines) >= clients, 15)
+                    if line.startswith("nc /nc/clip.ts: ncencoder sent ")]
+                self.assertEqual(len(ended), clients, ended)
+                for line in ended:
+                    batches = int(line.rsplit(", ", 1)[1].split()[0])
+                    if cycle == "0":
+                        self.assertEqual(batches, 0, line)
+                    else:
+                        self.assertGreater(batches, 0, line)
+            finally:
+                stop(server)
 
     def test_nc_client_script_gets_the_file(self):
         server, url, _ = start_server(self.media, "--nc-redundancy-percent", "10")

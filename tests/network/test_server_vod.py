@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gpustream-server against clients we did not write: it serves a directory
 (an MPEG-TS and an MP4 made here) on a free loopback port; ffprobe reads the
-streams, rtspsrc plays the plain mounts to EOS with every frame decoded, the
+streams and counts every frame, ffmpeg decodes the file's own frames, rtspsrc
+plays the plain mounts to EOS with every frame decoded, the
 network-coded mount gives the file back byte for byte over TCP and decodable
 video over UDP, and paths outside the directory or missing get 404."""
 
@@ -112,6 +113,36 @@ class ServerVod(unittest.TestCase):
                 capture_output=True, text=True, timeout=30)
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertIn("h264,video,320,240", out.stdout, name)
+
+    def test_ffprobe_counts_every_frame(self):
+        for name in ("clip.ts", "clip.mp4"):
+            out = subprocess.run(
+                ["ffprobe", "-v", "error", "-rtsp_transport", "tcp",
+                 "-count_frames", "-select_streams", "v:0", "-show_entries",
+                 "stream=codec_name,nb_read_frames", "-of", "csv=p=0",
+                 self.base + name],
+                capture_output=True, text=True, timeout=30)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("h264,%d" % FRAMES, out.stdout.split(), name)
+
+    def test_ffmpeg_decodes_the_files_frames(self):
+        """ffmpeg -i rtsp://... decodes the frames ffmpeg decodes from the
+        file itself (their MD5s, in order)"""
+        def frame_md5s(source, *input_options):
+            out = subprocess.run(
+                ["ffmpeg", "-v", "error", *input_options, "-i", source,
+                 "-map", "0:v:0", "-f", "framemd5", "-"],
+                capture_output=True, text=True, timeout=30)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            return [line.rsplit(",", 1)[1].strip()
+                    for line in out.stdout.splitlines()
+                    if line and not line.startswith("#")]
+
+        for name in ("clip.ts", "clip.mp4"):
+            want = frame_md5s(os.path.join(self.media, name))
+            self.assertEqual(len(want), FRAMES)
+            got = frame_md5s(self.base + name, "-rtsp_transport", "tcp")
+            self.assertEqual(got, want, name)
 
     def test_rtspsrc_plays_mpegts_every_frame(self):
         err, frames = run_to_eos(
