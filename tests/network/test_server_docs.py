@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """The commands of docs/server.md run as written, against a server started
-with the documented command line: only the ports (free ones instead of 8554
-and 8555), the directory (a temporary one holding movie.ts and movie.mp4),
+with the documented command line: only the port (a free one instead of
+8554), the directory (a temporary one holding movie.ts and movie.mp4),
 the program's path (this build's) and the video sink (fakesink, there is no
 display) are replaced. ffprobe reports the video, the players reach the end
-(plain, SRTP, and through the documented reverse proxy), and the
-network-coded client script writes the file back byte for byte."""
+(plain and SRTP), and the network-coded client script writes the file back
+byte for byte. (The reverse proxy, experimental, has no command on the page;
+network-server-proxy tests it.)"""
 
 import os
 import re
@@ -34,8 +35,7 @@ class ServerDocs(unittest.TestCase):
         self.assertEqual(len(start), 1, blocks[0])
         clients = [line for line in blocks[1].splitlines() if line.strip()]
         self.assertEqual(len(clients), 5, blocks[1])
-        proxy_start, proxy_client = [line for line in blocks[2].splitlines()
-                                     if line.strip()]
+        self.assertEqual(len(blocks), 2, "a command block the test does not run")
 
         with tempfile.TemporaryDirectory(prefix="server-docs-") as tmp:
             media = os.path.join(tmp, "media")
@@ -54,7 +54,6 @@ class ServerDocs(unittest.TestCase):
             self.assertEqual(argv[-1], "/srv/media")
             argv = [SERVER, "--port", "0"] + argv[3:-1] + [media]
             server = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-            proxy = None
             try:
                 url = server.stdout.readline().strip()
                 self.assertRegex(url, r"^rtsp://127\.0\.0\.1:\d+/$")
@@ -69,31 +68,12 @@ class ServerDocs(unittest.TestCase):
                         command, shell=True, cwd=tmp, capture_output=True,
                         text=True, timeout=60))
 
-                # the reverse proxy, in front of the server above
-                argv = shlex.split(proxy_start)
-                self.assertEqual(argv[0], "build/pipelines/server/gpustream-server")
-                self.assertEqual(argv[1:3], ["--port", "8555"])
-                self.assertEqual(argv[-2:], ["--proxy", "rtsp://127.0.0.1:8554/"])
-                proxy = subprocess.Popen(
-                    [SERVER, "--port", "0"] + argv[3:-1] + [url],
-                    stdout=subprocess.PIPE, text=True)
-                proxy_url = proxy.stdout.readline().strip()
-                self.assertRegex(proxy_url, r"^rtsp://127\.0\.0\.1:\d+/$")
-                command = (proxy_client
-                           .replace("127.0.0.1:8555", proxy_url[len("rtsp://"):-1])
-                           .replace("autovideosink", "fakesink"))
-                self.assertNotEqual(command, proxy_client)
-                results.append(subprocess.run(
-                    command, shell=True, cwd=tmp, capture_output=True,
-                    text=True, timeout=60))
             finally:
-                for process in (proxy, server):
-                    if process is not None:
-                        process.terminate()
-                        process.wait(10)
-                        process.stdout.close()
+                server.terminate()
+                server.wait(10)
+                server.stdout.close()
 
-            for line, run in zip(clients + [proxy_client], results):
+            for line, run in zip(clients, results):
                 self.assertEqual(run.returncode, 0,
                                  "%s\n%s" % (line, run.stderr[-2000:]))
             self.assertIn("Video: h264", results[0].stderr)
