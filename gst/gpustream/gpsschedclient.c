@@ -529,7 +529,7 @@ gst_gpustream_sched_client_start (GstGpuStreamSchedClient * client,
 {
   GError *err = NULL;
   guint64 rate;
-  gchar *origin;
+  g_autofree gchar *origin = NULL;
 
   g_mutex_lock (&client->lock);
   client->scheduled_run = cycle > 0;
@@ -569,13 +569,11 @@ gst_gpustream_sched_client_start (GstGpuStreamSchedClient * client,
       GST_ELEMENT_ERROR (client->element, RESOURCE, FAILED, (NULL),
           ("could not start the batching scheduler: %s", err->message));
     g_clear_error (&err);
-    g_free (origin);
     g_mutex_lock (&client->lock);
     client->scheduled_run = FALSE;
     g_mutex_unlock (&client->lock);
     return FALSE;
   }
-  g_free (origin);
   g_mutex_lock (&client->lock);
   client->running = TRUE;
   client->cycle = cycle;

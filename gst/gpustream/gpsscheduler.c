@@ -1567,13 +1567,15 @@ typedef struct
   guint64 pushed;               /* atomic */
 } TrialStream;
 
+/* forwarded or never forwarded (batched when the trial stops), a trial
+ * packet is freed by the caller's drop */
 static void
-trial_forward (gpointer stream_data, gpointer data, guint16 flags)
+trial_release_item (gpointer stream_data, GstGpuStreamSchedItem * item)
 {
   TrialStream *ts = stream_data;
 
-  if (data)
-    ts->drop (data);
+  if (item->data)
+    ts->drop (item->data);
 }
 
 static gpointer
@@ -1642,7 +1644,9 @@ trial_once (const GstGpuStreamProcessor * proc, gpointer proc_data,
     GDestroyNotify drop, gpointer user_data, GstClockTime cycle, guint32 w,
     const GstGpuStreamTrialParams * tp, guint64 load, GError ** error)
 {
-  static const GstGpuStreamSchedCallbacks cb = { trial_forward, NULL };
+  static const GstGpuStreamSchedCallbacks cb = { NULL, NULL,
+    trial_release_item, trial_release_item
+  };
   GstGpuStreamScheduler *sched;
   GstGpuStreamSchedulerParams params = { 0 };
   TrialStream *ts;

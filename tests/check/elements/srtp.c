@@ -1920,6 +1920,7 @@ GST_START_TEST (test_in_place)
     }
     gsrtp_ctx_clear (&ref);
     gst_harness_teardown (h);
+    gst_object_unref (enc);     /* the harness took a reference of its own */
   }
   /* every buffer given away with room was protected where it was */
   fail_unless_equals_int (n_in_place, rtp->len);
