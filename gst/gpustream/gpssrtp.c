@@ -286,8 +286,8 @@ protect_gpu_submit (GstGpuStreamSrtpBatch * pb, guint lane)
 }
 
 /* Waits for the lane, gives each packet its bytes. If a CUDA step failed,
- * the prepared packets are finished on the CPU by the same per-thread code
- * (no packet protected twice, no index advanced twice), so the caller has
+ * the prepared packets are finished on the CPU by gsrtp_protect_desc (no
+ * packet protected twice, no index advanced twice), so the caller has
  * nothing left to do either way. */
 static void
 protect_gpu_finish (GstGpuStreamSrtpBatch * pb, gboolean * used_gpu)
