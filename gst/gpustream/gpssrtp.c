@@ -286,8 +286,8 @@ protect_gpu_submit (GstGpuStreamSrtpBatch * pb, guint lane)
 }
 
 /* Waits for the lane, gives each packet its bytes. If a CUDA step failed,
- * the prepared packets are finished on the CPU by the same per-thread code
- * (no packet protected twice, no index advanced twice), so the caller has
+ * the prepared packets are finished on the CPU by gsrtp_protect_desc (no
+ * packet protected twice, no index advanced twice), so the caller has
  * nothing left to do either way. */
 static void
 protect_gpu_finish (GstGpuStreamSrtpBatch * pb, gboolean * used_gpu)
@@ -316,15 +316,15 @@ protect_gpu_finish (GstGpuStreamSrtpBatch * pb, gboolean * used_gpu)
   }
 
   if (pb->step) {
-    /* prepared already: finish with the same per-thread code on the CPU */
-    const GsAesTables *t = gsrtp_aes_tables ();
+    /* prepared already (the indices moved): finish each packet on the
+     * CPU's batch primitives, with the keys the batch was launched with */
     const GsSrtpKeys *k = (const GsSrtpKeys *) b->keys->data;
 
     warn_cpu (pb->ctx, SRTP_GPU_KERNEL_NAME, b->nd, pb->step, pb->res);
     for (i = 0; i < pb->n; i++)
       if (b->slot[i] != G_MAXSIZE) {
         GsSrtpDesc *d = &b->descs[b->slot[i]];
-        pkts[i].len = gs_srtp_hd_protect (t, &k[d->keys], pkts[i].data, d);
+        pkts[i].len = gsrtp_protect_desc (&k[d->keys], pkts[i].data, d);
       }
   }
   batch_clear (b);
@@ -380,13 +380,9 @@ unprotect_gpu (GstCudaContext * ctx, GsSrtpPacket * pkts, gsize n)
       continue;                 /* e.g. a replay of an earlier packet */
     then = b.slot[i] != G_MAXSIZE ? &b.descs[b.slot[i]] : NULL;
     if (!then || now.roc != then->roc) {
-      size_t out;
-
-      q->result = q->is_rtcp ?
-          gsrtp_rtcp_unprotect (q->ctx, q->data, q->len, &out) :
-          gsrtp_rtp_unprotect (q->ctx, q->data, q->len, &out);
-      if (q->result == GSRTP_OK)
-        q->len = (guint32) out;
+      /* a batch of one on the CPU: AES-NI or the constant-time path,
+       * never the table AES; it sets result and, when accepted, len */
+      gsrtp_unprotect_batch (q, 1, GSRTP_IMPL_AUTO);
       continue;
     }
     if (!ok[b.slot[i]]) {
@@ -1072,6 +1068,11 @@ srtp_protect_setup (const GstStructure * config, GstElement * owner,
   if (!impl || g_str_equal (impl, "auto")) {
     sp->impl = GSRTP_IMPL_AUTO;
   } else if (g_str_equal (impl, "scalar")) {
+    /* kept as the reference the tests and bench_rtgpu compare against */
+    gps_debug_init ();
+    GST_WARNING_OBJECT (owner, "srtp-protect: impl=scalar protects with "
+        "the table AES reference, which is not constant time: for tests and "
+        "benchmarks only");
     sp->impl = GSRTP_IMPL_SCALAR;
   } else {
     g_set_error (error, GST_GPUSTREAM_PROCESSOR_ERROR,

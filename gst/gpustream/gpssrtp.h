@@ -22,9 +22,9 @@ G_BEGIN_DECLS
  * With backend GPU or HYBRID and a GstCudaContext, the host prepares every
  * packet (header checks, index bookkeeping), the batch goes to the device in
  * one copy, one launch protects it and one copy brings it back. If any CUDA
- * step fails, the prepared packets are finished on the CPU by the same
- * per-thread code (no packet protected twice, no index advanced twice) and a
- * warning is logged. *used_gpu (may be NULL) says which ran.
+ * step fails, the prepared packets are finished on the CPU by
+ * gsrtp_protect_desc (AES-NI or the constant-time path; no packet protected
+ * twice, no index advanced twice) and a warning is logged. *used_gpu (may be NULL) says which ran.
  *
  * The caller serialises calls that share a GsSrtpCtx. Returns the number of
  * packets with result GSRTP_OK. */

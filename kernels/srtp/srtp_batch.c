@@ -651,6 +651,21 @@ unprotect_one_fast (const Prims *p, GsSrtpPacket *q, const GsSrtpUnprot *now)
   return 1;
 }
 
+uint32_t
+gsrtp_protect_desc (const GsSrtpKeys *k, uint8_t *pkt, const GsSrtpDesc *d)
+{
+  Prims p;
+  GcmKeyCache gcm_cache;
+  uint32_t len;
+  prims_get (&p, GSRTP_IMPL_AUTO, &gcm_cache);
+  /* k is a copy (a GPU batch's key array), not a context's: GCM keys are
+   * expanded into the call's spare slot, wiped below */
+  len = gs_srtp_hd_place_mki (k, pkt, protect_fast (&p, k, pkt, d));
+  if (p.gcm)
+    gcm_key_cache_wipe (p.gcm);
+  return len;
+}
+
 /* ---- batches (of CHUNK packets, defined above) ---- */
 
 /* Protect in chunks: host bookkeeping and encryption per packet, then the
@@ -720,7 +735,8 @@ gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)
 /* Unprotect in chunks: (A) parse and estimate against the committed state,
  * (B) compute all tags (the HMACs together, as in protect), (C) in order, re-check against the state as the
  * packets before left it (a packet whose index estimate changed, e.g. right
- * after a ROC step inside the batch, is redone on the scalar path), replay
+ * after a ROC step inside the batch, is redone alone on the same primitives,
+ * unprotect_one_fast), replay
  * check, commit; (D) decrypt what passed. Same results as one by one. */
 size_t
 gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl)

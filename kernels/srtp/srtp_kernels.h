@@ -7,7 +7,9 @@
  * the tag (and the 4-byte SRTCP trailer) after the packet; cap says how much.
  *
  * Three ways to run the same math:
- *  - gsrtp_rtp_protect() & co: one packet, scalar reference (srtp_hd.h);
+ *  - gsrtp_rtp_protect() & co: one packet, scalar reference (srtp_hd.h,
+ *    table AES: not constant time; the elements never call them for a
+ *    packet, they go through the batch API, a batch of one included);
  *  - gsrtp_protect_batch() / gsrtp_unprotect_batch(): many packets of many
  *    contexts in one call, AES-NI / PCLMUL / SHA-NI when the CPU has them;
  *  - the CUDA kernels (srtp_cuda.h): the host calls gsrtp_prepare_protect()
@@ -179,6 +181,15 @@ typedef enum {
  * one by one would. Returns the number of packets with result GSRTP_OK. */
 size_t gsrtp_protect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl);
 size_t gsrtp_unprotect_batch (GsSrtpPacket *pkts, size_t n, GsSrtpImpl impl);
+
+/* The device half of a protect (what gs_srtp_hd_protect computes: encrypt,
+ * tag, trailer, MKI; returns the protected length) for a packet prepared
+ * already with gsrtp_prepare_protect, on the host through the batch path's
+ * primitives (AES-NI, or without it the constant-time portable AES), never
+ * the table AES. k: the keys d was prepared for. A GPU batch whose launch
+ * failed is finished this way: its indices moved at prepare, so no packet
+ * is protected twice and no index advanced twice. */
+uint32_t gsrtp_protect_desc (const GsSrtpKeys *k, uint8_t *pkt, const GsSrtpDesc *d);
 
 /* Which accelerations the CPU offers (bit 0 AES-NI, 1 PCLMUL, 2 SHA-NI, 3 AVX2,
  * 4 AVX-512F). */

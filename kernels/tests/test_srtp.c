@@ -515,6 +515,21 @@ test_batch (void)
     }
     check (wbad == 0, "warp-per-packet emulation (32 lanes of gs_srtp_hd_seal_encrypt, then "
         "gs_srtp_hd_seal_auth) == reference (%d differ)", wbad);
+    /* a batch whose launch failed, finished on the CPU: the same prepared
+     * descriptors and key array through gsrtp_protect_desc */
+    {
+      int cbad = 0;
+      for (int i = 0; i < NPKT; i++) {
+        uint8_t *pkt = wbuf + d[i].offset;
+        uint32_t l;
+        memcpy (pkt, orig[i], olen[i]);
+        l = gsrtp_protect_desc (&keys[d[i].keys], pkt, &d[i]);
+        if (l != rlen[i] || memcmp (pkt, ref[i], l))
+          cbad++;
+      }
+      check (cbad == 0, "prepared packets finished by gsrtp_protect_desc (%s) == reference "
+          "(%d differ)", gsrtp_force_portable () ? "constant-time path" : "accelerated", cbad);
+    }
   }
 
   /* unprotect: batch vs one by one, with tampered, duplicated and reordered
@@ -995,6 +1010,78 @@ test_negative (const Profile *pr)
 }
 
 /* ---- ROC estimation ---- */
+/* RFC 3711 9.2: no packet past the last index of a master key. The sender
+ * gives its last RTP packet (ROC 2^32 - 1, sequence number 65535) and
+ * refuses the next, leaving ROC and packet as they were; the same for the
+ * SRTCP index (2^31 - 1 the last). Reference and batch alike. */
+static void
+test_index_exhausted (void)
+{
+  const GsSrtpPolicy pol = GSRTP_AES_CM_128_HMAC_SHA1_80;
+  uint8_t key[30], orig[200], a[200], b[200];
+  int bad = 0;
+  rnd_fill (key, sizeof key);
+  for (int batch = 0; batch < 2; batch++) {
+    GsSrtpCtx tx, rx;
+    size_t len, ol = 0, dl;
+    GsSrtpResult r;
+    gsrtp_ctx_init (&tx, pol, pol, key, sizeof key, 0);
+    gsrtp_ctx_init (&rx, pol, pol, key, sizeof key, 0);
+    gsrtp_ctx_set_roc (&tx, 0xffffffffu);
+    gsrtp_ctx_set_roc (&rx, 0xffffffffu);
+    for (int seq = 65534; seq <= 65536; seq++) {
+      len = make_rtp (orig, 0xfeed, (uint16_t) seq, 0, 60);
+      memcpy (a, orig, len);
+      if (batch) {
+        GsSrtpPacket p = { &tx, a, (uint32_t) len, sizeof a, 0, GSRTP_OK };
+        gsrtp_protect_batch (&p, 1, GSRTP_IMPL_AUTO);
+        r = p.result;
+        ol = p.len;
+      } else {
+        r = gsrtp_rtp_protect (&tx, a, len, sizeof a, &ol);
+      }
+      if (seq < 65536) {
+        /* the last two indexes of the key: protected, and they unprotect */
+        memcpy (b, a, ol);
+        if (r != GSRTP_OK || gsrtp_rtp_unprotect (&rx, b, ol, &dl) != GSRTP_OK || dl != len
+            || memcmp (b, orig, len))
+          bad++;
+      } else if (r != GSRTP_ERR_INDEX_EXHAUSTED || tx.roc != 0xffffffffu || tx.s_l != 65535
+          || memcmp (a, orig, len)) {
+        bad++;
+      }
+    }
+    /* SRTCP: index 2^31 - 1 is the last one sent */
+    tx.srtcp_index = 0x7ffffffeu;
+    for (int k = 0; k < 2; k++) {
+      len = make_rtcp (orig, 0xfeed, 40);
+      memcpy (a, orig, len);
+      if (batch) {
+        GsSrtpPacket p = { &tx, a, (uint32_t) len, sizeof a, 1, GSRTP_OK };
+        gsrtp_protect_batch (&p, 1, GSRTP_IMPL_AUTO);
+        r = p.result;
+        ol = p.len;
+      } else {
+        r = gsrtp_rtcp_protect (&tx, a, len, sizeof a, &ol);
+      }
+      if (k == 0) {
+        memcpy (b, a, ol);
+        if (r != GSRTP_OK || gs_ld32 (a + len) != (0x80000000u | 0x7fffffffu)
+            || gsrtp_rtcp_unprotect (&rx, b, ol, &dl) != GSRTP_OK || dl != len || memcmp (b, orig, len))
+          bad++;
+      } else if (r != GSRTP_ERR_INDEX_EXHAUSTED || tx.srtcp_index != 0x7fffffffu
+          || memcmp (a, orig, len)) {
+        bad++;
+      }
+    }
+    gsrtp_ctx_clear (&tx);
+    gsrtp_ctx_clear (&rx);
+  }
+  check (bad == 0, "key lifetime: the last RTP index (ROC 2^32 - 1, seq 65535) and SRTCP index "
+      "2^31 - 1 are sent, the next refused (index exhausted) and left untouched, reference "
+      "and batch (%d bad)", bad);
+}
+
 static void
 test_roc (void)
 {
@@ -1231,6 +1318,7 @@ main (void)
   for (size_t i = 0; i < 6; i++)
     test_negative (&profiles[i]);
   test_roc ();
+  test_index_exhausted ();
   test_mki ();
   test_gcm_key_cache ();
   test_big_window ();

@@ -319,7 +319,6 @@ dec_try_other_key (GstGpuSrtpDec * self, GsSrtpPacket * pkt, guint32 ssrc)
   DecStream *s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrc));
   const guint8 *mki;
   GsSrtpResult r = GSRTP_ERR_BAD_MKI;
-  size_t out = 0;
   guint i;
 
   if (!s || s->n_keys < 2)
@@ -331,10 +330,10 @@ dec_try_other_key (GstGpuSrtpDec * self, GsSrtpPacket * pkt, guint32 ssrc)
     GST_INFO_OBJECT (self, "SSRC 0x%08x: now master key %u (by its MKI)",
         ssrc, i + 1);
     gsrtp_ctx_take_keys (&s->ctx, &s->keys[i]);
-    r = pkt->is_rtcp ? gsrtp_rtcp_unprotect (&s->ctx, pkt->data, pkt->len,
-        &out) : gsrtp_rtp_unprotect (&s->ctx, pkt->data, pkt->len, &out);
-    if (r == GSRTP_OK)
-      pkt->len = (uint32_t) out;
+    /* a batch of one: AES-NI or the constant-time path, as every other
+     * packet; it sets result and, when accepted, len */
+    gsrtp_unprotect_batch (pkt, 1, GSRTP_IMPL_AUTO);
+    r = pkt->result;
     break;
   }
   return r;

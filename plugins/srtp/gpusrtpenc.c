@@ -105,6 +105,10 @@ typedef struct
   GstPad *srcpad;
   gboolean is_rtcp;
   GstCaps *sink_caps;           /* object lock */
+  /* the "roc" (and "ssrc") of the RTP sink caps, as srtpdec takes them:
+   * where a new context of that stream starts. Streaming thread only. */
+  gboolean have_caps_roc, have_caps_ssrc;
+  guint32 caps_roc, caps_ssrc;
   guint caps_gen;               /* settings generation of the pushed caps */
   gint last_ret;                /* atomic GstFlowReturn of the last push */
   /* scheduled mode; written under the object lock, read atomically */
@@ -345,8 +349,10 @@ enc_ensure_caps (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set)
   gst_object_unref (srcpad);
 }
 
+/* roc: where the stream's index goes on from (-1: a new stream, ROC 0) */
 static EncStream *
-enc_stream_get (GstGpuSrtpEnc * self, guint32 ssrc, const EncSettings * set)
+enc_stream_get (GstGpuSrtpEnc * self, guint32 ssrc, const EncSettings * set,
+    gint64 roc)
 {
   EncStream *s = g_hash_table_lookup (self->streams, GUINT_TO_POINTER (ssrc));
   GstMapInfo map;
@@ -374,6 +380,15 @@ enc_stream_get (GstGpuSrtpEnc * self, guint32 ssrc, const EncSettings * set)
         gsrtp_result_name (r));
     enc_stream_unref (s);
     return NULL;
+  }
+  if (roc >= 0) {
+    /* a stream that goes on under the same key: its next index follows
+     * the ROC it had, so no index (and keystream) is used twice and the
+     * key's lifetime counts on from there */
+    gsrtp_ctx_set_roc (&s->ctx, (guint32) roc);
+    s->roc = (guint32) roc;
+    GST_INFO_OBJECT (self, "SSRC 0x%08x starts at ROC %u (caps)", ssrc,
+        (guint) roc);
   }
   GST_DEBUG_OBJECT (self, "new stream SSRC 0x%08x", ssrc);
   g_hash_table_insert (self->streams, GUINT_TO_POINTER (ssrc), s);
@@ -649,7 +664,9 @@ enc_prepare (GstGpuSrtpEnc * self, EncPair * pair, const EncSettings * set,
     if (last && last->ssrc == ssrc) {
       s = last;
     } else {
-      s = last = enc_stream_get (self, ssrc, set);
+      s = last = enc_stream_get (self, ssrc, set, !pair->is_rtcp &&
+          pair->have_caps_roc && (!pair->have_caps_ssrc ||
+              pair->caps_ssrc == ssrc) ? (gint64) pair->caps_roc : -1);
       if (s && s != pair->last_stream) {
         if (pair->last_stream)
           enc_stream_unref (pair->last_stream);
@@ -763,7 +780,7 @@ static gboolean
 enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items, guint n,
     GsSrtpPacket * pkts, gboolean on_gpu)
 {
-  gboolean hard_limit = FALSE;
+  gboolean hard_limit = FALSE, hard_rtcp = FALSE;
   guint i, n_soft = 0;
 
   for (i = 0; i < n; i++) {
@@ -782,8 +799,10 @@ enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items, guint n,
     EncItem *it = items[i];
 
     if (it->result != GSRTP_OK) {
-      if (it->result == GSRTP_ERR_INDEX_EXHAUSTED)
+      if (it->result == GSRTP_ERR_INDEX_EXHAUSTED) {
         hard_limit = TRUE;
+        hard_rtcp |= it->is_rtcp;
+      }
       self->st_dropped++;
       enc_drop_warn (self, it->stream->ssrc, gsrtp_result_name (it->result));
       continue;
@@ -801,9 +820,13 @@ enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items, guint n,
 
   for (i = 0; i < n_soft; i++)
     g_signal_emit (self, signals[SIGNAL_SOFT_LIMIT], 0);
+  /* RFC 3711 9.2: the packet that would take an index past the last is
+   * dropped, and every later one gets GST_FLOW_ERROR (enc_process) until
+   * the element starts again from READY */
   if (hard_limit && !g_atomic_int_exchange (&self->hard_limit, TRUE))
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (NULL),
-        ("Key usage limit has been reached (ROC exhausted): set a new key"));
+        ("Key usage limit has been reached (%s exhausted): set a new key",
+            hard_rtcp ? "SRTCP index" : "ROC"));
   return hard_limit;
 }
 
@@ -1088,6 +1111,14 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
       EncSettings set;
 
       gst_event_parse_caps (event, &caps);
+      if (gst_caps_get_size (caps) > 0) {
+        const GstStructure *st = gst_caps_get_structure (caps, 0);
+
+        pair->have_caps_roc = gst_structure_get_uint (st, "roc",
+            &pair->caps_roc);
+        pair->have_caps_ssrc = gst_structure_get_uint (st, "ssrc",
+            &pair->caps_ssrc);
+      }
       GST_OBJECT_LOCK (self);
       gst_caps_replace (&pair->sink_caps, caps);
       g_atomic_int_set (&pair->caps_gen, G_MAXUINT);

@@ -1931,6 +1931,246 @@ GST_START_TEST (test_in_place)
 
 GST_END_TEST;
 
+/* ---- constant time, key lifetime ---- */
+
+/* gpusrtpdec switching master key by the MKI, back and forth (key 1, 2,
+ * 1), on the constant-time path (GS_SRTP_FORCE_PORTABLE, read by the
+ * plugin's first SRTP call of this forked test): the switching packet is
+ * unprotected as a batch of one like every other. Each packet alone, then
+ * all as one list (the other key's packets are redone after the batch, in
+ * order): what srtpdec (libsrtp) gives, and the RTP that was sent. */
+GST_START_TEST (test_mki_switch_portable)
+{
+  static const guint8 key2[30] = { 0x31, 0x41, 0x59, 0x26, 0x53, 0x58, 0x97,
+    0x93, 0x23, 0x84, 0x62, 0x64, 0x33, 0x83, 0x27, 0x95, 0x02, 0x88, 0x41,
+    0x97, 0x16, 0x93, 0x99, 0x37, 0x51, 0x05, 0x82, 0x09, 0x74, 0x94
+  };
+  static const guint8 mki1[4] = { 0, 0, 0, 1 }, mki2[4] = { 0, 0, 0, 2 };
+  GstCaps *caps, *scaps;
+  GPtrArray *rtp, *a1, *b, *a2, *in = g_ptr_array_new ();
+  gchar *hex1 = key_hex (key46, 30), *hex2 = key_hex (key2, 30);
+  GstBuffer *k1 = gst_buffer_new_memdup (key46, 30);
+  GstBuffer *k2 = gst_buffer_new_memdup (key2, 30);
+  GstBuffer *m1 = gst_buffer_new_memdup (mki1, 4);
+  GstBuffer *m2 = gst_buffer_new_memdup (mki2, 4);
+  const gchar *o[] = { "o" };
+  Collected *out[3];
+  guint i, list;
+
+  g_setenv ("GS_SRTP_FORCE_PORTABLE", "1", TRUE);
+  rtp = make_audio_rtp (0x27182818, 2000, 45, &caps);
+  a1 = srtpenc_run (rtp, 0, 15, caps, hex1, "00000001");
+  b = srtpenc_run (rtp, 15, 30, caps, hex2, "00000002");
+  a2 = srtpenc_run (rtp, 30, 45, caps, hex1, "00000001");
+  for (i = 0; i < 15; i++)
+    g_ptr_array_add (in, a1->pdata[i]);
+  for (i = 0; i < 15; i++)
+    g_ptr_array_add (in, b->pdata[i]);
+  for (i = 0; i < 15; i++)
+    g_ptr_array_add (in, a2->pdata[i]);
+
+  scaps = gst_caps_copy (caps);
+  gst_structure_set_name (gst_caps_get_structure (scaps, 0),
+      "application/x-srtp");
+  gst_caps_set_simple (scaps, "ssrc", G_TYPE_UINT, 0x27182818,
+      "srtp-key", GST_TYPE_BUFFER, k1, "mki", GST_TYPE_BUFFER, m1,
+      "srtp-key2", GST_TYPE_BUFFER, k2, "mki2", GST_TYPE_BUFFER, m2,
+      "srtp-cipher", G_TYPE_STRING, "aes-128-icm",
+      "srtp-auth", G_TYPE_STRING, "hmac-sha1-80",
+      "srtcp-cipher", G_TYPE_STRING, "aes-128-icm",
+      "srtcp-auth", G_TYPE_STRING, "hmac-sha1-80", NULL);
+
+  /* srtpdec packet by packet (its list path is not what we compare) */
+  for (list = 0; list < 3; list++) {
+    GstElement *pipe = parse (list == 0 ?
+        "appsrc name=s ! srtpdec ! appsink name=o" :
+        "appsrc name=s ! gpusrtpdec backend=cpu ! appsink name=o");
+    Feed f = { "s", scaps, in, list == 2 };
+
+    fail_unless (run_pipeline (pipe, &f, 1, o, &out[list], 1));
+    gst_object_unref (pipe);
+  }
+  assert_same (rtp, out[0]->bytes, "srtpdec, keys 1, 2, 1");
+  assert_same (out[0]->bytes, out[1]->bytes,
+      "gpusrtpdec against srtpdec, keys 1, 2, 1");
+  assert_same (out[0]->bytes, out[2]->bytes,
+      "gpusrtpdec (one list) against srtpdec, keys 1, 2, 1");
+  for (list = 0; list < 3; list++)
+    collected_free (out[list]);
+  g_unsetenv ("GS_SRTP_FORCE_PORTABLE");
+  g_ptr_array_unref (in);
+  g_ptr_array_unref (a1);
+  g_ptr_array_unref (b);
+  g_ptr_array_unref (a2);
+  g_ptr_array_unref (rtp);
+  gst_buffer_unref (k1);
+  gst_buffer_unref (k2);
+  gst_buffer_unref (m1);
+  gst_buffer_unref (m2);
+  gst_caps_unref (scaps);
+  gst_caps_unref (caps);
+  g_free (hex1);
+  g_free (hex2);
+}
+
+GST_END_TEST;
+
+static void
+count_soft_limit (GstElement * enc, gint * count)
+{
+  (*count)++;
+}
+
+/* An RTP packet of ssrc with sequence number seq and a 20-byte payload. */
+static GBytes *
+rtp_packet (guint32 ssrc, guint16 seq)
+{
+  guint8 p[32] = { 0x80, 96 };
+  guint i;
+
+  GST_WRITE_UINT16_BE (p + 2, seq);
+  GST_WRITE_UINT32_BE (p + 4, 160 * (guint32) seq);
+  GST_WRITE_UINT32_BE (p + 8, ssrc);
+  for (i = 12; i < sizeof p; i++)
+    p[i] = (guint8) (i * 7 + seq);
+  return g_bytes_new (p, sizeof p);
+}
+
+/* RFC 3711 9.2 key lifetime: a stream that goes on at ROC 2^32 - 2 (the
+ * "roc" of its caps). soft-limit comes with the first packet of the last
+ * ROC, once; the last index (ROC 2^32 - 1, sequence number 65535) is still
+ * sent; the next packet is dropped with an error naming the limit, and
+ * nothing is sent after it. Every packet sent is libsrtp's bytes: srtpdec,
+ * keyed by the output caps (which carry the ROC), gives back the RTP. */
+GST_START_TEST (test_key_limits)
+{
+  static const guint16 seqs[] = { 65534, 65535, 0, 1, 16384, 32768, 49152,
+    65535
+  };
+  GstElement *enc = gst_element_factory_make ("gpusrtpenc", NULL);
+  GstBuffer *kb = gst_buffer_new_memdup (key46, 30);
+  GstBus *bus = gst_bus_new ();
+  GPtrArray *sent = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      g_bytes_unref);
+  GPtrArray *plain = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      g_bytes_unref);
+  GstCaps *caps = gst_caps_new_simple ("application/x-rtp",
+      "media", G_TYPE_STRING, "audio", "clock-rate", G_TYPE_INT, 8000,
+      "encoding-name", G_TYPE_STRING, "L16", "payload", G_TYPE_INT, 96,
+      "ssrc", G_TYPE_UINT, 0x5eed0001, "roc", G_TYPE_UINT, 0xfffffffe, NULL);
+  GstCaps *out_caps;
+  GstHarness *h;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+  GsSrtpCtx ref;
+  GstStructure *stats;
+  gint soft = 0;
+  guint32 roc = 0;
+  guint i;
+
+  gst_util_set_object_arg (G_OBJECT (enc), "backend", "cpu");
+  g_object_set (enc, "key", kb, NULL);
+  g_signal_connect (enc, "soft-limit", G_CALLBACK (count_soft_limit), &soft);
+  h = gst_harness_new_with_element (enc, "rtp_sink_0", "rtp_src_0");
+  gst_element_set_bus (enc, bus);
+  gst_harness_set_src_caps (h, gst_caps_ref (caps));
+  gsrtp_ctx_init (&ref, GSRTP_AES_CM_128_HMAC_SHA1_80,
+      GSRTP_AES_CM_128_HMAC_SHA1_80, key46, 30, 0);
+  gsrtp_ctx_set_roc (&ref, 0xfffffffe);
+  for (i = 0; i < G_N_ELEMENTS (seqs); i++) {
+    GBytes *pkt = rtp_packet (0x5eed0001, seqs[i]);
+    GBytes *want = protect (&ref, pkt);
+    GstBuffer *out;
+    GstMapInfo map;
+
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_memdup
+            (g_bytes_get_data (pkt, NULL), g_bytes_get_size (pkt))),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+    fail_unless (map.size == g_bytes_get_size (want) &&
+        memcmp (map.data, g_bytes_get_data (want, NULL), map.size) == 0,
+        "packet %u (seq %u): not the bytes of the reference at its ROC", i,
+        seqs[i]);
+    g_ptr_array_add (sent, g_bytes_new (map.data, map.size));
+    g_ptr_array_add (plain, pkt);
+    gst_buffer_unmap (out, &map);
+    gst_buffer_unref (out);
+    g_bytes_unref (want);
+    /* the signal with the first packet of ROC 2^32 - 1 (seq 0), once */
+    fail_unless_equals_int (soft, i >= 2 ? 1 : 0);
+  }
+  fail_unless_equals_int (ref.roc, G_MAXUINT32);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+
+  /* past the last index: dropped, an error, and nothing after it */
+  for (i = 0; i < 2; i++) {
+    GBytes *pkt = rtp_packet (0x5eed0001, (guint16) i);
+
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_memdup
+            (g_bytes_get_data (pkt, NULL), g_bytes_get_size (pkt))),
+        GST_FLOW_ERROR);
+    g_bytes_unref (pkt);
+  }
+  fail_unless (gst_harness_try_pull (h) == NULL);
+  fail_unless_equals_int (soft, 1);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error at the hard limit");
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (g_error_matches (err, GST_LIBRARY_ERROR,
+          GST_LIBRARY_ERROR_FAILED));
+  fail_unless (dbg && strstr (dbg, "Key usage limit has been reached "
+          "(ROC exhausted)") != NULL, "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL,
+      "one error, not one per packet");
+  g_object_get (enc, "stats", &stats, NULL);
+  fail_unless_equals_int (stat_u64 (stats, "packets-out"), G_N_ELEMENTS (seqs));
+  fail_unless_equals_int (stat_u64 (stats, "packets-dropped"), 1);
+  {
+    const GValue *streams = gst_structure_get_value (stats, "streams");
+    const GstStructure *e;
+
+    fail_unless (streams && gst_value_array_get_size (streams) == 1);
+    e = gst_value_get_structure (gst_value_array_get_value (streams, 0));
+    fail_unless (gst_structure_get_uint (e, "roc", &roc));
+    fail_unless_equals_int_hex (roc, G_MAXUINT32);
+  }
+  gst_structure_free (stats);
+
+  /* what went out, through srtpdec, keyed by the output caps */
+  out_caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (out_caps != NULL);
+  fail_unless (gst_structure_get_uint (gst_caps_get_structure (out_caps, 0),
+          "roc", &roc));
+  fail_unless_equals_int_hex (roc, 0xfffffffe);
+  {
+    GstElement *pipe = parse ("appsrc name=s ! srtpdec ! appsink name=o");
+    Feed f = { "s", out_caps, sent, FALSE };
+    const gchar *o[] = { "o" };
+    Collected *c;
+
+    fail_unless (run_pipeline (pipe, &f, 1, o, &c, 1));
+    assert_same (plain, c->bytes, "srtpdec of the packets up to the limit");
+    collected_free (c);
+    gst_object_unref (pipe);
+  }
+  gst_caps_unref (out_caps);
+  gsrtp_ctx_clear (&ref);
+  gst_element_set_bus (enc, NULL);
+  gst_harness_teardown (h);
+  gst_object_unref (bus);
+  g_ptr_array_unref (sent);
+  g_ptr_array_unref (plain);
+  gst_caps_unref (caps);
+  gst_buffer_unref (kb);
+}
+
+GST_END_TEST;
+
 static Suite *
 srtp_suite (void)
 {
@@ -1961,6 +2201,8 @@ srtp_suite (void)
   tcase_add_loop_test (tc, test_enum_types_load_order, 0,
       G_N_ELEMENTS (load_orders));
   tcase_add_test (tc, test_in_place);
+  tcase_add_test (tc, test_mki_switch_portable);
+  tcase_add_test (tc, test_key_limits);
   return s;
 }
 

@@ -3,7 +3,8 @@
  * against the kernels' scalar reference, one packet at a time. Unprotect
  * gets a mixed batch: several profiles, contexts with an MKI, a ROC wrap,
  * tampered, duplicated and reordered packets. The CPU backend always; the
- * GPU backend where a CUDA device is usable. */
+ * GPU backend where a CUDA device is usable; the CPU fallbacks of the GPU
+ * paths on the constant-time path. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -333,6 +334,67 @@ GST_START_TEST (test_srtp_gpu)
 
 GST_END_TEST;
 
+/* What a GPU protect batch whose launch failed does on the CPU: every
+ * packet prepared (gsrtp_prepare_protect, in array order: the indices
+ * move here), the contexts' keys copied into one array, then each prepared
+ * descriptor finished by gsrtp_protect_desc with its copy of the keys. */
+static void
+check_protect_prepared (Stream * s)
+{
+  static guint8 data[NPKT][STRIDE];
+  static GsSrtpDesc descs[NPKT];
+  GsSrtpKeys keys[2 * NCTX];
+  GsSrtpCtx tx[NCTX];
+  gsize i;
+  gint c;
+
+  memcpy (tx, s->tx0, sizeof tx);
+  for (c = 0; c < NCTX; c++) {
+    keys[2 * c] = tx[c].rtp_keys;
+    keys[2 * c + 1] = tx[c].rtcp_keys;
+  }
+  for (i = 0; i < NPKT; i++) {
+    memcpy (data[i], s->plain[i], s->plain_len[i]);
+    fail_unless_equals_int (gsrtp_prepare_protect (&tx[s->pctx[i]], data[i],
+            s->plain_len[i], STRIDE, s->prtcp[i], &descs[i]), GSRTP_OK);
+    descs[i].keys = 2 * s->pctx[i] + s->prtcp[i];
+  }
+  for (i = 0; i < NPKT; i++) {
+    guint32 len = gsrtp_protect_desc (&keys[descs[i].keys], data[i],
+        &descs[i]);
+
+    fail_unless_equals_int (len, s->prot_len[i]);
+    fail_unless (memcmp (data[i], s->prot[i], len) == 0,
+        "packet %" G_GSIZE_FORMAT " finished by gsrtp_protect_desc differs",
+        i);
+  }
+  for (c = 0; c < NCTX; c++)
+    fail_unless_equals_int (tx[c].roc, 1);
+  memset (keys, 0, sizeof keys);
+}
+
+/* The CPU fallbacks of the GPU paths, on the constant-time path (no AES-NI,
+ * no PCLMUL: GS_SRTP_FORCE_PORTABLE) against the scalar reference: a packet
+ * whose ROC moved inside a GPU unprotect batch is redone as a CPU batch of
+ * one (here every packet alone, each stream's ROC step included), and a
+ * protect batch whose launch failed is finished by gsrtp_protect_desc. */
+GST_START_TEST (test_srtp_cpu_fallbacks_portable)
+{
+  Stream *s = stream_new (4);
+
+  gsrtp_set_force_portable (1);
+  fail_unless (gsrtp_force_portable ());
+  check_unprotect (s, GST_GPUSTREAM_BACKEND_CPU, NULL, FALSE, 1);
+  check_protect_prepared (s);
+  check_protect (s, GST_GPUSTREAM_BACKEND_CPU, NULL, FALSE, 1);
+  gsrtp_set_force_portable (0);
+  /* and on the accelerated primitives where the CPU has them */
+  check_protect_prepared (s);
+  stream_free (s);
+}
+
+GST_END_TEST;
+
 static Suite *
 gpssrtp_suite (void)
 {
@@ -343,6 +405,7 @@ gpssrtp_suite (void)
   tcase_add_test (tc, test_srtp_cpu);
   tcase_add_test (tc, test_srtp_gpu_backend_without_context);
   tcase_add_test (tc, test_srtp_gpu);
+  tcase_add_test (tc, test_srtp_cpu_fallbacks_portable);
   return s;
 }
 
