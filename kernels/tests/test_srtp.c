@@ -20,6 +20,7 @@
 #endif
 
 #include "kernel_check.h"
+#include "hex_vectors.h"
 
 static uint32_t rs = 0x12345678;
 static uint32_t
@@ -35,28 +36,6 @@ rnd_fill (uint8_t *p, size_t n)
     *p++ = (uint8_t) rnd32 ();
 }
 
-static void
-hex (const char *s, uint8_t *out, size_t *n)
-{
-  size_t i = 0;
-  while (s[0] && s[1]) {
-    unsigned v;
-    sscanf (s, "%2x", &v);
-    out[i++] = (uint8_t) v;
-    s += 2;
-  }
-  if (n)
-    *n = i;
-}
-
-static int
-eqhex (const uint8_t *got, const char *want)
-{
-  uint8_t w[256];
-  size_t n;
-  hex (want, w, &n);
-  return memcmp (got, w, n) == 0;
-}
 
 /* ---- primitives ---- */
 static void

@@ -11,25 +11,8 @@
 #include "srtp/srtp_kernels.h"
 #include "srtp/srtp_internal.h"
 #include "kernel_check.h"
+#include "hex_vectors.h"
 
-static void
-hex (const char *s, uint8_t *out, size_t *n)
-{
-  size_t i = 0;
-  for (; s[0] && s[1]; s += 2)
-    sscanf (s, "%2hhx", &out[i++]);
-  if (n)
-    *n = i;
-}
-
-static int
-eqhex (const uint8_t *b, const char *s)
-{
-  uint8_t want[256];
-  size_t n;
-  hex (s, want, &n);
-  return memcmp (b, want, n) == 0;
-}
 
 static uint32_t rng = 0x2545f491u;
 
