@@ -21,6 +21,10 @@ Areas:
             beside PyPI's raptorq in a venv, and cstpsink -> cstpsrc goodput on
             loopback for 2, 4, 8 streams at 5 % loss vs plain udpsink/udpsrc
             (bench/bench_cstp.py)
+  reliability  every fuzz target for a fixed time from the committed seeds
+            (execs/s, coverage, corpus kept, seed files; --fuzz-seconds, 30)
+            and a short soak whose memory and threads are plotted
+            (--soak-seconds, 60) (bench/bench_reliability.py)
   kernels   every kernel benchmark (nc, srtp, dxt without the elements and
             the anchors built at bench time)
   all       everything
@@ -186,6 +190,10 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", required=True)
     p.add_argument("areas", nargs="*", default=["all"])
+    p.add_argument("--fuzz-seconds", type=int,
+                   help="reliability: seconds per fuzz target (default 30, or GS_BENCH_FUZZ_SECONDS)")
+    p.add_argument("--soak-seconds", type=int,
+                   help="reliability: seconds of soak (default 60, or GS_BENCH_SOAK_SECONDS)")
     a = p.parse_args()
     areas = set(a.areas)
     if "all" in areas:
@@ -194,7 +202,7 @@ def main():
         areas = (areas - {"kernels"}) | {"nc-kernels", "srtp-kernels",
                                          "dxt-kernels"}
     unknown = areas - {"nc", "nc-kernels", "srtp", "srtp-kernels", "dxt",
-                       "dxt-kernels", "rtgpu", "cstp"}
+                       "dxt-kernels", "rtgpu", "cstp", "reliability"}
     if unknown:
         p.error("unknown area(s): " + ", ".join(sorted(unknown)))
 
@@ -222,13 +230,18 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_rtgpu
         bench_rtgpu.bench(a.build, results)
+    ok = True
+    if "reliability" in areas:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_reliability
+        ok = bench_reliability.bench(a.build, results, a.fuzz_seconds, a.soak_seconds)
     results.close()
     latest = os.path.join(a.build, "bench", "latest.jsonl")
     if os.path.lexists(latest):
         os.remove(latest)
     os.symlink(os.path.basename(out), latest)
     print("\nJSON lines: %s" % out)
-    return 0
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

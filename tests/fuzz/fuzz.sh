@@ -8,13 +8,15 @@
 # coverage and corpus size per target; exits non-zero when a target
 # crashes, leaks or breaks one of its checks (the input is kept in
 # build-fuzz/fuzz-artifacts/), 77 when clang or libFuzzer is missing.
-# --bounded: the test suite's short run, 5 seconds a target.
-# `./run fuzz` is the way in; GS_FUZZ_BUILD_DIR picks another build dir.
+# --bounded: the test suite's short run, 4 seconds a target.
+# `./run fuzz` is the way in; GS_FUZZ_BUILD_DIR picks another build dir,
+# GS_FUZZ_CORPUS_DIR another place for the inputs found (an empty one runs
+# from the seed corpus alone, as `./run bench reliability` does).
 set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 fb=${GS_FUZZ_BUILD_DIR:-$src/build-fuzz}
-all_targets=(ncpacket ncframing srtp fountain hap)
+all_targets=(ncpacket ncframing srtp fountain cstpmeta hap serverpath)
 
 bounded=0
 if [ "${1:-}" = --bounded ]; then
@@ -23,7 +25,7 @@ if [ "${1:-}" = --bounded ]; then
 fi
 target=${1:-all}
 secs=${2:-60}
-[ $bounded = 1 ] && secs=5
+[ $bounded = 1 ] && secs=4
 case "$target" in
   all) targets=("${all_targets[@]}") ;;
   *)
@@ -71,7 +73,7 @@ for t in "${targets[@]}"; do
   fi
   seeds="$src/tests/fuzz/corpus/$t"
   regressions="$src/tests/fuzz/regressions/$t"
-  corpus="$fb/fuzz-corpus/$t"
+  corpus="${GS_FUZZ_CORPUS_DIR:-$fb/fuzz-corpus}/$t"
   artifacts="$fb/fuzz-artifacts"
   log="$fb/fuzz-$t.log"
   mkdir -p "$corpus" "$artifacts"

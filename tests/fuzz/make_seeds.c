@@ -1,8 +1,9 @@
 /* make_seeds.c: writes the seed corpora of the fuzz targets
  * (tests/fuzz/corpus/TARGET/) from the real senders: ncencoder and
- * rtpncpay, gpusrtpenc and rtpL16pay, dxtenc through the built plugins, and
- * the CSTP code's encoder in kernels/fountain. Each file is one input in
- * its target's format (the comment at the top of fuzz_TARGET.c).
+ * rtpncpay, gpusrtpenc and rtpL16pay, dxtenc through the built plugins,
+ * the CSTP code's encoder and cstpsink's frame packets (kernels/fountain),
+ * and RTSP clients' request paths for gpustream-server. Each file is one
+ * input in its target's format (the comment at the top of fuzz_TARGET.c).
  *
  *   eval "$(./run env)"; build/tests/fuzz/fuzz-make-seeds tests/fuzz/corpus
  *
@@ -332,6 +333,127 @@ fountain_seeds (void)
   }
 }
 
+/* ---- cstpmeta ------------------------------------------------------------ */
+
+/* cstpsink's frame packets: one per stream before each frame, with the
+ * frame's timestamps, flags and the caps string of its sink pad, built as
+ * cstpsink builds them from the buffers and caps of a real source. */
+static void
+cstpmeta_put (GByteArray * a, int S, guint32 frame_id, GstBuffer * b,
+    guint32 len, const gchar * caps)
+{
+  guint8 pkt[FOUNTAIN_META_SIZE + 1024];
+  guint8 flags = (GST_BUFFER_FLAG_IS_SET (b, GST_BUFFER_FLAG_DELTA_UNIT) ?
+      FOUNTAIN_META_FLAG_DELTA : 0) |
+      (GST_BUFFER_FLAG_IS_SET (b, GST_BUFFER_FLAG_HEADER) ?
+      FOUNTAIN_META_FLAG_HEADER : 0);
+  int s;
+
+  for (s = 0; s < S; s++) {
+    FountainMeta m = { (uint8_t) S, (uint8_t) s, flags, frame_id, len,
+      GST_BUFFER_PTS_IS_VALID (b) ? GST_BUFFER_PTS (b) : FOUNTAIN_META_NONE,
+      GST_BUFFER_DURATION_IS_VALID (b) ? GST_BUFFER_DURATION (b) :
+          FOUNTAIN_META_NONE,
+      (uint16_t) (caps ? strlen (caps) : 0), caps
+    };
+    int n = fountain_meta_write (&m, pkt, sizeof pkt);
+    if (n < 0) {
+      g_printerr ("make_seeds: frame packet not written (%d)\n", n);
+      exit (1);
+    }
+    put_chunk (a, NULL, 0, pkt, (gsize) n);
+  }
+}
+
+static void
+cstpmeta_seeds (void)
+{
+  static const struct { const gchar *name, *desc; int streams; } runs[] = {
+    {"video-streams3", "videotestsrc num-buffers=3 ! "
+          "video/x-raw,format=I420,width=64,height=48,framerate=30/1 ! "
+          "appsink name=o", 3},
+    {"audio-streams2", "audiotestsrc num-buffers=2 samplesperbuffer=160 ! "
+          "audio/x-raw,format=S16LE,rate=8000,channels=1 ! appsink name=o", 2},
+  };
+  guint r;
+
+  for (r = 0; r < G_N_ELEMENTS (runs); r++) {
+    GstElement *p = gst_parse_launch (runs[r].desc, NULL), *sink;
+    GByteArray *a = g_byte_array_new ();
+    GstSample *smp;
+    guint32 frame_id = 1;
+
+    if (!p) {
+      g_printerr ("make_seeds: %s does not parse\n", runs[r].desc);
+      exit (1);
+    }
+    sink = gst_bin_get_by_name (GST_BIN (p), "o");
+    g_object_set (sink, "sync", FALSE, NULL);
+    gst_element_set_state (p, GST_STATE_PLAYING);
+    while ((smp = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+      GstBuffer *b = gst_sample_get_buffer (smp);
+      gchar *caps = gst_caps_to_string (gst_sample_get_caps (smp));
+      cstpmeta_put (a, runs[r].streams, frame_id++, b,
+          (guint32) gst_buffer_get_size (b), caps);
+      g_free (caps);
+      gst_sample_unref (smp);
+    }
+    gst_element_set_state (p, GST_STATE_NULL);
+    gst_object_unref (sink);
+    gst_object_unref (p);
+    if (frame_id == 1) {
+      g_printerr ("make_seeds: nothing came out of %s\n", runs[r].desc);
+      exit (1);
+    }
+    write_seed ("cstpmeta", runs[r].name, a);
+  }
+  {
+    /* a sink without caps (caps_len 0), a buffer without timestamps that
+     * is a delta unit and a codec header */
+    GByteArray *a = g_byte_array_new ();
+    GstBuffer *b = gst_buffer_new_allocate (NULL, 1316, NULL);
+    GST_BUFFER_FLAG_SET (b, GST_BUFFER_FLAG_DELTA_UNIT | GST_BUFFER_FLAG_HEADER);
+    cstpmeta_put (a, 1, 0xfffffffeu, b, 1316, NULL);
+    cstpmeta_put (a, 1, 0xffffffffu, b, 1, NULL);
+    gst_buffer_unref (b);
+    write_seed ("cstpmeta", "no-caps-no-timestamps", a);
+  }
+}
+
+/* ---- serverpath ---------------------------------------------------------- */
+
+/* Request paths as RTSP clients send them (DESCRIBE names the file, SETUP
+ * its stream), served and refused ones, for the directory the harness
+ * makes and for the proxy; byte 0 is the harness's mode. */
+static void
+serverpath_seeds (void)
+{
+  static const struct { const gchar *name; guint8 mode; const gchar *path; }
+  paths[] = {
+    {"dir-plain", 2, "/clip.ts"},
+    {"dir-setup-stream", 2, "/clip.ts/stream=0"},
+    {"dir-nc-sub", 0, "/nc/sub/clip.mp4"},
+    {"dir-srtp-space-setup", 2, "/srtp/a%20b.mp4/stream=1"},
+    {"dir-percent", 0, "/100%25.ts"},
+    {"dir-link-inside", 0, "/in"},
+    {"dir-link-outside", 2, "/out"},
+    {"dir-link-up", 0, "/up/secret"},
+    {"dir-encoded-dots", 0, "/%2e%2e/secret"},
+    {"dir-double-slash", 2, "/nc//clip.ts"},
+    {"proxy-live", 3, "/live/cam1"},
+    {"proxy-dots", 1, "/live/../cam1/stream=0"},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (paths); i++) {
+    GByteArray *a = g_byte_array_new ();
+    g_byte_array_append (a, &paths[i].mode, 1);
+    g_byte_array_append (a, (const guint8 *) paths[i].path,
+        strlen (paths[i].path));
+    write_seed ("serverpath", paths[i].name, a);
+  }
+}
+
 /* ---- hap ----------------------------------------------------------------- */
 
 static void
@@ -375,7 +497,9 @@ main (int argc, char **argv)
   nc_seeds ();
   srtp_seeds ();
   fountain_seeds ();
+  cstpmeta_seeds ();
   hap_seeds ();
+  serverpath_seeds ();
   g_print ("%u seed files\n", n_files);
   return 0;
 }
