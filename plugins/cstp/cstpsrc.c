@@ -906,13 +906,11 @@ reset_state (GstCstpSrc * self)
   self->warned = 0;
 }
 
-static gboolean
-gst_cstp_src_start (GstBaseSrc * bsrc)
+/* The state of a run from the properties, counters at zero (object lock
+ * held); the reassembly fuzz target starts its runs here too. */
+static void
+streaming_state_init (GstCstpSrc * self)
 {
-  GstCstpSrc *self = GST_CSTP_SRC (bsrc);
-  GError *err = NULL;
-
-  GST_OBJECT_LOCK (self);
   reset_state (self);
   self->n_streams = self->streams;
   self->frame_limit = self->max_frame_size;
@@ -927,6 +925,16 @@ gst_cstp_src_start (GstBaseSrc * bsrc)
   self->frames_decoded = self->frames_local = self->frames_repaired = 0;
   self->frames_lost = self->decode_ns = self->decode_ns_max = 0;
   self->bad = self->duplicates = self->late = self->full = 0;
+}
+
+static gboolean
+gst_cstp_src_start (GstBaseSrc * bsrc)
+{
+  GstCstpSrc *self = GST_CSTP_SRC (bsrc);
+  GError *err = NULL;
+
+  GST_OBJECT_LOCK (self);
+  streaming_state_init (self);
   gboolean ok = open_sockets (self, &err);
   gchar *sim = g_strdup (self->simulate_loss);
   GST_OBJECT_UNLOCK (self);

@@ -2,6 +2,7 @@
  * (tests/fuzz/corpus/TARGET/) from the real senders: ncencoder and
  * rtpncpay, gpusrtpenc and rtpL16pay, dxtenc through the built plugins,
  * the CSTP code's encoder and cstpsink's frame packets (kernels/fountain),
+ * the datagrams cstpsink sends over its S sockets,
  * and RTSP clients' request paths for gpustream-server. Each file is one
  * input in its target's format (the comment at the top of fuzz_TARGET.c).
  *
@@ -11,6 +12,10 @@
  * session, rtpncpay's SSRC); any run's files are a valid corpus, and the
  * test fuzz-fresh-seeds replays a fresh set through every target. */
 #include <string.h>
+#include <poll.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/app/gstappsink.h>
@@ -333,6 +338,93 @@ fountain_seeds (void)
   }
 }
 
+/* ---- cstpsrc ------------------------------------------------------------- */
+
+/* What cstpsink sends to S sockets on loopback, taken from each socket in
+ * turn (so frames interleave across streams as they arrive), every
+ * `drop_every`-th datagram left out (0: none) so that repair and pipe
+ * packets have to stand in. */
+static void
+cstpsrc_seed (const gchar * name, guint S, guint frames, guint drop_every)
+{
+  int fds[8];
+  GString *dest = g_string_new (NULL);
+  GByteArray *a = g_byte_array_new ();
+  guint8 head[2] = { (guint8) (S - 1), 1 };     /* max-frame-size 64 KiB */
+  guint s, got = 0;
+
+  g_assert (S <= G_N_ELEMENTS (fds));
+  for (s = 0; s < S; s++) {
+    struct sockaddr_in sa = {.sin_family = AF_INET };
+    socklen_t sl = sizeof sa;
+    int size = 8 << 20;
+    sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    fds[s] = socket (AF_INET, SOCK_DGRAM, 0);
+    setsockopt (fds[s], SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
+    if (fds[s] < 0 || bind (fds[s], (struct sockaddr *) &sa, sizeof sa) < 0
+        || getsockname (fds[s], (struct sockaddr *) &sa, &sl) < 0) {
+      g_printerr ("make_seeds: no loopback socket\n");
+      exit (1);
+    }
+    g_string_append_printf (dest, "%s127.0.0.1:%u", s ? "," : "",
+        ntohs (sa.sin_port));
+  }
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%u ! "
+      "video/x-raw,format=I420,width=64,height=48,framerate=30/1 ! "
+      "cstpsink name=o streams=%u destinations=%s packet-size=288 "
+      "overhead=0.25 pipe-width=0.5 sync=false", frames, S, dest->str);
+  GError *err = NULL;
+  GstElement *p = gst_parse_launch (desc, &err);
+  if (!p) {
+    g_printerr ("make_seeds: %s: %s\n", desc, err->message);
+    exit (1);
+  }
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  GstBus *bus = gst_element_get_bus (p);
+  GstMessage *m = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  if (m == NULL || GST_MESSAGE_TYPE (m) != GST_MESSAGE_EOS) {
+    g_printerr ("make_seeds: %s did not end\n", desc);
+    exit (1);
+  }
+  gst_message_unref (m);
+  gst_object_unref (bus);
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (p);
+
+  g_byte_array_append (a, head, 2);
+  for (gboolean more = TRUE; more;) {
+    more = FALSE;
+    for (s = 0; s < S; s++) {
+      guint8 pkt[2048];
+      ssize_t n = recv (fds[s], pkt, sizeof pkt, MSG_DONTWAIT);
+      if (n < 0)
+        continue;
+      more = TRUE;
+      if (drop_every && ++got % drop_every == 0)
+        continue;
+      guint8 stream = (guint8) s;
+      put_chunk (a, &stream, 1, pkt, (gsize) n);
+    }
+  }
+  for (s = 0; s < S; s++)
+    close (fds[s]);
+  if (a->len < 100) {
+    g_printerr ("make_seeds: nothing arrived from %s\n", desc);
+    exit (1);
+  }
+  write_seed ("cstpsrc", name, a);
+  g_string_free (dest, TRUE);
+  g_free (desc);
+}
+
+static void
+cstpsrc_seeds (void)
+{
+  cstpsrc_seed ("video-streams3", 3, 4, 0);
+  cstpsrc_seed ("video-streams4-lossy", 4, 6, 9);
+}
+
 /* ---- cstpmeta ------------------------------------------------------------ */
 
 /* cstpsink's frame packets: one per stream before each frame, with the
@@ -498,6 +590,7 @@ main (int argc, char **argv)
   srtp_seeds ();
   fountain_seeds ();
   cstpmeta_seeds ();
+  cstpsrc_seeds ();
   hap_seeds ();
   serverpath_seeds ();
   g_print ("%u seed files\n", n_files);
