@@ -565,6 +565,14 @@ gst_cstp_sink_get_stats (GstCstpSink * self)
   }
   gst_structure_set (s, "packets-sent", G_TYPE_UINT64, total, NULL);
   GST_OBJECT_UNLOCK (self);
+  /* this property hides GstBaseSink's "stats": carry its fields (rendered,
+   * dropped, average-rate) along, so nothing of the base class is lost */
+  GstStructure *base = gst_base_sink_get_stats (GST_BASE_SINK (self));
+  for (gint i = 0; base && i < gst_structure_n_fields (base); i++) {
+    const gchar *field = gst_structure_nth_field_name (base, i);
+    gst_structure_set_value (s, field, gst_structure_get_value (base, field));
+  }
+  g_clear_pointer (&base, gst_structure_free);
   return s;
 }
 
@@ -737,7 +745,8 @@ gst_cstp_sink_class_init (GstCstpSinkClass * klass)
       g_param_spec_boxed ("stats", "Statistics",
           "frames, packets-sent, bytes-sent, encode-time (ns), "
           "frames-rate-raised and per stream stream-<i>-packets-sent, "
-          "stream-<i>-send-errors", GST_TYPE_STRUCTURE,
+          "stream-<i>-send-errors; also GstBaseSink's rendered, dropped and "
+          "average-rate", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
