@@ -83,8 +83,10 @@ def run(input_path, output_path, encoder=None, impairment=None,
         "udpsrc name=src port=0 address=127.0.0.1 buffer-size=4194304 caps=\"%s\" ! "
         "%srtpncdepay ! ncdecoder name=dec %s ! filesink name=out location=%s"
         % (rx_caps, rx_srtp, _props(decoder), output_path))
-    rx.set_state(Gst.State.PLAYING)
-    if rx.get_state(10 * Gst.SECOND)[0] == Gst.StateChangeReturn.FAILURE:
+    # udpsrc binds going to READY, inside set_state; waiting for the state
+    # would wait for the first packet (the sinks preroll on it), which only
+    # comes once the sender runs
+    if rx.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
         raise RuntimeError("receiver pipeline did not start")
     rx_port = rx.get_by_name("src").get_property("port")
     if rx_port == 0:
