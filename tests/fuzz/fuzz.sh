@@ -108,11 +108,11 @@ for t in "${targets[@]}"; do
     grep -E "ERROR: |check failed|SUMMARY" "$log" | head -5 >&2 || true
   fi
   # libFuzzer's last status line (cov: edges, corp: units/bytes) and stats
-  last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+  last=$(grep -a -E '^#[0-9]+' "$log" | tail -1)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p' <<<"$last")
-  execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   summary+=("$(printf '%-10s %-6s %10s %10s %6s %12s %6s' "$t" "$result" \
     "${runs:-?}" "${execs:-?}" "${cov:-?}" "${corp:-?}" \
     "$(ls "$seeds" | wc -l)")")
