@@ -20,6 +20,14 @@
  * and counted. Decoding runs on the CPU (ISA-L's SIMD GF(2^8) product); there
  * is no GPU path yet.
  *
+ * With `index` and `peers`, the element is one receiver of a display wall:
+ * it takes only stream `index` and outputs only its tile (that stream's
+ * sub-frame), passes pipe packets with its own part taken out to its peers
+ * until each is a repair for the one receiver still short, and exchanges
+ * every frame's state with them: a frame leaves every receiver or none
+ * (docs/elements/cstp-code.md, section 7). pipelines/cstp-wall.sh runs a
+ * wall of 4 tiles on one machine.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 cstpsrc streams=4 port=5100 address=127.0.0.1 num-buffers=30 ! \
