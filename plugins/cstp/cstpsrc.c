@@ -962,15 +962,6 @@ wall_route (GstCstpSrc * self, Frame * f, HeldPipe * hp)
   guint me = (guint) self->wall, S = self->n_streams;
   guint64 mine = 1ull << me;
   gint64 now = g_get_monotonic_time ();
-  if ((hp->mask & mine) && f->decoded) {
-    guint8 *part = g_malloc (f->k);
-    fountain_encode_repair (f->n, f->k, fountain_frame_decoder_stream (f->dec,
-            0), fountain_pipe_component_seed (hp->seed, (int) me), part);
-    for (guint i = 0; i < f->k; i++)
-      hp->payload[i] ^= part[i];
-    g_free (part);
-    hp->mask &= ~mine;
-  }
   guint64 decoded = 0, shorts = 0, unknown = 0;
   for (guint t = 0; t < S; t++) {
     guint64 bit = 1ull << t;
@@ -987,6 +978,22 @@ wall_route (GstCstpSrc * self, Frame * f, HeldPipe * hp)
   }
   if (shorts == 0)
     return unknown != 0;
+  if ((hp->mask & mine) && f->decoded) {
+    /* only for a pipe a short stream needs: the part costs a pass over
+     * the tile */
+    guint8 *part = g_malloc (f->k);
+    guint32 seed = fountain_pipe_component_seed (hp->seed, (int) me);
+    if (fountain_encode_repairs (f->n, f->k, fountain_frame_decoder_stream
+            (f->dec, 0), 1, &seed, &part) != 0) {
+      g_free (part);
+      return FALSE;
+    }
+    for (guint i = 0; i < f->k; i++)
+      hp->payload[i] ^= part[i];
+    g_free (part);
+    hp->mask &= ~mine;
+  }
+  decoded &= ~mine;
   if (decoded) {
     /* the next decoded stream after this one, so the work spreads */
     for (guint i = 1; i <= S; i++) {
@@ -1456,9 +1463,12 @@ close_sockets (GstCstpSrc * self)
     close (self->xfd);
     self->xfd = -1;
   }
+  /* stats read peer_seen under the lock */
+  GST_OBJECT_LOCK (self);
   g_clear_pointer (&self->peer_addr, g_free);
   g_clear_pointer (&self->peer_addrlen, g_free);
   g_clear_pointer (&self->peer_seen, g_free);
+  GST_OBJECT_UNLOCK (self);
   for (int i = 0; i < 2; i++)
     if (self->wake[i] >= 0) {
       close (self->wake[i]);
