@@ -110,10 +110,11 @@ def namespaces_work():
 
 
 def wall(net, frames, sink_props, loss, start=range(S), latency_ms=800,
-         inject=None):
+         inject=None, kill_at=None):
     """Sends frames to a wall of S receivers (those in `start`; the others
     never run) and returns each started receiver's JSON result.
-    loss[i]: receiver i's simulate-loss string, or None."""
+    loss[i]: receiver i's simulate-loss string, or None. kill_at: (i, n)
+    kills receiver i (SIGKILL) before frame n is sent; it has no result."""
     if net.namespaces:
         stream_port, peer_port = 47000 + random.randrange(1000), 48500
         ports = [stream_port] * S
@@ -153,6 +154,9 @@ def wall(net, frames, sink_props, loss, start=range(S), latency_ms=800,
         appsrc = send.get_by_name("in")
         assert send.set_state(Gst.State.PLAYING) != Gst.StateChangeReturn.FAILURE
         for n, f in enumerate(frames):
+            if kill_at and kill_at[1] == n:
+                procs[kill_at[0]].kill()
+                procs[kill_at[0]].wait()
             buf = Gst.Buffer.new_wrapped(f)
             buf.pts = n * Gst.SECOND // FPS
             buf.duration = Gst.SECOND // FPS
@@ -166,6 +170,8 @@ def wall(net, frames, sink_props, loss, start=range(S), latency_ms=800,
         # past every deadline and the barrier's grace
         time.sleep(2 * latency_ms / 1000 + 1.0)
         results = {}
+        if kill_at:
+            del procs[kill_at[0]]
         for i, p in procs.items():
             p.stdin.write("stop\n")
             p.stdin.flush()
@@ -278,6 +284,21 @@ class Wall:
         res = wall(self.net, frames, {"overhead": 0.15, "pipe-width": 0.5},
                    [None] * S, start=range(3))
         self.check_tiles(frames, res, list(range(20)))
+        for r in res.values():
+            self.assertEqual(r["stats"]["peers-alive"], 2)
+
+    def test_peer_dying_midway_does_not_stall_the_wall(self):
+        # receiver 3 is killed after 20 frames: the others wait for it at
+        # most until it is gone (a second of silence), then go on; every
+        # frame comes out of all three, the same frames
+        frames = self.frames(60)
+        t0 = time.monotonic()
+        res = wall(self.net, frames, {"overhead": 0.15, "pipe-width": 0.5},
+                   [None] * S, kill_at=(3, 20))
+        print("\n%.1f s; frames out %s" % (time.monotonic() - t0, [
+            len(r["buffers"]) for r in res.values()]))
+        self.assertEqual(sorted(res), [0, 1, 2])
+        self.check_tiles(frames, res, list(range(60)))
         for r in res.values():
             self.assertEqual(r["stats"]["peers-alive"], 2)
 
