@@ -14,6 +14,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -38,6 +39,34 @@ CAPS = "video/x-raw,format=RGBA,width=%d,height=%d,framerate=%d/1" % (
     WIDTH, HEIGHT, FPS)
 
 
+# what a SIGTERM (a test timeout) must take down at once: the receivers'
+# processes and the namespaces
+LIVE_PROCS = set()
+LIVE_NETS = set()
+
+
+def on_sigterm(*_):
+    for p in list(LIVE_PROCS):
+        p.kill()
+    for n in list(LIVE_NETS):
+        n.cleanup()
+    os._exit(1)
+
+
+def remove_stale():
+    """Namespaces and links of an earlier run that was killed outright (its
+    pid is in their names): nothing else could remove them."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True,
+                         text=True).stdout
+    for name in re.findall(r"^cw(\d+)n\d+", out, re.M):
+        if not os.path.exists("/proc/%s" % name):
+            for i in range(S):
+                subprocess.run(["ip", "netns", "del", "cw%sn%d" % (name, i)],
+                               stderr=subprocess.DEVNULL)
+            subprocess.run(["ip", "link", "del", "cw%sbr" % name],
+                           stderr=subprocess.DEVNULL)
+
+
 def tile_of(frame, s):
     k = PACKET - 32
     n = math.ceil(math.ceil(len(frame) / k) / S)
@@ -49,12 +78,14 @@ class Net:
 
     def __init__(self, namespaces):
         self.namespaces = namespaces
-        self.tag = "cw%d" % (os.getpid() % 100000)
+        self.tag = "cw%d" % os.getpid()
         self.made = []
         self.links = []
         self.subnet = "10.%d.%d" % (200 + random.randrange(50),
                                     random.randrange(250))
         if namespaces:
+            remove_stale()
+            LIVE_NETS.add(self)
             atexit.register(self.cleanup)
             try:
                 self._setup()
@@ -138,6 +169,7 @@ def wall(net, frames, sink_props, loss, start=range(S), latency_ms=800,
                                  "--timeout", "60"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             procs[i] = p
+            LIVE_PROCS.add(p)
         for i, p in procs.items():
             line = p.stdout.readline().strip()
             assert line == "ready", "receiver %d: %r" % (i, line)
@@ -157,6 +189,7 @@ def wall(net, frames, sink_props, loss, start=range(S), latency_ms=800,
             if kill_at and kill_at[1] == n:
                 procs[kill_at[0]].kill()
                 procs[kill_at[0]].wait()
+                LIVE_PROCS.discard(procs[kill_at[0]])
             buf = Gst.Buffer.new_wrapped(f)
             buf.pts = n * Gst.SECOND // FPS
             buf.duration = Gst.SECOND // FPS
@@ -185,6 +218,7 @@ def wall(net, frames, sink_props, loss, start=range(S), latency_ms=800,
             if p.poll() is None:
                 p.kill()
                 p.wait()
+            LIVE_PROCS.discard(p)
         for name in os.listdir(tmp):
             os.unlink(os.path.join(tmp, name))
         os.rmdir(tmp)
@@ -344,7 +378,7 @@ if __name__ == "__main__":
         print("network namespaces cannot be made here: skipped")
         sys.exit(77)
     # a timeout's SIGTERM still runs the cleanups (atexit, finally)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
+    signal.signal(signal.SIGTERM, on_sigterm)
     cls = WallLoopback if loopback else WallNamespaces
     suite = unittest.TestLoader().loadTestsFromTestCase(cls)
     ok = unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful()
