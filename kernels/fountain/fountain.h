@@ -154,6 +154,59 @@ int fountain_meta_parse (const uint8_t *buf, size_t len, FountainMeta *m);
  * when m would not parse or cap is too small. */
 int fountain_meta_write (const FountainMeta *m, uint8_t *buf, size_t cap);
 
+/* ---- the display wall's exchange between receivers ------------------------ */
+
+/* With one receiver per stream (a display wall), the receivers exchange the
+ * state of every frame (a barrier: a frame leaves on all of them or on none)
+ * and pipe packets reduced by the streams already decoded (the paper's
+ * PipeBuf to ExtraBuf exchange, section 5.2) over UDP.
+ * docs/elements/cstp-code.md, section 7. */
+#define FOUNTAIN_WALL_MAGIC 0x43535457u /* "CSTW" */
+#define FOUNTAIN_WALL_STATUS_SIZE 16    /* before the frame states */
+#define FOUNTAIN_WALL_PIPE_SIZE 32      /* before the payload */
+#define FOUNTAIN_WALL_MAX_STATES 64
+
+typedef enum {
+  FOUNTAIN_WALL_STATUS = 1,     /* the sender's state of a run of frames */
+  FOUNTAIN_WALL_PIPE = 2        /* a pipe packet, partly reduced */
+} FountainWallType;
+
+typedef enum {
+  FOUNTAIN_WALL_PENDING = 0,    /* not tried yet (or nothing of it here) */
+  FOUNTAIN_WALL_SHORT = 1,      /* tried: its tile lacks symbols */
+  FOUNTAIN_WALL_DECODED = 2,    /* its tile decoded: ready to leave */
+  FOUNTAIN_WALL_DROPPED = 3     /* given up: nobody outputs the frame */
+} FountainWallState;
+
+typedef struct {
+  uint8_t type;                 /* FountainWallType */
+  uint8_t streams;              /* S, 1..FOUNTAIN_MAX_STREAMS */
+  uint8_t from;                 /* the sending receiver's stream, < S */
+  uint32_t frame_id;            /* status: the first frame; pipe: its frame */
+  /* status */
+  uint8_t count;                /* frames, 1..FOUNTAIN_WALL_MAX_STATES */
+  const uint8_t *states;        /* count FountainWallState bytes */
+  /* pipe: geometry as in the code packets */
+  uint16_t n, symbol_size;
+  uint32_t frame_len;
+  uint32_t seed;                /* the pipe packet's seed */
+  uint64_t mask;                /* streams whose part is still in payload */
+  const uint8_t *payload;       /* symbol_size bytes */
+} FountainWallPacket;
+
+/* Parses an exchange datagram of len bytes (FOUNTAIN_ERR_MAGIC when it is
+ * not one). Rejects: short, version, unknown type or state, reserved bytes
+ * not 0, S / from out of range, count 0 or above the maximum, geometry as
+ * for code packets, a mask that is empty or names a stream >= S, and a
+ * length other than the type's (FOUNTAIN_ERR_LENGTH). On FOUNTAIN_OK fills
+ * p (states and payload point into buf); reads no byte past buf + len. */
+int fountain_wall_parse (const uint8_t *buf, size_t len,
+    FountainWallPacket *p);
+/* Writes the packet; returns its length, or a FountainError when p would
+ * not parse or cap is too small. */
+int fountain_wall_write (const FountainWallPacket *p, uint8_t *buf,
+    size_t cap);
+
 /* ---- cross-stream decoding (paper section 5.2) --------------------------- */
 
 typedef struct FountainFrameDecoder FountainFrameDecoder;

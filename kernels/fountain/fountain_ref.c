@@ -273,6 +273,112 @@ fountain_meta_write (const FountainMeta *m, uint8_t *buf, size_t cap)
   return FOUNTAIN_META_SIZE + m->caps_len;
 }
 
+/* ---- the display wall's exchange ------------------------------------------ */
+
+/* Every rule but the datagram's length, shared by parse and write. */
+static int
+wall_validate (const FountainWallPacket *p)
+{
+  if (p->type != FOUNTAIN_WALL_STATUS && p->type != FOUNTAIN_WALL_PIPE)
+    return FOUNTAIN_ERR_KIND;
+  if (p->streams < 1 || p->streams > FOUNTAIN_MAX_STREAMS
+      || p->from >= p->streams)
+    return FOUNTAIN_ERR_STREAMS;
+  if (p->type == FOUNTAIN_WALL_STATUS) {
+    if (p->count < 1 || p->count > FOUNTAIN_WALL_MAX_STATES)
+      return FOUNTAIN_ERR_LENGTH;
+    for (int i = 0; i < p->count; i++)
+      if (p->states[i] > FOUNTAIN_WALL_DROPPED)
+        return FOUNTAIN_ERR_KIND;
+    return FOUNTAIN_OK;
+  }
+  if (p->n == 0 || p->symbol_size == 0
+      || fountain_subframe_symbols (p->frame_len, p->streams,
+          p->symbol_size) != p->n)
+    return FOUNTAIN_ERR_GEOMETRY;
+  uint64_t all = p->streams == 64 ? ~0ull : (1ull << p->streams) - 1;
+  if (p->mask == 0 || (p->mask & ~all) != 0)
+    return FOUNTAIN_ERR_PIPE;
+  return FOUNTAIN_OK;
+}
+
+int
+fountain_wall_parse (const uint8_t *buf, size_t len, FountainWallPacket *p)
+{
+  if (buf == NULL || len < 4)
+    return FOUNTAIN_ERR_SHORT;
+  if (get_be32 (buf) != FOUNTAIN_WALL_MAGIC)
+    return FOUNTAIN_ERR_MAGIC;
+  if (len < FOUNTAIN_WALL_STATUS_SIZE)
+    return FOUNTAIN_ERR_SHORT;
+  if (buf[4] != FOUNTAIN_VERSION)
+    return FOUNTAIN_ERR_VERSION;
+  FountainWallPacket t;
+  memset (&t, 0, sizeof t);
+  t.type = buf[5];
+  t.streams = buf[6];
+  t.from = buf[7];
+  t.frame_id = get_be32 (buf + 8);
+  if (t.type == FOUNTAIN_WALL_STATUS) {
+    if (buf[13] != 0 || buf[14] != 0 || buf[15] != 0)
+      return FOUNTAIN_ERR_KIND;
+    t.count = buf[12];
+    if (len != (size_t) FOUNTAIN_WALL_STATUS_SIZE + t.count)
+      return FOUNTAIN_ERR_LENGTH;
+    t.states = buf + FOUNTAIN_WALL_STATUS_SIZE;
+  } else if (t.type == FOUNTAIN_WALL_PIPE) {
+    if (len < FOUNTAIN_WALL_PIPE_SIZE)
+      return FOUNTAIN_ERR_SHORT;
+    t.n = (uint16_t) (buf[12] << 8 | buf[13]);
+    t.symbol_size = (uint16_t) (buf[14] << 8 | buf[15]);
+    t.frame_len = get_be32 (buf + 16);
+    t.seed = get_be32 (buf + 20);
+    t.mask = get_be64 (buf + 24);
+    if (len != (size_t) FOUNTAIN_WALL_PIPE_SIZE + t.symbol_size)
+      return FOUNTAIN_ERR_LENGTH;
+    t.payload = buf + FOUNTAIN_WALL_PIPE_SIZE;
+  }
+  int err = wall_validate (&t);
+  if (err != FOUNTAIN_OK)
+    return err;
+  *p = t;
+  return FOUNTAIN_OK;
+}
+
+int
+fountain_wall_write (const FountainWallPacket *p, uint8_t *buf, size_t cap)
+{
+  int err = wall_validate (p);
+  if (err != FOUNTAIN_OK)
+    return err;
+  size_t len = p->type == FOUNTAIN_WALL_STATUS
+      ? (size_t) FOUNTAIN_WALL_STATUS_SIZE + p->count
+      : (size_t) FOUNTAIN_WALL_PIPE_SIZE + p->symbol_size;
+  if (cap < len)
+    return FOUNTAIN_ERR_SHORT;
+  put_be32 (buf, FOUNTAIN_WALL_MAGIC);
+  buf[4] = FOUNTAIN_VERSION;
+  buf[5] = p->type;
+  buf[6] = p->streams;
+  buf[7] = p->from;
+  put_be32 (buf + 8, p->frame_id);
+  if (p->type == FOUNTAIN_WALL_STATUS) {
+    buf[12] = p->count;
+    buf[13] = buf[14] = buf[15] = 0;
+    memcpy (buf + FOUNTAIN_WALL_STATUS_SIZE, p->states, p->count);
+  } else {
+    buf[12] = (uint8_t) (p->n >> 8);
+    buf[13] = (uint8_t) p->n;
+    buf[14] = (uint8_t) (p->symbol_size >> 8);
+    buf[15] = (uint8_t) p->symbol_size;
+    put_be32 (buf + 16, p->frame_len);
+    put_be32 (buf + 20, p->seed);
+    put_be64 (buf + 24, p->mask);
+    memcpy (buf + FOUNTAIN_WALL_PIPE_SIZE, p->payload, p->symbol_size);
+  }
+  return (int) len;
+}
+
 /* ---- encoding ------------------------------------------------------------ */
 
 uint32_t

@@ -20,6 +20,14 @@
  * and counted. Decoding runs on the CPU (ISA-L's SIMD GF(2^8) product); there
  * is no GPU path yet.
  *
+ * With `index` and `peers`, the element is one receiver of a display wall:
+ * it takes only stream `index` and outputs only its tile (that stream's
+ * sub-frame), passes pipe packets with its own part taken out to its peers
+ * until each is a repair for the one receiver still short, and exchanges
+ * every frame's state with them: a frame leaves every receiver or none
+ * (docs/elements/cstp-code.md, section 7). pipelines/cstp-wall.sh runs a
+ * wall of 4 tiles on one machine.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 cstpsrc streams=4 port=5100 address=127.0.0.1 num-buffers=30 ! \
@@ -41,6 +49,7 @@
 #include <unistd.h>
 
 #include <gst/base/gstpushsrc.h>
+#include <gst/video/video.h>
 #include <fountain/fountain.h>
 
 #include "cstpsrc.h"
@@ -65,6 +74,16 @@ GST_DEBUG_CATEGORY_STATIC (gst_cstp_src_debug);
 #define MAX_DATAGRAM 65536
 /* a frame this far behind the next one expected: the sender restarted */
 #define RESTART_GAP 1024
+/* display wall: frames held at once (the barrier waits longer than a lone
+ * receiver), finished frames whose outcome the status still repeats, the
+ * status interval while frames are pending and when idle (µs), and the
+ * silence after which a peer is gone and the barrier stops waiting for it */
+#define WALL_PENDING 32
+#define WALL_HISTORY 8
+#define WALL_RING 64
+#define WALL_STATUS_US 5000
+#define WALL_HEARTBEAT_US 100000
+#define WALL_PEER_TIMEOUT_US 1000000
 
 enum
 {
@@ -78,6 +97,8 @@ enum
   PROP_BUFFER_SIZE,
   PROP_MAX_FRAME_SIZE,
   PROP_SIMULATE_LOSS,
+  PROP_INDEX,
+  PROP_PEERS,
   PROP_STATS,
 };
 
@@ -96,6 +117,24 @@ typedef struct
   gdouble p_gb, p_bg;
   gboolean bad;
 } LossChannel;
+
+/* A pipe packet on its way through the wall's receivers: its seed, the
+ * streams whose part is still in the payload, symbol_size bytes. */
+typedef struct
+{
+  guint32 seed;
+  guint64 mask;
+  guint8 payload[];
+} HeldPipe;
+
+/* What every receiver of the wall said about one frame (FountainWallState
+ * per stream, this receiver's own included). */
+typedef struct
+{
+  gboolean used;
+  guint32 frame_id;
+  guint8 state[FOUNTAIN_MAX_STREAMS];
+} WallSlot;
 
 /* One frame on its way in. */
 typedef struct
@@ -117,6 +156,11 @@ typedef struct
   gboolean dirty;               /* packets since the last decode attempt */
   gboolean decoded;
   FountainDecodeStats dstats;
+  /* display wall */
+  GPtrArray *pipes;             /* HeldPipe waiting for peers' states */
+  gboolean reroute;             /* states changed since pipes were routed */
+  gboolean extras;              /* a peer sent an extra repair */
+  gboolean peer_repaired;       /* decoded only after it was short */
 } Frame;
 
 struct _GstCstpSrc
@@ -133,6 +177,8 @@ struct _GstCstpSrc
   gint buffer_size;
   guint max_frame_size;
   gchar *simulate_loss;
+  gint index;
+  gchar *peers;
 
   /* streaming state */
   guint n_streams;
@@ -142,7 +188,7 @@ struct _GstCstpSrc
   gboolean flushing;
   gboolean idle;                /* the last wait saw no datagram */
   guint8 *rx;                   /* RECV_BATCH * MAX_DATAGRAM */
-  Frame frames[MAX_PENDING];
+  Frame frames[WALL_PENDING];
   gboolean have_next;
   guint32 next_id;
   GQueue out;                   /* buffers ready to leave, in order */
@@ -151,17 +197,35 @@ struct _GstCstpSrc
   gboolean have_offset;
   gint64 ts_offset;
   GstClockTime last_pts, last_duration;
+  guint32 last_frame_id;
   gboolean simulating;
   LossChannel *loss;
   gint cut_stream;
   guint32 cut_first, cut_last;
   guint warned;                 /* FountainError kinds already posted */
+  guint n_socks;                /* S, or 1 on a wall */
+  guint pending_limit;
+  /* display wall: this receiver's stream (-1: all streams here) */
+  gint wall;
+  gint xfd;
+  struct sockaddr_storage *peer_addr;
+  socklen_t *peer_addrlen;
+  gint64 *peer_seen;
+  WallSlot ring[WALL_RING];
+  gboolean status_due;
+  gint64 status_sent;
+  gboolean have_newest;
+  guint32 newest;               /* the latest frame seen on this stream */
+  guint wall_warned;
+  guint8 *xbuf;
 
   /* stats (object lock) */
   guint64 frames_decoded, frames_local, frames_repaired, frames_lost;
   guint64 decode_ns, decode_ns_max;
   guint64 bad, duplicates, late, full;
   guint64 *received, *lost, *stream_bad, *simulated;
+  guint64 frames_peer_repaired, frames_barrier_dropped, exchange_bad;
+  guint64 *peer_pipes_sent, *peer_pipes_received, *peer_status_received;
 };
 
 G_DEFINE_TYPE (GstCstpSrc, gst_cstp_src, GST_TYPE_PUSH_SRC);
@@ -241,6 +305,50 @@ simulated_drop (GstCstpSrc * self, guint s, const guint8 * data, gsize len)
   return loss_drop (&self->loss[s]);
 }
 
+/* ---- the data path: the wall's frame states ------------------------------ */
+
+/* The slot of frame fid; with create, a newer frame takes over an older
+ * one's slot. NULL for a frame older than the one the slot holds. */
+static WallSlot *
+wall_slot (GstCstpSrc * self, guint32 fid, gboolean create)
+{
+  WallSlot *w = &self->ring[fid % WALL_RING];
+  if (w->used && w->frame_id == fid)
+    return w;
+  if (!create || (w->used && (gint32) (fid - w->frame_id) < 0))
+    return NULL;
+  memset (w, 0, sizeof *w);
+  w->used = TRUE;
+  w->frame_id = fid;
+  return w;
+}
+
+static guint8
+wall_state (GstCstpSrc * self, guint32 fid, guint stream)
+{
+  WallSlot *w = wall_slot (self, fid, FALSE);
+  return w ? w->state[stream] : FOUNTAIN_WALL_PENDING;
+}
+
+/* This receiver's state of frame fid; a dropped frame stays dropped. */
+static void
+wall_set_own (GstCstpSrc * self, guint32 fid, guint8 state)
+{
+  WallSlot *w = wall_slot (self, fid, TRUE);
+  if (w == NULL || w->state[self->wall] == state
+      || w->state[self->wall] == FOUNTAIN_WALL_DROPPED)
+    return;
+  w->state[self->wall] = state;
+  self->status_due = TRUE;
+}
+
+static gboolean
+wall_peer_alive (GstCstpSrc * self, guint p, gint64 now)
+{
+  return (gint) p == self->wall
+      || (self->peer_seen[p] && now - self->peer_seen[p] < WALL_PEER_TIMEOUT_US);
+}
+
 /* ---- the data path: frames ----------------------------------------------- */
 
 static void
@@ -253,13 +361,16 @@ frame_clear (Frame * f)
   f->moved_on = 0;
   memset (f->sources, 0, sizeof f->sources);
   memset (&f->dstats, 0, sizeof f->dstats);
+  if (f->pipes)
+    g_ptr_array_set_size (f->pipes, 0);
+  f->reroute = f->extras = f->peer_repaired = FALSE;
   /* the decoder stays for the next frame of the same geometry */
 }
 
 static Frame *
 frame_find (GstCstpSrc * self, guint32 fid)
 {
-  for (guint i = 0; i < MAX_PENDING; i++)
+  for (guint i = 0; i < self->pending_limit; i++)
     if (self->frames[i].used && self->frames[i].frame_id == fid)
       return &self->frames[i];
   return NULL;
@@ -279,22 +390,69 @@ running_time_now (GstCstpSrc * self)
   return rt;
 }
 
+/* The caps of a wall's tile: a raw video frame of one plane cut at whole
+ * rows is video of the tile's rows; anything else is application/x-cstp-tile
+ * naming where the bytes sit in the frame and the frame's caps. */
+static gchar *
+tile_caps (GstCstpSrc * self, Frame * f, gsize len)
+{
+  gsize sub = (gsize) f->n * f->k, off = (gsize) self->wall * sub;
+  GstCaps *caps = gst_caps_from_string (f->caps);
+  GstVideoInfo info;
+  gchar *out;
+  if (caps && gst_caps_is_fixed (caps) && gst_video_info_from_caps (&info,
+          caps) && GST_VIDEO_INFO_N_PLANES (&info) == 1
+      && GST_VIDEO_INFO_SIZE (&info) == f->frame_len && len > 0
+      && sub % GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) == 0
+      && len % GST_VIDEO_INFO_PLANE_STRIDE (&info, 0) == 0) {
+    GstCaps *tile = gst_caps_copy (caps);
+    gst_caps_set_simple (tile, "height", G_TYPE_INT,
+        (gint) (len / GST_VIDEO_INFO_PLANE_STRIDE (&info, 0)), NULL);
+    out = gst_caps_to_string (tile);
+    gst_caps_unref (tile);
+  } else {
+    GstStructure *st = gst_structure_new ("application/x-cstp-tile",
+        "tile", G_TYPE_INT, self->wall, "tiles", G_TYPE_INT, self->n_streams,
+        "offset", G_TYPE_UINT64, (guint64) off, "frame-size", G_TYPE_UINT,
+        f->frame_len, "frame-caps", G_TYPE_STRING, f->caps, NULL);
+    out = gst_structure_to_string (st);
+    gst_structure_free (st);
+  }
+  if (caps)
+    gst_caps_unref (caps);
+  return out;
+}
+
 /* The decoded frame as a buffer, with the sender's timestamps on our clock. */
 static void
 frame_emit (GstCstpSrc * self, Frame * f)
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, f->frame_len, NULL);
-  GstMapInfo map;
   gsize sub = (gsize) f->n * f->k;
-  gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  for (guint s = 0; s < f->dec_streams; s++) {
-    gsize off = s * sub;
-    if (off >= f->frame_len)
-      break;
-    memcpy (map.data + off, fountain_frame_decoder_stream (f->dec, (int) s),
-        MIN (sub, f->frame_len - off));
+  GstBuffer *buf;
+  GstMapInfo map;
+  if (self->wall >= 0) {
+    /* the tile: this stream's sub-frame, without the padding past the end
+     * of the frame */
+    gsize off = (gsize) self->wall * sub;
+    gsize len = off < f->frame_len ? MIN (sub, f->frame_len - off) : 0;
+    buf = gst_buffer_new_allocate (NULL, len, NULL);
+    gst_buffer_map (buf, &map, GST_MAP_WRITE);
+    if (len)
+      memcpy (map.data, fountain_frame_decoder_stream (f->dec, 0), len);
+    gst_buffer_unmap (buf, &map);
+    GST_BUFFER_OFFSET (buf) = f->frame_id;
+  } else {
+    buf = gst_buffer_new_allocate (NULL, f->frame_len, NULL);
+    gst_buffer_map (buf, &map, GST_MAP_WRITE);
+    for (guint s = 0; s < f->dec_streams; s++) {
+      gsize off = s * sub;
+      if (off >= f->frame_len)
+        break;
+      memcpy (map.data + off, fountain_frame_decoder_stream (f->dec, (int) s),
+          MIN (sub, f->frame_len - off));
+    }
+    gst_buffer_unmap (buf, &map);
   }
-  gst_buffer_unmap (buf, &map);
 
   GstClockTime pts = GST_CLOCK_TIME_NONE;
   if (f->have_meta && f->pts != FOUNTAIN_META_NONE) {
@@ -309,6 +467,13 @@ frame_emit (GstCstpSrc * self, Frame * f)
       gint64 t = (gint64) f->pts + self->ts_offset;
       pts = t > 0 ? (GstClockTime) t : 0;
     }
+  } else if (self->wall >= 0 && GST_CLOCK_TIME_IS_VALID (self->last_pts)
+      && GST_CLOCK_TIME_IS_VALID (self->last_duration)) {
+    /* a tile whose stream lost the frame packet (a cut path): the frames
+     * since the last one that left at the sender's spacing, so that the
+     * tiles of one frame carry one timestamp on every receiver */
+    pts = self->last_pts + (guint32) (f->frame_id - self->last_frame_id)
+        * self->last_duration;
   } else if (GST_CLOCK_TIME_IS_VALID (self->last_pts)
       && GST_CLOCK_TIME_IS_VALID (self->last_duration)) {
     pts = self->last_pts + self->last_duration;
@@ -320,8 +485,11 @@ frame_emit (GstCstpSrc * self, Frame * f)
   GST_BUFFER_PTS (buf) = pts;
   GST_BUFFER_DURATION (buf) = f->have_meta
       && f->duration != FOUNTAIN_META_NONE ? f->duration : GST_CLOCK_TIME_NONE;
+  if (self->wall >= 0 && !GST_BUFFER_DURATION_IS_VALID (buf))
+    GST_BUFFER_DURATION (buf) = self->last_duration;
   self->last_pts = pts;
   self->last_duration = GST_BUFFER_DURATION (buf);
+  self->last_frame_id = f->frame_id;
   if (f->have_meta && (f->flags & FOUNTAIN_META_FLAG_DELTA))
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
   if (f->have_meta && (f->flags & FOUNTAIN_META_FLAG_HEADER))
@@ -333,7 +501,9 @@ frame_emit (GstCstpSrc * self, Frame * f)
   /* the caps travel with the buffer to create () as qdata */
   if (f->have_meta && f->caps)
     gst_mini_object_set_qdata (GST_MINI_OBJECT (buf),
-        g_quark_from_static_string ("cstp-caps"), g_strdup (f->caps), g_free);
+        g_quark_from_static_string ("cstp-caps"), self->wall >= 0 ?
+        tile_caps (self, f, gst_buffer_get_size (buf)) : g_strdup (f->caps),
+        g_free);
   g_queue_push_tail (&self->out, buf);
 }
 
@@ -346,6 +516,9 @@ frame_lost (GstCstpSrc * self, Frame * f)
   GST_OBJECT_UNLOCK (self);
   self->discont = TRUE;
   GST_DEBUG_OBJECT (self, "frame %u lost", self->next_id);
+  /* on a wall the peers learn it and drop the frame too */
+  if (self->wall >= 0)
+    wall_set_own (self, self->next_id, FOUNTAIN_WALL_DROPPED);
   (void) f;
 }
 
@@ -356,7 +529,10 @@ frame_count_losses (GstCstpSrc * self, Frame * f)
   if (f == NULL || f->dec == NULL)
     return;
   GST_OBJECT_LOCK (self);
-  for (guint s = 0; s < self->n_streams && s < f->dec_streams; s++)
+  if (self->wall >= 0)
+    self->lost[self->wall] += f->n - MIN (f->sources[self->wall], f->n);
+  for (guint s = 0; self->wall < 0 && s < self->n_streams
+      && s < f->dec_streams; s++)
     self->lost[s] += f->n - MIN (f->sources[s], f->n);
   GST_OBJECT_UNLOCK (self);
 }
@@ -392,7 +568,10 @@ advance_head (GstCstpSrc * self, Frame * f, gboolean force)
     frame_count_losses (self, f);
     GST_OBJECT_LOCK (self);
     self->frames_decoded++;
-    if (f->dstats.streams_repaired + f->dstats.streams_joint > 0)
+    if (f->peer_repaired)
+      self->frames_peer_repaired++;
+    if (f->dstats.streams_repaired + f->dstats.streams_joint > 0
+        || f->peer_repaired)
       self->frames_repaired++;
     else
       self->frames_local++;
@@ -436,7 +615,7 @@ service (GstCstpSrc * self)
       }
     } else {
       /* nothing of it arrived: it is late once a later frame is */
-      for (guint i = 0; i < MAX_PENDING; i++)
+      for (guint i = 0; i < self->pending_limit; i++)
         if (self->frames[i].used)
           first = MIN (first, self->frames[i].first_arrival);
       if (first == G_MAXINT64)
@@ -447,6 +626,8 @@ service (GstCstpSrc * self)
     advance_head (self, f, TRUE);
   }
 }
+
+static void wall_force_head (GstCstpSrc * self);
 
 /* The slot of frame fid, making room when it is far ahead; NULL when the
  * frame already left. */
@@ -468,7 +649,7 @@ frame_get (GstCstpSrc * self, guint32 fid, gint64 now)
     /* the sender started again: what is pending will not come */
     GST_INFO_OBJECT (self, "frame %u after %u: the sender restarted", fid,
         self->next_id);
-    for (guint i = 0; i < MAX_PENDING; i++)
+    for (guint i = 0; i < self->pending_limit; i++)
       if (self->frames[i].used)
         frame_clear (&self->frames[i]);
     self->next_id = fid;
@@ -476,12 +657,16 @@ frame_get (GstCstpSrc * self, guint32 fid, gint64 now)
     self->have_offset = FALSE;
     d = 0;
   }
-  while ((gint32) (fid - self->next_id) >= MAX_PENDING)
-    advance_head (self, frame_find (self, self->next_id), TRUE);
+  while ((gint32) (fid - self->next_id) >= (gint32) self->pending_limit) {
+    if (self->wall >= 0)
+      wall_force_head (self);
+    else
+      advance_head (self, frame_find (self, self->next_id), TRUE);
+  }
   Frame *f = frame_find (self, fid);
   if (f)
     return f;
-  for (guint i = 0; i < MAX_PENDING; i++)
+  for (guint i = 0; i < self->pending_limit; i++)
     if (!self->frames[i].used) {
       f = &self->frames[i];
       f->used = TRUE;
@@ -492,6 +677,34 @@ frame_get (GstCstpSrc * self, guint32 fid, gint64 now)
   g_assert_not_reached ();
   return NULL;
 }
+
+/* The frame's decoder for this geometry (one stream on a wall): 0, -1 out
+ * of memory, -2 when the frame already has another length. */
+static int
+frame_prepare (GstCstpSrc * self, Frame * f, guint16 n, guint16 k,
+    guint32 frame_len)
+{
+  guint streams = self->wall >= 0 ? 1 : self->n_streams;
+  if (f->dec == NULL || f->kept == 0) {
+    if (f->dec && (f->dec_streams != streams || f->n != n || f->k != k))
+      g_clear_pointer (&f->dec, fountain_frame_decoder_free);
+    if (f->dec == NULL) {
+      f->dec = fountain_frame_decoder_new ((int) streams, n, k, n + 16);
+      if (f->dec == NULL)
+        return -1;
+      f->dec_streams = streams;
+      f->n = n;
+      f->k = k;
+    }
+    fountain_frame_decoder_reset (f->dec, f->frame_id);
+    f->frame_len = frame_len;
+  } else if (f->frame_len != frame_len) {
+    return -2;
+  }
+  return 0;
+}
+
+static void wall_hold (GstCstpSrc * self, Frame * f, HeldPipe * hp);
 
 static void
 count_bad (GstCstpSrc * self, guint s, int err, const gchar * what)
@@ -514,10 +727,20 @@ count_bad (GstCstpSrc * self, guint s, int err, const gchar * what)
 static void
 mark_moved_on (GstCstpSrc * self, guint s, guint32 fid)
 {
-  for (guint i = 0; i < MAX_PENDING; i++) {
+  for (guint i = 0; i < self->pending_limit; i++) {
     Frame *f = &self->frames[i];
     if (f->used && (gint32) (fid - f->frame_id) > 0)
       f->moved_on |= 1ull << s;
+  }
+}
+
+static void
+wall_saw (GstCstpSrc * self, guint32 fid)
+{
+  if (self->wall >= 0 && (!self->have_newest
+          || (gint32) (fid - self->newest) > 0)) {
+    self->newest = fid;
+    self->have_newest = TRUE;
   }
 }
 
@@ -550,6 +773,7 @@ handle_datagram (GstCstpSrc * self, guint s, const guint8 * data, gsize len,
       return;
     }
     mark_moved_on (self, s, m.frame_id);
+    wall_saw (self, m.frame_id);
     Frame *f = frame_get (self, m.frame_id, now);
     if (f == NULL || f->have_meta)
       return;
@@ -586,32 +810,34 @@ handle_datagram (GstCstpSrc * self, guint s, const guint8 * data, gsize len,
     return;
   }
   mark_moved_on (self, s, h.frame_id);
+  wall_saw (self, h.frame_id);
   Frame *f = frame_get (self, h.frame_id, now);
   if (f == NULL)
     return;
-  if (f->dec == NULL || f->kept == 0) {
-    if (f->dec && (f->dec_streams != h.streams || f->n != h.n
-            || f->k != h.symbol_size))
-      g_clear_pointer (&f->dec, fountain_frame_decoder_free);
-    if (f->dec == NULL) {
-      f->dec = fountain_frame_decoder_new (h.streams, h.n, h.symbol_size,
-          h.n + 16);
-      if (f->dec == NULL) {
-        count_bad (self, s, FOUNTAIN_ERR_GEOMETRY, "no memory for its frame");
-        return;
-      }
-      f->dec_streams = h.streams;
-      f->n = h.n;
-      f->k = h.symbol_size;
-    }
-    fountain_frame_decoder_reset (f->dec, h.frame_id);
-    f->frame_len = h.frame_len;
-  } else if (f->frame_len != h.frame_len) {
-    count_bad (self, s, FOUNTAIN_ERR_GEOMETRY,
+  int prep = frame_prepare (self, f, h.n, h.symbol_size, h.frame_len);
+  if (prep != 0) {
+    count_bad (self, s, FOUNTAIN_ERR_GEOMETRY, prep == -1 ?
+        "no memory for its frame" :
         "frame length differs from the frame's other packets");
     return;
   }
-  switch (fountain_frame_decoder_add (f->dec, &h, payload)) {
+  FountainHeader own = h;
+  if (self->wall >= 0) {
+    f->last_arrival = now;
+    if (h.kind == FOUNTAIN_KIND_PIPE) {
+      /* not for this receiver's decoder: it goes round the peers */
+      HeldPipe *hp = g_malloc (sizeof *hp + h.symbol_size);
+      hp->seed = h.index_or_seed;
+      hp->mask = h.pipe_mask;
+      memcpy (hp->payload, payload, h.symbol_size);
+      wall_hold (self, f, hp);
+      return;
+    }
+    /* the one-stream decoder of the tile */
+    own.streams = 1;
+    own.stream = 0;
+  }
+  switch (fountain_frame_decoder_add (f->dec, &own, payload)) {
     case FOUNTAIN_ADD_KEPT:
       f->kept++;
       f->dirty = TRUE;
@@ -636,20 +862,426 @@ handle_datagram (GstCstpSrc * self, guint s, const guint8 * data, gsize len,
   f->last_arrival = now;
 }
 
+/* ---- the data path: the wall's exchange ---------------------------------- */
+
+static void
+count_exchange_bad (GstCstpSrc * self, int err, const gchar * what)
+{
+  GST_OBJECT_LOCK (self);
+  self->exchange_bad++;
+  GST_OBJECT_UNLOCK (self);
+  GST_LOG_OBJECT (self, "dropped an exchange datagram: %s", what);
+  guint bit = 1u << (MIN ((guint) - err, 30u));
+  if (!(self->wall_warned & bit)) {
+    self->wall_warned |= bit;
+    GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
+        ("dropped a datagram on the peers' port that is not a valid exchange "
+            "packet of this wall (%s); further ones are only counted (stats: "
+            "exchange-bad)", what));
+  }
+}
+
+static void
+wall_send (GstCstpSrc * self, guint p, const guint8 * buf, gsize len)
+{
+  if (sendto (self->xfd, buf, len, 0,
+          (struct sockaddr *) &self->peer_addr[p], self->peer_addrlen[p]) < 0)
+    GST_LOG_OBJECT (self, "peer %u: %s", p, g_strerror (errno));
+}
+
+/* This receiver's state of the last WALL_HISTORY frames that left and of
+ * those pending, to every peer: at once when it changed, else every
+ * WALL_STATUS_US while frames are pending (a lost status is repeated) and
+ * every WALL_HEARTBEAT_US when idle (the peers know it is alive). */
+static void
+wall_send_status (GstCstpSrc * self, gint64 now, gboolean pending)
+{
+  gint64 every = pending ? WALL_STATUS_US : WALL_HEARTBEAT_US;
+  if (!self->status_due && now - self->status_sent < every)
+    return;
+  guint8 states[WALL_HISTORY + WALL_PENDING];
+  guint32 base = self->have_next ? self->next_id - WALL_HISTORY : 0;
+  for (guint j = 0; j < G_N_ELEMENTS (states); j++)
+    states[j] = self->have_next ? wall_state (self, base + j, self->wall)
+        : FOUNTAIN_WALL_PENDING;
+  FountainWallPacket pk = {.type = FOUNTAIN_WALL_STATUS,.streams =
+        (guint8) self->n_streams,.from = (guint8) self->wall,.frame_id =
+        base,.count = G_N_ELEMENTS (states),.states = states
+  };
+  int len = fountain_wall_write (&pk, self->xbuf, MAX_DATAGRAM);
+  for (guint p = 0; len > 0 && p < self->n_streams; p++)
+    if ((gint) p != self->wall)
+      wall_send (self, p, self->xbuf, (gsize) len);
+  self->status_due = FALSE;
+  self->status_sent = now;
+}
+
+static void
+wall_send_pipe (GstCstpSrc * self, guint p, Frame * f, HeldPipe * hp)
+{
+  FountainWallPacket pk = {.type = FOUNTAIN_WALL_PIPE,.streams =
+        (guint8) self->n_streams,.from = (guint8) self->wall,.frame_id =
+        f->frame_id,.n = f->n,.symbol_size = f->k,.frame_len =
+        f->frame_len,.seed = hp->seed,.mask = hp->mask,.payload = hp->payload
+  };
+  int len = fountain_wall_write (&pk, self->xbuf, MAX_DATAGRAM);
+  if (len <= 0)
+    return;
+  wall_send (self, p, self->xbuf, (gsize) len);
+  GST_OBJECT_LOCK (self);
+  self->peer_pipes_sent[p]++;
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* A pipe reduced to this receiver's stream alone: one more repair of the
+ * tile, with the pipe's component seed (the paper's ExtraBuf). */
+static void
+wall_add_extra (GstCstpSrc * self, Frame * f, HeldPipe * hp)
+{
+  FountainHeader h = {.kind = FOUNTAIN_KIND_REPAIR,.streams = 1,.stream =
+        0,.frame_id = f->frame_id,.n = f->n,.symbol_size = f->k,.frame_len =
+        f->frame_len,.index_or_seed =
+        fountain_pipe_component_seed (hp->seed, self->wall)
+  };
+  if (fountain_frame_decoder_add (f->dec, &h, hp->payload) == FOUNTAIN_ADD_KEPT) {
+    f->kept++;
+    f->dirty = TRUE;
+    f->extras = TRUE;
+  }
+}
+
+/* Takes this receiver's part out of a pipe packet once its tile decoded,
+ * then passes the pipe on: to a receiver of the pipe's streams whose tile
+ * decoded (it takes its part out in turn), or, once only one short stream
+ * is left in it, to that stream's receiver as an extra repair. Only pipes
+ * that can help a short stream travel. TRUE: keep it, a state it depends on
+ * is not known yet. */
+static gboolean
+wall_route (GstCstpSrc * self, Frame * f, HeldPipe * hp)
+{
+  guint me = (guint) self->wall, S = self->n_streams;
+  guint64 mine = 1ull << me;
+  gint64 now = g_get_monotonic_time ();
+  guint64 decoded = 0, shorts = 0, unknown = 0;
+  for (guint t = 0; t < S; t++) {
+    guint64 bit = 1ull << t;
+    /* a gone peer can neither take its part out nor use the pipe */
+    if (!(hp->mask & bit) || !wall_peer_alive (self, t, now))
+      continue;
+    guint8 st = wall_state (self, f->frame_id, t);
+    if (st == FOUNTAIN_WALL_DECODED)
+      decoded |= bit;
+    else if (st == FOUNTAIN_WALL_SHORT)
+      shorts |= bit;
+    else if (st == FOUNTAIN_WALL_PENDING)
+      unknown |= bit;
+  }
+  if (shorts == 0)
+    return unknown != 0;
+  if ((hp->mask & mine) && f->decoded) {
+    /* only for a pipe a short stream needs: the part costs a pass over
+     * the tile */
+    guint8 *part = g_malloc (f->k);
+    guint32 seed = fountain_pipe_component_seed (hp->seed, (int) me);
+    if (fountain_encode_repairs (f->n, f->k, fountain_frame_decoder_stream
+            (f->dec, 0), 1, &seed, &part) != 0) {
+      g_free (part);
+      return FALSE;
+    }
+    for (guint i = 0; i < f->k; i++)
+      hp->payload[i] ^= part[i];
+    g_free (part);
+    hp->mask &= ~mine;
+  }
+  decoded &= ~mine;
+  if (decoded) {
+    /* the next decoded stream after this one, so the work spreads */
+    for (guint i = 1; i <= S; i++) {
+      guint t = (me + i) % S;
+      if (decoded & (1ull << t)) {
+        wall_send_pipe (self, t, f, hp);
+        return FALSE;
+      }
+    }
+  }
+  if (unknown)
+    return TRUE;
+  /* a gone or dropped stream left in it, or two short ones (no receiver
+   * holds both): it cannot become a repair */
+  if (shorts != hp->mask || (shorts & (shorts - 1)) != 0)
+    return FALSE;
+  if (shorts == mine)
+    wall_add_extra (self, f, hp);
+  else
+    wall_send_pipe (self, (guint) g_bit_nth_lsf (shorts, -1), f, hp);
+  return FALSE;
+}
+
+static void
+wall_hold (GstCstpSrc * self, Frame * f, HeldPipe * hp)
+{
+  if (!wall_route (self, f, hp)) {
+    g_free (hp);
+    return;
+  }
+  if (f->pipes == NULL)
+    f->pipes = g_ptr_array_new_with_free_func (g_free);
+  /* a peer must not make a frame hold unbounded memory */
+  if (f->pipes->len >= 2 * ((guint) f->n + 16)) {
+    GST_OBJECT_LOCK (self);
+    self->full++;
+    GST_OBJECT_UNLOCK (self);
+    g_free (hp);
+    return;
+  }
+  g_ptr_array_add (f->pipes, hp);
+}
+
+static void
+wall_reroute (GstCstpSrc * self, Frame * f)
+{
+  f->reroute = FALSE;
+  for (guint i = f->pipes ? f->pipes->len : 0; i > 0; i--)
+    if (!wall_route (self, f, g_ptr_array_index (f->pipes, i - 1)))
+      g_ptr_array_remove_index_fast (f->pipes, i - 1);
+}
+
+static gboolean
+same_address (const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+  if (a->ss_family != b->ss_family)
+    return FALSE;
+  if (a->ss_family == AF_INET) {
+    const struct sockaddr_in *x = (const void *) a, *y = (const void *) b;
+    return x->sin_port == y->sin_port
+        && x->sin_addr.s_addr == y->sin_addr.s_addr;
+  }
+  if (a->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *x = (const void *) a, *y = (const void *) b;
+    return x->sin6_port == y->sin6_port
+        && memcmp (&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
+  }
+  return FALSE;
+}
+
+static void
+handle_exchange (GstCstpSrc * self, const guint8 * data, gsize len,
+    const struct sockaddr_storage *from, gint64 now)
+{
+  FountainWallPacket pk;
+  int err = fountain_wall_parse (data, len, &pk);
+  if (err != FOUNTAIN_OK) {
+    count_exchange_bad (self, err, fountain_error_string (err));
+    return;
+  }
+  if (pk.streams != self->n_streams || (gint) pk.from == self->wall) {
+    count_exchange_bad (self, FOUNTAIN_ERR_STREAMS, "another stream count, "
+        "or this receiver's own index");
+    return;
+  }
+  if (!same_address (from, &self->peer_addr[pk.from])) {
+    count_exchange_bad (self, FOUNTAIN_ERR_MAGIC, "sent from an address that "
+        "is not the one peers gives for its index");
+    return;
+  }
+  self->peer_seen[pk.from] = now;
+  if (pk.type == FOUNTAIN_WALL_STATUS) {
+    GST_OBJECT_LOCK (self);
+    self->peer_status_received[pk.from]++;
+    GST_OBJECT_UNLOCK (self);
+    for (guint j = 0; j < pk.count; j++) {
+      guint32 fid = pk.frame_id + j;
+      if (pk.states[j] == FOUNTAIN_WALL_PENDING)
+        continue;
+      WallSlot *w = wall_slot (self, fid, TRUE);
+      if (w == NULL || w->state[pk.from] == pk.states[j])
+        continue;
+      w->state[pk.from] = pk.states[j];
+      Frame *f = frame_find (self, fid);
+      if (f)
+        f->reroute = TRUE;
+    }
+    return;
+  }
+  GST_OBJECT_LOCK (self);
+  self->peer_pipes_received[pk.from]++;
+  GST_OBJECT_UNLOCK (self);
+  if (pk.frame_len > self->frame_limit) {
+    count_exchange_bad (self, FOUNTAIN_ERR_GEOMETRY,
+        "frame larger than max-frame-size");
+    return;
+  }
+  Frame *f = frame_get (self, pk.frame_id, now);
+  if (f == NULL)
+    return;
+  if (f->first_arrival == now && self->have_newest
+      && (gint32) (self->newest - pk.frame_id) > 0) {
+    /* nothing of it came on this stream, a later frame did: its deadline
+     * runs from the arrival of the next frame that came, as for a frame
+     * of which nothing came at all, not from the peers' help */
+    for (guint i = 0; i < self->pending_limit; i++)
+      if (self->frames[i].used
+          && (gint32) (self->frames[i].frame_id - pk.frame_id) > 0)
+        f->first_arrival = MIN (f->first_arrival,
+            self->frames[i].first_arrival);
+  }
+  if (frame_prepare (self, f, pk.n, pk.symbol_size, pk.frame_len) != 0
+      || f->n != pk.n || f->k != pk.symbol_size) {
+    count_exchange_bad (self, FOUNTAIN_ERR_GEOMETRY,
+        "pipe geometry differs from the frame's packets");
+    return;
+  }
+  HeldPipe *hp = g_malloc (sizeof *hp + pk.symbol_size);
+  hp->seed = pk.seed;
+  hp->mask = pk.mask;
+  memcpy (hp->payload, pk.payload, pk.symbol_size);
+  wall_hold (self, f, hp);
+}
+
+static void
+wall_drop_head (GstCstpSrc * self, Frame * f)
+{
+  frame_count_losses (self, f);
+  frame_lost (self, f);
+  if (f)
+    frame_clear (f);
+  self->next_id++;
+}
+
+/* No room for a frame far ahead: the head frame leaves only if the barrier
+ * lets it, else it is dropped (and the peers learn it). */
+static void
+wall_force_head (GstCstpSrc * self)
+{
+  gint64 now = g_get_monotonic_time ();
+  Frame *f = frame_find (self, self->next_id);
+  gboolean own = f && f->decoded, ready = own;
+  for (guint p = 0; p < self->n_streams; p++)
+    if ((gint) p != self->wall && wall_peer_alive (self, p, now))
+      ready &= wall_state (self, self->next_id, p) == FOUNTAIN_WALL_DECODED;
+  if (ready) {
+    advance_head (self, f, FALSE);
+    return;
+  }
+  if (own) {
+    GST_OBJECT_LOCK (self);
+    self->frames_barrier_dropped++;
+    GST_OBJECT_UNLOCK (self);
+  }
+  wall_drop_head (self, f);
+}
+
+/* The wall's barrier: the head frame leaves once this tile and every live
+ * peer's decoded; it is dropped when a peer dropped it, when this tile has
+ * not decoded `latency` after the frame's first datagram, or when a peer
+ * has not decided twice that long after it. A receiver decides by its own
+ * deadline, so its peers, which wait twice as long, hear its decision:
+ * every receiver outputs the frame, or none. */
+static void
+wall_service (GstCstpSrc * self)
+{
+  gint64 now = g_get_monotonic_time ();
+  gint64 latency_us = (gint64) (self->latency / 1000);
+  guint me = (guint) self->wall;
+  guint64 mine = 1ull << me;
+  gboolean pending = FALSE;
+
+  for (guint i = 0; i < self->pending_limit; i++) {
+    Frame *f = &self->frames[i];
+    if (!f->used)
+      continue;
+    pending = TRUE;
+    guint8 st = wall_state (self, f->frame_id, me);
+    gboolean due = f->dec && (f->sources[me] >= f->n || (f->moved_on & mine)
+        || (self->idle && now - f->last_arrival > QUIET_US));
+    if (f->dec && !f->decoded && ((st == FOUNTAIN_WALL_PENDING && due)
+            || (st == FOUNTAIN_WALL_SHORT && f->dirty))) {
+      if (frame_try_decode (self, f)) {
+        f->peer_repaired = f->extras;
+        wall_set_own (self, f->frame_id, FOUNTAIN_WALL_DECODED);
+        f->reroute = TRUE;
+      } else if (st == FOUNTAIN_WALL_PENDING) {
+        wall_set_own (self, f->frame_id, FOUNTAIN_WALL_SHORT);
+        f->reroute = TRUE;
+      }
+    }
+    if (f->reroute)
+      wall_reroute (self, f);
+  }
+  /* a frame of which nothing came on this stream while a later one did (a
+   * cut path): short of every symbol, so the peers send what they can */
+  for (guint32 fid = self->next_id; self->have_next && self->have_newest
+      && (gint32) (self->newest - fid) > 0
+      && (gint32) (fid - self->next_id) < (gint32) self->pending_limit; fid++)
+    if (frame_find (self, fid) == NULL
+        && wall_state (self, fid, me) == FOUNTAIN_WALL_PENDING)
+      wall_set_own (self, fid, FOUNTAIN_WALL_SHORT);
+
+  while (self->have_next) {
+    guint32 fid = self->next_id;
+    Frame *f = frame_find (self, fid);
+    gint64 first = f ? f->first_arrival : G_MAXINT64;
+    for (guint i = 0; f == NULL && i < self->pending_limit; i++)
+      if (self->frames[i].used)
+        first = MIN (first, self->frames[i].first_arrival);
+    if (first == G_MAXINT64)
+      break;
+    guint8 own = wall_state (self, fid, me);
+    gboolean dropped = FALSE, ready = own == FOUNTAIN_WALL_DECODED && f
+        && f->decoded;
+    for (guint p = 0; p < self->n_streams; p++) {
+      if (p == me || !wall_peer_alive (self, p, now))
+        continue;
+      guint8 st = wall_state (self, fid, p);
+      dropped |= st == FOUNTAIN_WALL_DROPPED;
+      ready &= st == FOUNTAIN_WALL_DECODED;
+    }
+    if (ready) {
+      GST_DEBUG_OBJECT (self, "frame %u leaves: every live peer's tile "
+          "decoded", fid);
+      advance_head (self, f, FALSE);
+      continue;
+    }
+    gint64 age = now - first;
+    if (dropped || (age > latency_us && own != FOUNTAIN_WALL_DECODED)
+        || age > 2 * latency_us) {
+      if (own == FOUNTAIN_WALL_DECODED) {
+        GST_OBJECT_LOCK (self);
+        self->frames_barrier_dropped++;
+        GST_OBJECT_UNLOCK (self);
+      }
+      GST_DEBUG_OBJECT (self, "frame %u dropped by the barrier (own state %u, "
+          "a peer dropped it: %d)", fid, own, dropped);
+      wall_drop_head (self, f);
+      continue;
+    }
+    break;
+  }
+  wall_send_status (self, now, pending);
+}
+
 /* Waits up to timeout_ms for datagrams and takes in all that are there. */
 static GstFlowReturn
 receive (GstCstpSrc * self, int timeout_ms)
 {
-  guint S = self->n_streams;
-  struct pollfd pfd[FOUNTAIN_MAX_STREAMS + 1];
-  for (guint s = 0; s < S; s++) {
-    pfd[s].fd = self->fds[s];
-    pfd[s].events = POLLIN;
+  /* the streams' sockets (one on a wall), the peers' socket on a wall,
+   * then the wake-up pipe */
+  guint S = self->n_socks, npfd = S;
+  struct pollfd pfd[FOUNTAIN_MAX_STREAMS + 2];
+  for (guint j = 0; j < S; j++) {
+    pfd[j].fd = self->fds[j];
+    pfd[j].events = POLLIN;
   }
-  pfd[S].fd = self->wake[0];
-  pfd[S].events = POLLIN;
-  int n = poll (pfd, S + 1, timeout_ms);
-  self->idle = n == 0;
+  if (self->wall >= 0) {
+    pfd[npfd].fd = self->xfd;
+    pfd[npfd++].events = POLLIN;
+  }
+  pfd[npfd].fd = self->wake[0];
+  pfd[npfd++].events = POLLIN;
+  int n = poll (pfd, npfd, timeout_ms);
+  self->idle = TRUE;
+  for (guint j = 0; n > 0 && j < S; j++)
+    self->idle &= !(pfd[j].revents & POLLIN);
   if (n < 0 && errno != EINTR) {
     GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
         ("poll failed: %s", g_strerror (errno)));
@@ -657,12 +1289,30 @@ receive (GstCstpSrc * self, int timeout_ms)
   }
   if (n <= 0)
     return GST_FLOW_OK;
-  if (pfd[S].revents)
+  if (pfd[npfd - 1].revents)
     return GST_FLOW_FLUSHING;
+  if (self->wall >= 0 && (pfd[S].revents & POLLIN)) {
+    for (int turn = 0; turn < 256; turn++) {
+      struct sockaddr_storage from;
+      socklen_t fromlen = sizeof from;
+      memset (&from, 0, sizeof from);
+      ssize_t got = recvfrom (self->xfd, self->rx, MAX_DATAGRAM,
+          MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *) &from, &fromlen);
+      if (got < 0)
+        break;
+      if (got > MAX_DATAGRAM)
+        count_exchange_bad (self, FOUNTAIN_ERR_LENGTH, "longer than any "
+            "exchange packet");
+      else
+        handle_exchange (self, self->rx, (gsize) got, &from,
+            g_get_monotonic_time ());
+    }
+  }
   struct mmsghdr msgs[RECV_BATCH];
   struct iovec iov[RECV_BATCH];
-  for (guint s = 0; s < S; s++) {
-    if (!(pfd[s].revents & POLLIN))
+  for (guint j = 0; j < S; j++) {
+    guint s = self->wall >= 0 ? (guint) self->wall : j;
+    if (!(pfd[j].revents & POLLIN))
       continue;
     /* a few batches per stream per turn, so no stream starves the others */
     for (int turn = 0; turn < 8; turn++) {
@@ -673,7 +1323,7 @@ receive (GstCstpSrc * self, int timeout_ms)
         msgs[i].msg_hdr.msg_iov = &iov[i];
         msgs[i].msg_hdr.msg_iovlen = 1;
       }
-      int got = recvmmsg (self->fds[s], msgs, RECV_BATCH, MSG_DONTWAIT, NULL);
+      int got = recvmmsg (self->fds[j], msgs, RECV_BATCH, MSG_DONTWAIT, NULL);
       if (got <= 0)
         break;
       gint64 now = g_get_monotonic_time ();
@@ -703,12 +1353,15 @@ gst_cstp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       if (g_atomic_int_get (&self->flushing))
         return GST_FLOW_FLUSHING;
       gboolean pending = FALSE;
-      for (guint i = 0; i < MAX_PENDING; i++)
+      for (guint i = 0; i < self->pending_limit; i++)
         pending |= self->frames[i].used;
       GstFlowReturn ret = receive (self, pending ? 2 : 100);
       if (ret != GST_FLOW_OK)
         return ret;
-      service (self);
+      if (self->wall >= 0)
+        wall_service (self);
+      else
+        service (self);
     }
     buf = g_queue_pop_head (&self->out);
     const gchar *caps_str = gst_mini_object_get_qdata (GST_MINI_OBJECT (buf),
@@ -802,15 +1455,101 @@ gst_cstp_src_unlock_stop (GstBaseSrc * bsrc)
 static void
 close_sockets (GstCstpSrc * self)
 {
-  for (guint s = 0; self->fds && s < self->n_streams; s++)
-    if (self->fds[s] >= 0)
-      close (self->fds[s]);
+  for (guint j = 0; self->fds && j < self->n_socks; j++)
+    if (self->fds[j] >= 0)
+      close (self->fds[j]);
   g_clear_pointer (&self->fds, g_free);
+  if (self->xfd >= 0) {
+    close (self->xfd);
+    self->xfd = -1;
+  }
+  /* stats read peer_seen under the lock */
+  GST_OBJECT_LOCK (self);
+  g_clear_pointer (&self->peer_addr, g_free);
+  g_clear_pointer (&self->peer_addrlen, g_free);
+  g_clear_pointer (&self->peer_seen, g_free);
+  GST_OBJECT_UNLOCK (self);
   for (int i = 0; i < 2; i++)
     if (self->wake[i] >= 0) {
       close (self->wake[i]);
       self->wake[i] = -1;
     }
+}
+
+/* peers: one host:port per stream, the receiver of stream i at entry i;
+ * this receiver's own entry gives the port its exchange socket binds (on
+ * `address`). */
+static gboolean
+open_peers (GstCstpSrc * self, GError ** err)
+{
+  guint S = self->n_streams;
+  gchar **list = g_strsplit (self->peers ? self->peers : "", ",", -1);
+  gboolean ok = g_strv_length (list) == S;
+  if (!ok)
+    g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "peers has %u entries, streams is %u (one host:port per stream, the "
+        "receiver of stream i at entry i)", g_strv_length (list), S);
+  self->peer_addr = g_new0 (struct sockaddr_storage, S);
+  self->peer_addrlen = g_new0 (socklen_t, S);
+  self->peer_seen = g_new0 (gint64, S);
+  for (guint p = 0; ok && p < S; p++) {
+    gchar *entry = g_strstrip (list[p]);
+    gchar *colon = strrchr (entry, ':');
+    gchar *end = NULL;
+    gint64 port = colon ? g_ascii_strtoll (colon + 1, &end, 10) : -1;
+    if (colon == NULL || colon == entry || !end || *end || port < 1
+        || port > 65535) {
+      g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+          "peers entry %u '%s' is not host:port", p, entry);
+      ok = FALSE;
+      break;
+    }
+    *colon = '\0';
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM,.ai_family = AF_INET
+    }, *ai = NULL;
+    int rc = getaddrinfo (entry, colon + 1, &hints, &ai);
+    if (rc != 0 || ai == NULL || ai->ai_addrlen > sizeof (struct
+            sockaddr_storage)) {
+      g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+          "peers entry %u: cannot resolve '%s': %s", p, entry,
+          rc ? gai_strerror (rc) : "no address");
+      if (ai)
+        freeaddrinfo (ai);
+      ok = FALSE;
+      break;
+    }
+    memcpy (&self->peer_addr[p], ai->ai_addr, ai->ai_addrlen);
+    self->peer_addrlen[p] = ai->ai_addrlen;
+    freeaddrinfo (ai);
+    if ((gint) p == self->wall) {
+      struct addrinfo h2 = {.ai_socktype = SOCK_DGRAM,.ai_family =
+            AF_INET,.ai_flags = AI_PASSIVE
+      }, *local = NULL;
+      rc = getaddrinfo (self->address, colon + 1, &h2, &local);
+      int fd = rc == 0 && local ? socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC,
+          0) : -1;
+      if (fd < 0 || bind (fd, local->ai_addr, local->ai_addrlen) < 0) {
+        g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
+            "cannot bind the peers' port %s:%s: %s", self->address,
+            colon + 1, rc ? gai_strerror (rc) : g_strerror (errno));
+        if (fd >= 0)
+          close (fd);
+        ok = FALSE;
+      } else {
+        /* the pipes of a frame come in bursts, like the streams' packets */
+        int size = self->buffer_size;
+        if (setsockopt (fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
+          setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+        if (setsockopt (fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0)
+          setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+        self->xfd = fd;
+      }
+      if (local)
+        freeaddrinfo (local);
+    }
+  }
+  g_strfreev (list);
+  return ok;
 }
 
 static gboolean
@@ -827,10 +1566,12 @@ open_sockets (GstCstpSrc * self, GError ** err)
       return FALSE;
     }
   }
-  self->fds = g_new (gint, S);
-  for (guint s = 0; s < S; s++)
-    self->fds[s] = -1;
-  for (guint s = 0; s < S; s++) {
+  self->fds = g_new (gint, self->n_socks);
+  for (guint j = 0; j < self->n_socks; j++)
+    self->fds[j] = -1;
+  for (guint j = 0; j < self->n_socks; j++) {
+    /* on a wall only this receiver's stream */
+    guint s = self->wall >= 0 ? (guint) self->wall : j;
     gint port = self->port + (gint) s;
     if (list) {
       gchar *end = NULL;
@@ -873,7 +1614,7 @@ open_sockets (GstCstpSrc * self, GError ** err)
       return FALSE;
     }
     freeaddrinfo (ai);
-    self->fds[s] = fd;
+    self->fds[j] = fd;
     GST_INFO_OBJECT (self, "stream %u on %s:%d", s, self->address, port);
   }
   g_strfreev (list);
@@ -888,10 +1629,16 @@ open_sockets (GstCstpSrc * self, GError ** err)
 static void
 reset_state (GstCstpSrc * self)
 {
-  for (guint i = 0; i < MAX_PENDING; i++) {
+  for (guint i = 0; i < WALL_PENDING; i++) {
     frame_clear (&self->frames[i]);
     g_clear_pointer (&self->frames[i].dec, fountain_frame_decoder_free);
+    g_clear_pointer (&self->frames[i].pipes, g_ptr_array_unref);
   }
+  memset (self->ring, 0, sizeof self->ring);
+  self->status_due = FALSE;
+  self->status_sent = 0;
+  self->have_newest = FALSE;
+  self->wall_warned = 0;
   GstBuffer *b;
   while ((b = g_queue_pop_head (&self->out)))
     gst_buffer_unref (b);
@@ -925,6 +1672,17 @@ streaming_state_init (GstCstpSrc * self)
   self->frames_decoded = self->frames_local = self->frames_repaired = 0;
   self->frames_lost = self->decode_ns = self->decode_ns_max = 0;
   self->bad = self->duplicates = self->late = self->full = 0;
+  g_free (self->peer_pipes_sent);
+  g_free (self->peer_pipes_received);
+  g_free (self->peer_status_received);
+  self->peer_pipes_sent = g_new0 (guint64, self->n_streams);
+  self->peer_pipes_received = g_new0 (guint64, self->n_streams);
+  self->peer_status_received = g_new0 (guint64, self->n_streams);
+  self->frames_peer_repaired = self->frames_barrier_dropped = 0;
+  self->exchange_bad = 0;
+  self->wall = self->index;
+  self->n_socks = self->wall >= 0 ? 1 : self->n_streams;
+  self->pending_limit = self->wall >= 0 ? WALL_PENDING : MAX_PENDING;
 }
 
 static gboolean
@@ -935,7 +1693,15 @@ gst_cstp_src_start (GstBaseSrc * bsrc)
 
   GST_OBJECT_LOCK (self);
   streaming_state_init (self);
-  gboolean ok = open_sockets (self, &err);
+  gboolean ok = TRUE;
+  if (self->wall >= (gint) self->n_streams) {
+    g_set_error (&err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "index %d is not a stream: streams is %u", self->wall,
+        self->n_streams);
+    ok = FALSE;
+  }
+  ok = ok && open_sockets (self, &err);
+  ok = ok && (self->wall < 0 || open_peers (self, &err));
   gchar *sim = g_strdup (self->simulate_loss);
   GST_OBJECT_UNLOCK (self);
   if (!ok) {
@@ -956,6 +1722,7 @@ gst_cstp_src_start (GstBaseSrc * bsrc)
   }
   g_free (sim);
   self->rx = g_malloc ((gsize) RECV_BATCH * MAX_DATAGRAM);
+  self->xbuf = g_malloc (MAX_DATAGRAM);
   self->flushing = FALSE;
   return TRUE;
 }
@@ -967,6 +1734,7 @@ gst_cstp_src_stop (GstBaseSrc * bsrc)
   close_sockets (self);
   reset_state (self);
   g_clear_pointer (&self->rx, g_free);
+  g_clear_pointer (&self->xbuf, g_free);
   return TRUE;
 }
 
@@ -1023,6 +1791,32 @@ gst_cstp_src_get_stats (GstCstpSrc * self)
   }
   gst_structure_set (s, "received", G_TYPE_UINT64, received, "lost",
       G_TYPE_UINT64, lost, NULL);
+  if (self->wall >= 0) {
+    gint64 now = g_get_monotonic_time ();
+    guint alive = 0;
+    gst_structure_set (s, "index", G_TYPE_INT, self->wall,
+        "frames-peer-repaired", G_TYPE_UINT64, self->frames_peer_repaired,
+        "frames-barrier-dropped", G_TYPE_UINT64,
+        self->frames_barrier_dropped, "exchange-bad", G_TYPE_UINT64,
+        self->exchange_bad, NULL);
+    for (guint p = 0; p < self->n_streams; p++) {
+      gchar name[48];
+      if ((gint) p == self->wall)
+        continue;
+      g_snprintf (name, sizeof name, "peer-%u-pipes-sent", p);
+      gst_structure_set (s, name, G_TYPE_UINT64, self->peer_pipes_sent[p],
+          NULL);
+      g_snprintf (name, sizeof name, "peer-%u-pipes-received", p);
+      gst_structure_set (s, name, G_TYPE_UINT64,
+          self->peer_pipes_received[p], NULL);
+      g_snprintf (name, sizeof name, "peer-%u-status-received", p);
+      gst_structure_set (s, name, G_TYPE_UINT64,
+          self->peer_status_received[p], NULL);
+      if (self->peer_seen && wall_peer_alive (self, p, now))
+        alive++;
+    }
+    gst_structure_set (s, "peers-alive", G_TYPE_UINT, alive, NULL);
+  }
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -1064,6 +1858,13 @@ gst_cstp_src_set_property (GObject * object, guint prop_id,
     case PROP_SIMULATE_LOSS:
       g_free (self->simulate_loss);
       self->simulate_loss = g_value_dup_string (value);
+      break;
+    case PROP_INDEX:
+      self->index = g_value_get_int (value);
+      break;
+    case PROP_PEERS:
+      g_free (self->peers);
+      self->peers = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1111,6 +1912,12 @@ gst_cstp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_SIMULATE_LOSS:
       g_value_set_string (value, self->simulate_loss);
       break;
+    case PROP_INDEX:
+      g_value_set_int (value, self->index);
+      break;
+    case PROP_PEERS:
+      g_value_set_string (value, self->peers);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1129,6 +1936,11 @@ gst_cstp_src_finalize (GObject * object)
   g_free (self->ports);
   g_free (self->address);
   g_free (self->simulate_loss);
+  g_free (self->peers);
+  g_free (self->xbuf);
+  g_free (self->peer_pipes_sent);
+  g_free (self->peer_pipes_received);
+  g_free (self->peer_status_received);
   gst_caps_replace (&self->caps, NULL);
   g_free (self->received);
   g_free (self->lost);
@@ -1192,6 +2004,19 @@ gst_cstp_src_class_init (GstCstpSrcClass * klass)
           "length burst, stationary loss rates, one per stream or one for "
           "all) and 'cut-stream=1, cut-first=30, cut-last=59' (every "
           "datagram of those frames on that stream)", NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_INDEX,
+      g_param_spec_int ("index", "Index",
+          "Display wall: the one stream this receiver takes (on port + "
+          "index, or entry index of ports) and outputs as its tile, "
+          "exchanging pipe packets and frame states with the receivers in "
+          "peers; -1 receives every stream here and outputs whole frames",
+          -1, FOUNTAIN_MAX_STREAMS - 1, -1, rw));
+  g_object_class_install_property (gobject_class, PROP_PEERS,
+      g_param_spec_string ("peers", "Peers",
+          "Display wall: host:port of every receiver's exchange socket, "
+          "comma-separated, the receiver of stream i at entry i (this "
+          "one's own entry is the port it listens on for its peers)", NULL,
+          rw));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "frames-decoded, frames-local (every stream from its own packets), "
@@ -1199,7 +2024,12 @@ gst_cstp_src_class_init (GstCstpSrcClass * klass)
           "and decode-time-max (ns), bad-datagrams, duplicates, late, "
           "overflow, received, lost, and per stream stream-<i>-received, "
           "stream-<i>-lost (source packets missing, from the index gaps), "
-          "stream-<i>-bad, stream-<i>-simulated-drops", GST_TYPE_STRUCTURE,
+          "stream-<i>-bad, stream-<i>-simulated-drops; on a display wall "
+          "also index, frames-peer-repaired (the tile decoded with pipe "
+          "packets its peers reduced), frames-barrier-dropped (the tile "
+          "decoded but a peer's did not), exchange-bad, peers-alive, and per "
+          "peer peer-<i>-pipes-sent, peer-<i>-pipes-received, "
+          "peer-<i>-status-received", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -1231,6 +2061,10 @@ gst_cstp_src_init (GstCstpSrc * self)
   self->buffer_size = DEFAULT_BUFFER_SIZE;
   self->max_frame_size = DEFAULT_MAX_FRAME_SIZE;
   self->wake[0] = self->wake[1] = -1;
+  self->xfd = -1;
+  self->index = -1;
+  self->wall = -1;
+  self->n_socks = self->pending_limit = 0;
   self->cut_stream = -1;
   g_queue_init (&self->out);
   gst_base_src_set_live (GST_BASE_SRC (self), TRUE);

@@ -85,12 +85,12 @@ take_output (GstCstpSrc * self, guint limit, guint64 lost_before)
 static void
 check_window (GstCstpSrc * self)
 {
-  for (guint i = 0; i < MAX_PENDING; i++) {
+  for (guint i = 0; i < self->pending_limit; i++) {
     Frame *f = &self->frames[i];
     if (!f->used)
       continue;
     gint32 d = (gint32) (f->frame_id - self->next_id);
-    FUZZ_CHECK (self->have_next && d >= 0 && d < MAX_PENDING,
+    FUZZ_CHECK (self->have_next && d >= 0 && d < (gint32) self->pending_limit,
         "frame %u pending %d ahead of the head %u", f->frame_id, d,
         self->next_id);
   }
@@ -138,7 +138,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   /* the deadline of everything pending, in order */
   for (;;) {
     gboolean pending = FALSE;
-    for (guint i = 0; i < MAX_PENDING; i++)
+    for (guint i = 0; i < self->pending_limit; i++)
       pending |= self->frames[i].used;
     if (!pending)
       break;

@@ -3,6 +3,7 @@
  * rtpncpay, gpusrtpenc and rtpL16pay, dxtenc through the built plugins,
  * the CSTP code's encoder and cstpsink's frame packets (kernels/fountain),
  * the datagrams cstpsink sends over its S sockets,
+ * the exchange between the receivers of a display wall,
  * and RTSP clients' request paths for gpustream-server. Each file is one
  * input in its target's format (the comment at the top of fuzz_TARGET.c).
  *
@@ -577,6 +578,60 @@ hap_seeds (void)
   }
 }
 
+/* ---- cstpwall ------------------------------------------------------------ */
+
+/* The exchange of a 4-receiver display wall: the frame states each receiver
+ * sends, and pipe packets of a real frame reduced by one decoded stream, as
+ * cstpsrc forwards them. */
+static void
+cstpwall_seeds (void)
+{
+  const int S = 4;
+  const guint16 k = 64;
+  const guint32 frame_len = 4 * 8 * 64 - 17;
+  int n = (int) fountain_subframe_symbols (frame_len, S, k);
+  guint8 *frame = g_malloc0 ((gsize) S * n * k);
+  guint8 pkt[FOUNTAIN_WALL_PIPE_SIZE + 64], comp[64];
+  GByteArray *a = g_byte_array_new ();
+  guint i;
+
+  for (i = 0; i < frame_len; i++)
+    frame[i] = (guint8) (i * 7 + 3);
+  {
+    static const guint8 states[][8] = {
+      {2, 2, 2, 2, 1, 0, 0, 0}, {3, 2, 2, 1, 1, 0, 0, 0}
+    };
+    for (i = 0; i < G_N_ELEMENTS (states); i++) {
+      FountainWallPacket p = { FOUNTAIN_WALL_STATUS, (uint8_t) S,
+        (uint8_t) i, 40 + i, 8, states[i] };
+      int len = fountain_wall_write (&p, pkt, sizeof pkt);
+      g_assert (len > 0);
+      put_chunk (a, NULL, 0, pkt, (gsize) len);
+    }
+  }
+  for (i = 0; i < 3; i++) {
+    /* a pipe of streams 0, 1 (and all four for i = 2), stream 0's part
+     * taken out by its receiver */
+    const guint8 *subs[4] = { frame, frame + n * k, frame + 2 * n * k,
+      frame + 3 * n * k };
+    uint64_t mask = i == 2 ? 0xf : 0x3;
+    uint32_t seed = 0x10000u + i;
+    fountain_encode_pipe (n, k, subs, mask, seed, pkt + FOUNTAIN_WALL_PIPE_SIZE);
+    fountain_encode_repair (n, k, subs[0],
+        fountain_pipe_component_seed (seed, 0), comp);
+    guint8 payload[64];
+    for (int j = 0; j < k; j++)
+      payload[j] = pkt[FOUNTAIN_WALL_PIPE_SIZE + j] ^ comp[j];
+    FountainWallPacket p = { FOUNTAIN_WALL_PIPE, (uint8_t) S, 0, 41, 0, NULL,
+      (uint16_t) n, k, frame_len, seed, mask & ~1ull, payload };
+    int len = fountain_wall_write (&p, pkt, sizeof pkt);
+    g_assert (len > 0);
+    put_chunk (a, NULL, 0, pkt, (gsize) len);
+  }
+  write_seed ("cstpwall", "wall-streams4", a);
+  g_free (frame);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -591,6 +646,7 @@ main (int argc, char **argv)
   fountain_seeds ();
   cstpmeta_seeds ();
   cstpsrc_seeds ();
+  cstpwall_seeds ();
   hap_seeds ();
   serverpath_seeds ();
   g_print ("%u seed files\n", n_files);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """pipelines/cstp-4k.sh run as written (5 frames, a free base port): the file
-cstpsrc writes is byte for byte what videotestsrc made; and the gst-launch
+cstpsrc writes is byte for byte what videotestsrc made; pipelines/cstp-wall.sh
+the same way, each of its 4 tiles the rows of the frames it stands for; and the gst-launch
 lines of docs/elements/cstpsink.md and cstpsrc.md, run as written but for
 the port, which is chosen free."""
 
@@ -73,6 +74,38 @@ class Pipelines(unittest.TestCase):
             self.assertEqual(os.path.getsize(out), frames * 3840 * 2160 * 3 // 2)
             with open(out, "rb") as a, open(ref, "rb") as b:
                 self.assertTrue(a.read() == b.read(), "decoded frames differ")
+
+    def test_cstp_wall_script(self):
+        # 4 receivers on loopback, each writing its tile: tile i of frame f
+        # is rows 180 i .. 180 i + 179 of videotestsrc's frame f
+        frames = 5
+        port = free_base_port(8)
+        frame, tile = 1280 * 720 * 4, 1280 * 180 * 4
+        with tempfile.TemporaryDirectory(prefix="cstp-wall-") as tmp:
+            ref = os.path.join(tmp, "ref.rgba")
+            t0 = time.monotonic()
+            p = subprocess.run([os.path.join(root, "pipelines", "cstp-wall.sh"),
+                                str(frames), str(port), tmp],
+                               capture_output=True, text=True, timeout=170)
+            print("\n%s%s(%.1f s)" % (p.stdout, p.stderr, time.monotonic() - t0))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "pattern=ball",
+                            "num-buffers=%d" % frames, "!",
+                            "video/x-raw,format=RGBA,width=1280,height=720,"
+                            "framerate=30/1", "!", "filesink",
+                            "location=" + ref], check=True, timeout=60)
+            with open(ref, "rb") as f:
+                want = f.read()
+            self.assertEqual(len(want), frames * frame)
+            for i in range(4):
+                with open(os.path.join(tmp, "tile-%d.rgba" % i), "rb") as f:
+                    got = f.read()
+                self.assertEqual(len(got), frames * tile, "tile %d" % i)
+                for n in range(frames):
+                    self.assertTrue(
+                        got[n * tile:(n + 1) * tile] ==
+                        want[n * frame + i * tile:n * frame + (i + 1) * tile],
+                        "tile %d of frame %d differs" % (i, n))
 
     def test_doc_lines(self):
         # each page shows a receiver and a sender on port 5100
