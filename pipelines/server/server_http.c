@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -57,6 +58,8 @@ struct _HttpConn
   gboolean lingering;
   gint64 linger_until;
   gint64 last_active;
+  /* what epoll watches for now */
+  guint32 events;
   GList link;
 };
 
@@ -314,6 +317,10 @@ conn_watch (HttpServer * srv, HttpConn * c, guint32 events)
 {
   struct epoll_event ev = {.events = events,.data.ptr = c };
 
+  /* most responses leave in one go: no change, no system call */
+  if (c->events == events)
+    return;
+  c->events = events;
   epoll_ctl (srv->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
@@ -458,7 +465,7 @@ accept_clients (HttpServer * srv)
     c->last_active = g_get_monotonic_time ();
     c->link.data = c;
     g_queue_push_tail_link (&srv->conns, &c->link);
-    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.events = c->events = EPOLLIN | EPOLLRDHUP;
     ev.data.ptr = c;
     epoll_ctl (srv->epfd, EPOLL_CTL_ADD, fd, &ev);
   }
@@ -541,6 +548,9 @@ server_http_start (int listen_fd, const gchar * root_real, GError ** err)
     g_free (srv);
     return FALSE;
   }
+  /* sendfile has no MSG_NOSIGNAL: a write to a client gone mid-file must
+   * cost its connection (EPIPE), never the process */
+  signal (SIGPIPE, SIG_IGN);
   srv->listen_fd = listen_fd;
   srv->root_real = g_strdup (root_real);
   g_queue_init (&srv->conns);

@@ -276,6 +276,29 @@ class ServerWorkers(unittest.TestCase):
             self.assertEqual(len(body), len(data))
             self.assertTrue(body == data)
 
+    def test_http_clients_gone_mid_file(self):
+        """clients that close or reset in the middle of a file cost the
+        server their connection, not a worker"""
+        before = children(self.server.pid)
+        for i in range(12):
+            s = socket.create_connection(("127.0.0.1", self.http_port),
+                                         timeout=10)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+            s.sendall(b"GET /segment%201.m4s HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.recv(4096)
+            if i % 2:
+                # reset: close with SO_LINGER 0
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                             b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            else:
+                # a close with the rest of the file still coming
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+        time.sleep(1)
+        self.assertEqual(children(self.server.pid), before)
+        reply, body = self.http("HEAD", "/segment%201.m4s")
+        self.assertEqual(reply.status, 200)
+
     def test_http_refusals(self):
         for path in ("/nope.ts", "/../secret.txt", "/%2e%2e/secret.txt",
                      "/link.txt", "/sub", "/sub/", "/", "/./clip.ts",
