@@ -187,7 +187,9 @@ def bench_throughput(build, results, tmp, seconds, rounds, workers):
                              "seconds": seconds, "rounds": rounds,
                              "throughput_MBps": best[name][0],
                              "responses_per_s": best[name][1],
-                             "nginx_version": version})
+                             "nginx_version": version,
+                             # the machine may be shared: how busy it was
+                             "loadavg_1min": os.getloadavg()[0]})
             ratio = best["gpustream-server"][0] / best["nginx"][0]
             results.add({"bench": "server-files-http-ratio", "segment": label,
                          "segment_bytes": size, "ratio_vs_nginx": ratio,
