@@ -179,9 +179,10 @@ respond_error (HttpConn * c, guint status, const gchar * reason,
   gchar body[64];
   gint body_len = g_snprintf (body, sizeof body, "%u %s\n", status, reason);
 
-  /* after a request we could not parse, nothing else on the connection can
-   * be trusted to start a request */
-  if (status == 400)
+  /* after a request we could not parse, or one that may carry a body we do
+   * not read (a POST), nothing else on the connection can be trusted to
+   * start a request */
+  if (status == 400 || status == 405)
     c->keep_alive = FALSE;
   c->out_len = g_snprintf (c->out, sizeof c->out,
       "HTTP/1.1 %u %s\r\nServer: gpustream-server\r\n"

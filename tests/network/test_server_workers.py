@@ -308,10 +308,12 @@ class ServerWorkers(unittest.TestCase):
             self.assertTrue(reply.startswith(b"HTTP/1.1 404 Not Found\r\n"),
                             (path, reply[:60]))
             self.assertNotIn(b"outside the served directory", reply)
+        # its body is not read: the connection closes after the answer
         reply = raw_http(self.http_port, b"POST /clip.ts HTTP/1.1\r\n"
-                         b"Connection: close\r\n\r\n")
+                         b"Content-Length: 4\r\n\r\nGET ")
         self.assertTrue(reply.startswith(b"HTTP/1.1 405 "), reply[:60])
         self.assertIn(b"\r\nAllow: GET, HEAD\r\n", reply)
+        self.assertEqual(reply.count(b"HTTP/1.1 "), 1, reply)
         for request in (b"GARBAGE\r\n\r\n", b"GET /clip.ts\r\n\r\n",
                         b"GET /clip.ts HTTP/9.9\r\n\r\n",
                         b"GET clip.ts HTTP/1.1\r\n\r\n",
