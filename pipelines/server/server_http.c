@@ -12,6 +12,7 @@
 #define _GNU_SOURCE             /* accept4 */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <gio/gio.h>
@@ -37,6 +39,8 @@
  * read and dropped for this long before closing: closing with unread bytes
  * would reset the connection, and the client could lose the response */
 #define HTTP_LINGER_US (2 * G_USEC_PER_SEC)
+/* most request paths whose resolution a worker remembers */
+#define HTTP_RESOLVED_MAX 4096
 
 typedef struct _HttpConn HttpConn;
 
@@ -69,6 +73,9 @@ typedef struct
   int listen_fd;
   gboolean listening;
   gchar *root_real;
+  /* request path -> the real path of its file, as server_paths resolved
+   * it (a path with no symbolic link in it) */
+  GHashTable *resolved;
   /* every open connection, for the idle sweep */
   GQueue conns;
 } HttpServer;
@@ -193,6 +200,54 @@ respond_error (HttpConn * c, guint status, const gchar * reason,
   c->out_sent = 0;
 }
 
+/* The file a request path names, opened (and *st), or -1. Resolving a path
+ * (realpath: one readlink per component, then stat) costs more system calls
+ * than sending a small segment; a path resolved before is opened again in
+ * one call that refuses any symbolic link on the way: the real path had
+ * none, so one found there now (a directory swapped for a link out of the
+ * directory) sends the path through server_paths again. */
+static int
+open_request_file (HttpServer * srv, const gchar * path, gchar ** file_out,
+    struct stat *st)
+{
+  const gchar *known = g_hash_table_lookup (srv->resolved, path);
+  gchar *file;
+  MountKind kind;
+  int fd;
+
+  if (known != NULL) {
+    struct open_how how = {.flags = O_RDONLY | O_CLOEXEC,
+      .resolve = RESOLVE_NO_SYMLINKS
+    };
+
+    fd = syscall (SYS_openat2, AT_FDCWD, known, &how, sizeof how);
+    if (fd >= 0 && fstat (fd, st) == 0 && S_ISREG (st->st_mode)) {
+      *file_out = g_strdup (known);
+      return fd;
+    }
+    if (fd >= 0)
+      close (fd);
+    g_hash_table_remove (srv->resolved, path);
+  }
+  file = media_dir_resolve (srv->root_real, path, &kind);
+  if (file == NULL || kind != MOUNT_PLAIN || !path_is_canonical (path)) {
+    g_free (file);
+    return -1;
+  }
+  fd = open (file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, st) != 0 || !S_ISREG (st->st_mode)) {
+    if (fd >= 0)
+      close (fd);
+    g_free (file);
+    return -1;
+  }
+  if (g_hash_table_size (srv->resolved) >= HTTP_RESOLVED_MAX)
+    g_hash_table_remove_all (srv->resolved);
+  g_hash_table_insert (srv->resolved, g_strdup (path), g_strdup (file));
+  *file_out = file;
+  return fd;
+}
+
 /* Turns the head in c->in[0, head_len) into a response in c */
 static void
 handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
@@ -206,7 +261,6 @@ handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
   g_autofree gchar *file = NULL;
   const gchar *method, *target, *version, *query;
   gboolean head_only;
-  MountKind kind;
   struct stat st;
   guint64 first = 0, last = 0, size;
   RangeResult ranged;
@@ -252,17 +306,8 @@ handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
   /* a query names no other file */
   query = strchr (target, '?');
   path = query ? g_strndup (target, query - target) : g_strdup (target);
-  file = media_dir_resolve (srv->root_real, path, &kind);
-  if (file == NULL || kind != MOUNT_PLAIN || !path_is_canonical (path)) {
-    respond_error (c, 404, "Not Found", head_only, NULL);
-    return;
-  }
-  c->file_fd = open (file, O_RDONLY | O_CLOEXEC);
-  if (c->file_fd < 0 || fstat (c->file_fd, &st) != 0
-      || !S_ISREG (st.st_mode)) {
-    if (c->file_fd >= 0)
-      close (c->file_fd);
-    c->file_fd = -1;
+  c->file_fd = open_request_file (srv, path, &file, &st);
+  if (c->file_fd < 0) {
     respond_error (c, 404, "Not Found", head_only, NULL);
     return;
   }
@@ -554,12 +599,15 @@ server_http_start (int listen_fd, const gchar * root_real, GError ** err)
   signal (SIGPIPE, SIG_IGN);
   srv->listen_fd = listen_fd;
   srv->root_real = g_strdup (root_real);
+  srv->resolved = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      g_free);
   g_queue_init (&srv->conns);
   listen_again (srv);
   if (!srv->listening) {
     g_set_error (err, G_IO_ERROR, g_io_error_from_errno (errno),
         "http: %s", g_strerror (errno));
     close (srv->epfd);
+    g_hash_table_unref (srv->resolved);
     g_free (srv->root_real);
     g_free (srv);
     return FALSE;

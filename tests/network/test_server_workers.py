@@ -299,6 +299,36 @@ class ServerWorkers(unittest.TestCase):
         reply, body = self.http("HEAD", "/segment%201.m4s")
         self.assertEqual(reply.status, 200)
 
+    def test_http_paths_served_before_then_changed(self):
+        """a worker remembers where a path led; a directory on the way
+        swapped for a link out of the served directory, or the file
+        removed, is seen at the next request"""
+        inside = os.path.join(self.media, "period")
+        outside = os.path.join(self.tmp.name, "elsewhere")
+        os.mkdir(inside)
+        os.mkdir(outside)
+        with open(os.path.join(inside, "seg.m4s"), "wb") as f:
+            f.write(b"inside " * 100)
+        with open(os.path.join(outside, "seg.m4s"), "wb") as f:
+            f.write(b"outside the served directory")
+        with open(os.path.join(inside, "gone.m4s"), "wb") as f:
+            f.write(b"soon removed")
+        # on new connections, so that both workers serve (and remember) them
+        for _ in range(16):
+            for name, body in (("seg.m4s", b"inside " * 100),
+                               ("gone.m4s", b"soon removed")):
+                reply = raw_http(self.http_port, b"GET /period/%s HTTP/1.0"
+                                 b"\r\n\r\n" % name.encode())
+                self.assertTrue(reply.endswith(b"\r\n\r\n" + body), reply)
+        os.remove(os.path.join(inside, "gone.m4s"))
+        os.rename(inside, inside + ".old")
+        os.symlink(outside, inside)
+        for _ in range(16):
+            for name in ("seg.m4s", "gone.m4s"):
+                reply = raw_http(self.http_port, b"GET /period/%s HTTP/1.0"
+                                 b"\r\n\r\n" % name.encode())
+                self.assertTrue(reply.startswith(b"HTTP/1.1 404 "), reply)
+
     def test_http_refusals(self):
         for path in ("/nope.ts", "/../secret.txt", "/%2e%2e/secret.txt",
                      "/link.txt", "/sub", "/sub/", "/", "/./clip.ts",
