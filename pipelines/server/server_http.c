@@ -202,10 +202,12 @@ respond_error (HttpConn * c, guint status, const gchar * reason,
 
 /* The file a request path names, opened (and *st), or -1. Resolving a path
  * (realpath: one readlink per component, then stat) costs more system calls
- * than sending a small segment; a path resolved before is opened again in
- * one call that refuses any symbolic link on the way: the real path had
- * none, so one found there now (a directory swapped for a link out of the
- * directory) sends the path through server_paths again. */
+ * than sending a small segment. A path that led to its file through no
+ * symbolic link is remembered, and opened again in one call that refuses
+ * any link on the way: one found there now (a directory swapped for a link
+ * out of the directory) sends the path through server_paths again. Paths
+ * through links (a manifest re-pointed at each update) are resolved at
+ * every request. */
 static int
 open_request_file (HttpServer * srv, const gchar * path, gchar ** file_out,
     struct stat *st)
@@ -241,9 +243,16 @@ open_request_file (HttpServer * srv, const gchar * path, gchar ** file_out,
     g_free (file);
     return -1;
   }
-  if (g_hash_table_size (srv->resolved) >= HTTP_RESOLVED_MAX)
-    g_hash_table_remove_all (srv->resolved);
-  g_hash_table_insert (srv->resolved, g_strdup (path), g_strdup (file));
+  if (!g_hash_table_contains (srv->resolved, path)) {
+    g_autofree gchar *decoded = g_uri_unescape_string (path, NULL);
+    g_autofree gchar *joined = g_strconcat (srv->root_real, decoded, NULL);
+
+    if (strcmp (joined, file) == 0) {
+      if (g_hash_table_size (srv->resolved) >= HTTP_RESOLVED_MAX)
+        g_hash_table_remove_all (srv->resolved);
+      g_hash_table_insert (srv->resolved, g_strdup (path), g_strdup (file));
+    }
+  }
   *file_out = file;
   return fd;
 }

@@ -300,9 +300,9 @@ class ServerWorkers(unittest.TestCase):
         self.assertEqual(reply.status, 200)
 
     def test_http_paths_served_before_then_changed(self):
-        """a worker remembers where a path led; a directory on the way
-        swapped for a link out of the served directory, or the file
-        removed, is seen at the next request"""
+        """a worker remembers where a path led; a link re-pointed, a
+        directory on the way swapped for a link out of the served directory,
+        or the file removed, is seen at the next request"""
         inside = os.path.join(self.media, "period")
         outside = os.path.join(self.tmp.name, "elsewhere")
         os.mkdir(inside)
@@ -320,6 +320,21 @@ class ServerWorkers(unittest.TestCase):
                 reply = raw_http(self.http_port, b"GET /period/%s HTTP/1.0"
                                  b"\r\n\r\n" % name.encode())
                 self.assertTrue(reply.endswith(b"\r\n\r\n" + body), reply)
+        # a link re-pointed inside the directory: the new target is served
+        with open(os.path.join(self.media, "v1.mpd"), "wb") as f:
+            f.write(b"manifest 1")
+        with open(os.path.join(self.media, "v2.mpd"), "wb") as f:
+            f.write(b"manifest 2")
+        os.symlink("v1.mpd", os.path.join(self.media, "live.mpd"))
+        for version in (b"1", b"2"):
+            for _ in range(8):
+                reply = raw_http(self.http_port,
+                                 b"GET /live.mpd HTTP/1.0\r\n\r\n")
+                self.assertTrue(reply.endswith(b"\r\n\r\nmanifest " + version),
+                                reply)
+            os.symlink("v2.mpd", os.path.join(self.media, "live.new"))
+            os.rename(os.path.join(self.media, "live.new"),
+                      os.path.join(self.media, "live.mpd"))
         os.remove(os.path.join(inside, "gone.m4s"))
         os.rename(inside, inside + ".old")
         os.symlink(outside, inside)
