@@ -237,6 +237,14 @@ stop_workers (WorkerSlot * slots, gint n)
     }
 }
 
+/* only [1] is the worker's own; the rest is the user's command line */
+static void
+free_worker_argv (gchar ** worker_argv)
+{
+  g_free (worker_argv[1]);
+  g_free (worker_argv);
+}
+
 int
 server_workers_supervise (gchar ** argv, const gchar * address, gint port,
     gboolean proxy)
@@ -305,6 +313,7 @@ server_workers_supervise (gchar ** argv, const gchar * address, gint port,
       continue;
     if (sig != SIGCHLD) {
       stop_workers (slots, opt_workers);
+      free_worker_argv (worker_argv);
       return 0;
     }
     while ((pid = waitpid (-1, &status, WNOHANG)) > 0) {
@@ -325,6 +334,7 @@ server_workers_supervise (gchar ** argv, const gchar * address, gint port,
             "time within %d s of its start: stopping\n", i + 1, pid, how,
             QUICK_DEATHS_MAX, QUICK_DEATH_S);
         stop_workers (slots, opt_workers);
+        free_worker_argv (worker_argv);
         return 1;
       }
       g_printerr ("gpustream-server: worker %d (pid %d) %s, starting it "
