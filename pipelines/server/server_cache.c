@@ -7,11 +7,17 @@
  * of every block into every session's buffers). gpscachesrc's buffers wrap
  * pieces of the mapping; each holds a reference on it.
  *
- * A file must not be truncated in place while it is served (a mapped page
- * past its new end faults with SIGBUS): replace files by renaming a new one
- * over them, which the cache notices (another inode) and maps afresh. */
+ * Replace a served file by renaming a new one over it, which the cache
+ * notices (another inode) and maps afresh. A file truncated in place while
+ * mapped makes a read of a page past its new end fault (SIGBUS): the
+ * handler below puts a page of zeros there and says so once, so that the
+ * sessions playing it get zeros for what is gone (and their demuxers skip
+ * them) instead of the process dying; new sessions map the file as it is
+ * now (its size and time changed). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -38,6 +44,7 @@ struct _ServerCacheFile
 };
 
 static GMutex cache_lock;
+static long page_size;
 /* path -> ServerCacheFile: the current mapping of each file */
 static GHashTable *cache_table;
 
@@ -446,9 +453,44 @@ gps_cache_src_init (GpsCacheSrc * self)
 {
 }
 
+/* A read past the end of a file that shrank since it was mapped
+ * (BUS_ADRERR): a page of zeros in its place, then the read goes on. Only
+ * system calls here: the handler may interrupt anything. */
+static void
+on_sigbus (int sig, siginfo_t * info, void *context)
+{
+  static const char msg[] = "gpustream-server: a file being served was "
+      "truncated; what is gone of it reads as zeros (replace files by "
+      "renaming a new one over them)\n";
+  static volatile sig_atomic_t said;
+
+  if (info->si_code == BUS_ADRERR) {
+    void *page = (void *) ((uintptr_t) info->si_addr &
+        ~(uintptr_t) (page_size - 1));
+
+    if (mmap (page, page_size, PROT_READ,
+            MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED) {
+      if (!said) {
+        ssize_t written = write (STDERR_FILENO, msg, sizeof msg - 1);
+
+        (void) written;
+        said = 1;
+      }
+      return;
+    }
+  }
+  signal (SIGBUS, SIG_DFL);
+  raise (SIGBUS);
+}
+
 gboolean
 server_cache_register (void)
 {
+  struct sigaction sa = {.sa_sigaction = on_sigbus,.sa_flags = SA_SIGINFO };
+
+  page_size = sysconf (_SC_PAGESIZE);
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGBUS, &sa, NULL);
   return gst_element_register (NULL, SERVER_CACHE_SRC, GST_RANK_PRIMARY + 1,
       GPS_TYPE_CACHE_SRC);
 }

@@ -27,7 +27,8 @@ const guint8 *server_cache_file_data (const ServerCacheFile * file);
 gsize server_cache_file_size (const ServerCacheFile * file);
 
 /* Registers gpscachesrc in this process, ranked above filesrc for file://
- * URIs, so that the pipelines built from URIs read through the cache too */
+ * URIs, so that the pipelines built from URIs read through the cache too;
+ * and the SIGBUS handler that keeps a truncated file from killing it */
 gboolean server_cache_register (void);
 
 #endif /* GPUSTREAM_SERVER_CACHE_H */

@@ -423,6 +423,49 @@ class ServerWorkers(unittest.TestCase):
             server.stdout.close()
             server.stderr.close()
 
+    def test_file_truncated_while_playing(self):
+        """a file cut short in place while sessions play it from the cache
+        (a mapped page past its new end) costs the sessions what is gone,
+        with a message, not the server"""
+        media = os.path.join(self.tmp.name, "truncated")
+        os.mkdir(media)
+        victim = os.path.join(media, "victim.ts")
+        with open(self.clip, "rb") as f:
+            data = f.read()
+        with open(victim, "wb") as f:
+            f.write(data)
+        server = subprocess.Popen(
+            [SERVER, "--port", "0", "--address", "127.0.0.1", media],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            lines = read_lines(server.stdout, 1, 30)
+            port = int(lines[0].rsplit(":", 1)[1].strip("/"))
+            url = "rtsp://127.0.0.1:%d/victim.ts" % port
+            p = Gst.parse_launch("rtspsrc location=%s protocols=tcp ! "
+                                 "fakesink" % url)
+            p.set_state(Gst.State.PLAYING)
+            time.sleep(0.7)
+            with open(victim, "r+b") as f:
+                f.truncate(len(data) // 4)
+            msg = p.get_bus().timed_pop_filtered(
+                30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+            p.set_state(Gst.State.NULL)
+            self.assertIsNotNone(msg, "the session neither ended nor failed")
+            self.assertIsNone(server.poll(), "the server died")
+            err = read_lines(server.stderr, 1, 5)
+            self.assertEqual(err, ["gpustream-server: a file being served was "
+                                   "truncated; what is gone of it reads as "
+                                   "zeros (replace files by renaming a new "
+                                   "one over them)"])
+            # a new session maps the file as it is now, and plays it
+            self.assertTrue(all(c > 0 for c in play_clients(url, 1)))
+            self.assertIsNone(server.poll(), "the server died")
+        finally:
+            server.terminate()
+            server.wait(10)
+            server.stdout.close()
+            server.stderr.close()
+
     def test_one_process_http(self):
         server = subprocess.Popen(
             [SERVER, "--port", "0", "--http-port", "0", "--address",
