@@ -276,8 +276,10 @@ handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
   gchar content_range[96] = "";
 
   c->keep_alive = FALSE;
-  request = g_strsplit (lines[0], " ", -1);
-  if (g_strv_length (request) != 3) {
+  /* an empty head has no request line */
+  if (lines[0] != NULL)
+    request = g_strsplit (lines[0], " ", -1);
+  if (request == NULL || g_strv_length (request) != 3) {
     respond_error (c, 400, "Bad Request", FALSE, NULL);
     return;
   }

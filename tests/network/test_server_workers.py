@@ -359,7 +359,8 @@ class ServerWorkers(unittest.TestCase):
         self.assertTrue(reply.startswith(b"HTTP/1.1 405 "), reply[:60])
         self.assertIn(b"\r\nAllow: GET, HEAD\r\n", reply)
         self.assertEqual(reply.count(b"HTTP/1.1 "), 1, reply)
-        for request in (b"GARBAGE\r\n\r\n", b"GET /clip.ts\r\n\r\n",
+        for request in (b"\r\n\r\n", b"GARBAGE\r\n\r\n",
+                        b"GET /clip.ts\r\n\r\n",
                         b"GET /clip.ts HTTP/9.9\r\n\r\n",
                         b"GET clip.ts HTTP/1.1\r\n\r\n",
                         b"GET /clip.ts HTTP/1.1\r\nno colon here\r\n\r\n",
