@@ -880,6 +880,9 @@ main (int argc, char **argv)
       "rtspsrc ! rtpncdepay ! ncdecoder\n"
       "  rtsp://HOST:PORT/srtp/<file>  the file as SRTP (RTP/SAVP, the key "
       "in the SDP by MIKEY): rtspsrc plays it\n"
+      "With --http-port HTTP_PORT:\n"
+      "  http://HOST:HTTP_PORT/<file>  the file as it is (GET, HEAD, one "
+      "byte range)\n"
       "With --proxy ORIGIN and no DIR:\n"
       "  rtsp://HOST:PORT/<path>       ORIGIN/<path> re-served as SRTP\n");
   g_option_context_add_main_entries (optctx, option_entries, NULL);
