@@ -20,6 +20,12 @@
  * Bei Hua, "A holistic approach to build real-time stream processing system
  * with GPU", 2015).
  *
+ * With --workers N, N processes serve the same sockets under a supervisor
+ * (server_workers.c); media files are read through one shared mapping each
+ * (server_cache.c), and --http-port serves them as they are with sendfile
+ * (server_http.c), after Woo-Yeong Jeong, Youngjae Lee, Jin-Soo Kim, "A
+ * High-Performance Media Streaming Architecture based on KVM", 2018.
+ *
  * Network-coded video on demand is the server design of Jin Zhao, Xinya
  * Zhang, Xin Wang, "An Architecture Design of GPU-Accelerated VoD Streaming
  * Servers with Network Coding", 2010 (docs/server.md says what of it is
