@@ -28,6 +28,7 @@
 #include <gio/gio.h>
 
 #include "server_http.h"
+#include "server_http_request.h"
 #include "server_paths.h"
 
 /* a request's head (request line and headers) must fit in this */
@@ -100,83 +101,6 @@ content_type (const gchar * path)
     if (g_str_has_suffix (path, types[i].suffix))
       return types[i].type;
   return "application/octet-stream";
-}
-
-/* The value of header name in the head (lines after the request line), or
- * NULL; the value is copied, trimmed */
-static gchar *
-header_value (gchar ** lines, const gchar * name)
-{
-  gsize n = strlen (name);
-
-  for (guint i = 1; lines[i] != NULL; i++)
-    if (g_ascii_strncasecmp (lines[i], name, n) == 0 && lines[i][n] == ':')
-      return g_strstrip (g_strdup (lines[i] + n + 1));
-  return NULL;
-}
-
-static gboolean
-parse_uint64 (const gchar * s, const gchar * end, guint64 * v)
-{
-  if (s == end)
-    return FALSE;
-  *v = 0;
-  for (; s < end; s++) {
-    if (!g_ascii_isdigit (*s) || *v > (G_MAXINT64 - 9) / 10)
-      return FALSE;
-    *v = *v * 10 + (*s - '0');
-  }
-  return TRUE;
-}
-
-typedef enum
-{
-  RANGE_NONE,                   /* no Range header, or one we ignore */
-  RANGE_OK,
-  RANGE_UNSATISFIABLE,
-} RangeResult;
-
-/* One range of "bytes=": A-B, A- or -N. Several ranges, other units and
- * malformed values are ignored (the whole file is sent), as RFC 7233
- * allows; a range that starts past the end is unsatisfiable. */
-static RangeResult
-parse_range (const gchar * value, guint64 size, guint64 * first,
-    guint64 * last)
-{
-  const gchar *spec, *dash, *end;
-  guint64 a, b;
-
-  if (value == NULL || g_ascii_strncasecmp (value, "bytes=", 6) != 0)
-    return RANGE_NONE;
-  spec = value + 6;
-  while (*spec == ' ')
-    spec++;
-  if (strchr (spec, ',') != NULL || (dash = strchr (spec, '-')) == NULL)
-    return RANGE_NONE;
-  end = spec + strlen (spec);
-  while (end > dash + 1 && end[-1] == ' ')
-    end--;
-  if (dash == spec) {
-    /* the last N bytes */
-    if (!parse_uint64 (dash + 1, end, &b))
-      return RANGE_NONE;
-    if (b == 0 || size == 0)
-      return RANGE_UNSATISFIABLE;
-    *first = b >= size ? 0 : size - b;
-    *last = size - 1;
-    return RANGE_OK;
-  }
-  if (!parse_uint64 (spec, dash, &a))
-    return RANGE_NONE;
-  if (dash + 1 == end)
-    b = G_MAXUINT64;
-  else if (!parse_uint64 (dash + 1, end, &b) || b < a)
-    return RANGE_NONE;
-  if (a >= size)
-    return RANGE_UNSATISFIABLE;
-  *first = a;
-  *last = MIN (b, size - 1);
-  return RANGE_OK;
 }
 
 static void
@@ -261,79 +185,42 @@ open_request_file (HttpServer * srv, const gchar * path, gchar ** file_out,
 static void
 handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
 {
-  g_autofree gchar *head = g_strndup (c->in, head_len);
-  g_auto (GStrv) lines = g_strsplit (head, "\r\n", -1);
-  g_auto (GStrv) request = NULL;
-  g_autofree gchar *connection = NULL;
-  g_autofree gchar *range = NULL;
-  g_autofree gchar *path = NULL;
+  HttpRequest req;
   g_autofree gchar *file = NULL;
-  const gchar *method, *target, *version, *query;
   gboolean head_only;
   struct stat st;
   guint64 first = 0, last = 0, size;
-  RangeResult ranged;
+  HttpRange ranged;
   gchar content_range[96] = "";
 
-  c->keep_alive = FALSE;
-  /* an empty head has no request line */
-  if (lines[0] != NULL)
-    request = g_strsplit (lines[0], " ", -1);
-  if (request == NULL || g_strv_length (request) != 3) {
-    respond_error (c, 400, "Bad Request", FALSE, NULL);
-    return;
-  }
-  method = request[0];
-  target = request[1];
-  version = request[2];
-  if (strcmp (version, "HTTP/1.1") != 0 && strcmp (version, "HTTP/1.0") != 0) {
-    respond_error (c, 400, "Bad Request", FALSE, NULL);
-    return;
-  }
-  for (guint i = 1; lines[i] != NULL && lines[i][0] != '\0'; i++)
-    if (strchr (lines[i], ':') == NULL || lines[i][0] == ' '
-        || lines[i][0] == '\t') {
-      respond_error (c, 400, "Bad Request", FALSE, NULL);
-      return;
-    }
-  connection = header_value (lines, "Connection");
-  if (strcmp (version, "HTTP/1.1") == 0)
-    c->keep_alive = connection == NULL
-        || g_ascii_strcasecmp (connection, "close") != 0;
-  else
-    c->keep_alive = connection != NULL
-        && g_ascii_strcasecmp (connection, "keep-alive") == 0;
-
-  head_only = strcmp (method, "HEAD") == 0;
-  if (!head_only && strcmp (method, "GET") != 0) {
+  http_request_parse (c->in, head_len, &req);
+  c->keep_alive = req.keep_alive;
+  head_only = req.head_only;
+  if (req.status == 405) {
     respond_error (c, 405, "Method Not Allowed", FALSE,
         "Allow: GET, HEAD\r\n");
-    return;
+    goto done;
   }
-  if (target[0] != '/') {
+  if (req.status != 0) {
     respond_error (c, 400, "Bad Request", head_only, NULL);
-    return;
+    goto done;
   }
-  /* a query names no other file */
-  query = strchr (target, '?');
-  path = query ? g_strndup (target, query - target) : g_strdup (target);
-  c->file_fd = open_request_file (srv, path, &file, &st);
+  c->file_fd = open_request_file (srv, req.path, &file, &st);
   if (c->file_fd < 0) {
     respond_error (c, 404, "Not Found", head_only, NULL);
-    return;
+    goto done;
   }
   size = st.st_size;
-  range = header_value (lines, "Range");
-  ranged = parse_range (range, size, &first, &last);
-  if (ranged == RANGE_UNSATISFIABLE) {
+  ranged = http_range_parse (req.range, size, &first, &last);
+  if (ranged == HTTP_RANGE_UNSATISFIABLE) {
     close (c->file_fd);
     c->file_fd = -1;
     g_snprintf (content_range, sizeof content_range,
         "Content-Range: bytes */%" G_GUINT64_FORMAT "\r\n", size);
     respond_error (c, 416, "Range Not Satisfiable", head_only, content_range);
-    return;
+    goto done;
   }
-  if (ranged == RANGE_OK)
+  if (ranged == HTTP_RANGE_OK)
     g_snprintf (content_range, sizeof content_range,
         "Content-Range: bytes %" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT
         "/%" G_GUINT64_FORMAT "\r\n", first, last, size);
@@ -343,17 +230,19 @@ handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
       "HTTP/1.1 %s\r\nServer: gpustream-server\r\nContent-Type: %s\r\n"
       "Content-Length: %" G_GUINT64_FORMAT "\r\nAccept-Ranges: bytes\r\n%s"
       "Connection: %s\r\n\r\n",
-      ranged == RANGE_OK ? "206 Partial Content" : "200 OK",
+      ranged == HTTP_RANGE_OK ? "206 Partial Content" : "200 OK",
       content_type (file), size == 0 ? 0 : last - first + 1, content_range,
       c->keep_alive ? "keep-alive" : "close");
   c->out_sent = 0;
   if (head_only || size == 0) {
     close (c->file_fd);
     c->file_fd = -1;
-    return;
+    goto done;
   }
   c->file_off = first;
   c->file_end = last + 1;
+done:
+  http_request_clear (&req);
 }
 
 /* ---- the connections: read a head, write a response, again ---- */
