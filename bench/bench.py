@@ -25,6 +25,10 @@ Areas:
             (execs/s, coverage, corpus kept, seed files; --fuzz-seconds, 30)
             and a short soak whose memory and threads are plotted
             (--soak-seconds, 60) (bench/bench_reliability.py)
+  server-files  gpustream-server's file delivery: HTTP segments of 288.6 KB,
+            1.4 MB and 10.5 MB sent with sendfile by its workers vs nginx on
+            the same machine, the same client; and the memory of sessions on
+            one file with 1, 2 and 4 workers (bench/bench_http.py)
   kernels   every kernel benchmark (nc, srtp, dxt without the elements and
             the anchors built at bench time)
   all       everything
@@ -202,7 +206,8 @@ def main():
         areas = (areas - {"kernels"}) | {"nc-kernels", "srtp-kernels",
                                          "dxt-kernels"}
     unknown = areas - {"nc", "nc-kernels", "srtp", "srtp-kernels", "dxt",
-                       "dxt-kernels", "rtgpu", "cstp", "reliability"}
+                       "dxt-kernels", "rtgpu", "cstp", "reliability",
+                       "server-files"}
     if unknown:
         p.error("unknown area(s): " + ", ".join(sorted(unknown)))
 
@@ -230,6 +235,10 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_rtgpu
         bench_rtgpu.bench(a.build, results)
+    if "server-files" in areas:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_http
+        bench_http.bench(a.build, results)
     ok = True
     if "reliability" in areas:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -20,6 +20,12 @@
  * Bei Hua, "A holistic approach to build real-time stream processing system
  * with GPU", 2015).
  *
+ * With --workers N, N processes serve the same sockets under a supervisor
+ * (server_workers.c); media files are read through one shared mapping each
+ * (server_cache.c), and --http-port serves them as they are with sendfile
+ * (server_http.c), after Woo-Yeong Jeong, Youngjae Lee, Jin-Soo Kim, "A
+ * High-Performance Media Streaming Architecture based on KVM", 2018.
+ *
  * Network-coded video on demand is the server design of Jin Zhao, Xinya
  * Zhang, Xin Wang, "An Architecture Design of GPU-Accelerated VoD Streaming
  * Servers with Network Coding", 2010 (docs/server.md says what of it is
@@ -37,7 +43,9 @@
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/sdp/gstmikey.h>
 
+#include "server_cache.h"
 #include "server_paths.h"
+#include "server_workers.h"
 
 /* ---- options ---- */
 
@@ -476,7 +484,7 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
    * --nc-max-bitrate; plain or SRTP, MPEG-TS goes out as it is (RTP/MP2T,
    * RFC 2250: SRTP is added by the media's rtpbin) */
   if (kind == MOUNT_NC)
-    description = g_strdup_printf ("filesrc name=src ! %s"
+    description = g_strdup_printf (SERVER_CACHE_SRC " name=src ! %s"
         "ncencoder generation-size=%d block-size=%d redundancy-percent=%d "
         "max-bitrate=%d backend=%s cycle=%" G_GUINT64_FORMAT " ! "
         "rtpncpay name=pay0 pt=96",
@@ -485,7 +493,7 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
         mpegts ? 0 : opt_nc_max_bitrate, opt_backend,
         (guint64) opt_cycle_us * GST_USECOND);
   else if (mpegts)
-    description = g_strdup ("filesrc name=src ! tsparse set-timestamps=true ! "
+    description = g_strdup (SERVER_CACHE_SRC " name=src ! tsparse set-timestamps=true ! "
         "rtpmp2tpay name=pay0 pt=33");
   if (description != NULL)
     return build_media_bin (file, description);
@@ -866,6 +874,9 @@ main (int argc, char **argv)
   GMainLoop *loop;
   g_autofree gchar *service = NULL;
   struct stat st;
+  /* the command line as given: what the workers are started with */
+  g_auto (GStrv) command_line = g_strdupv (argv);
+  int supervised;
 
   optctx = g_option_context_new ("DIR - serve every file of DIR over RTSP");
   g_option_context_set_description (optctx,
@@ -875,9 +886,14 @@ main (int argc, char **argv)
       "rtspsrc ! rtpncdepay ! ncdecoder\n"
       "  rtsp://HOST:PORT/srtp/<file>  the file as SRTP (RTP/SAVP, the key "
       "in the SDP by MIKEY): rtspsrc plays it\n"
+      "With --http-port HTTP_PORT:\n"
+      "  http://HOST:HTTP_PORT/<file>  the file as it is (GET, HEAD, one "
+      "byte range)\n"
       "With --proxy ORIGIN and no DIR:\n"
       "  rtsp://HOST:PORT/<path>       ORIGIN/<path> re-served as SRTP\n");
   g_option_context_add_main_entries (optctx, option_entries, NULL);
+  g_option_context_add_main_entries (optctx, server_workers_option_entries (),
+      NULL);
   g_option_context_add_group (optctx, gst_init_get_option_group ());
   if (!g_option_context_parse (optctx, &argc, &argv, &err)) {
     g_printerr ("gpustream-server: %s\n", err->message);
@@ -904,6 +920,8 @@ main (int argc, char **argv)
         "redundancy >= 0, cycle 0 or >= 100)\n");
     return 2;
   }
+  if (!server_workers_check_options (opt_proxy != NULL))
+    return 2;
   if (opt_backend == NULL)
     opt_backend = g_strdup ("auto");
   if (!g_strv_contains ((const gchar *[]) {"auto", "cpu", "gpu", "hybrid",
@@ -941,6 +959,13 @@ main (int argc, char **argv)
     }
   }
 
+  /* with --workers N, this process only supervises them */
+  supervised = server_workers_supervise (command_line, opt_address, opt_port,
+      opt_proxy != NULL);
+  if (supervised >= 0)
+    return supervised;
+  server_cache_register ();
+
   loop = g_main_loop_new (NULL, FALSE);
   server = g_object_new (GPS_TYPE_SERVER, NULL);
   if (proxy_base == NULL)
@@ -957,16 +982,10 @@ main (int argc, char **argv)
 
   /* no mount points yet: each file is mounted on its first request */
 
-  if (gst_rtsp_server_attach (server, NULL) == 0) {
-    g_printerr ("gpustream-server: cannot listen on %s:%d\n",
-        opt_address ? opt_address : "0.0.0.0", opt_port);
+  if (!server_workers_listen (server, opt_address, opt_port,
+          proxy_base ? NULL : root_real))
     return 1;
-  }
   g_timeout_add_seconds (1, cleanup_sessions, pool);
-
-  g_print ("rtsp://%s:%d/\n", opt_address ? opt_address : "0.0.0.0",
-      gst_rtsp_server_get_bound_port (server));
-  fflush (stdout);
   g_main_loop_run (loop);
 
   g_object_unref (pool);

@@ -547,6 +547,50 @@ serverpath_seeds (void)
   }
 }
 
+/* ---- serverhttp ---------------------------------------------------------- */
+
+/* Request heads as HTTP clients send them (a DASH player's segment and its
+ * byte ranges, curl's HEAD, a download resumed), served and refused ones,
+ * each after the 8-byte big-endian size of the file its range is read
+ * against (1000000 bytes, or 0). */
+static void
+serverhttp_seeds (void)
+{
+  static const struct { const gchar *name; guint64 size; const gchar *head; }
+  heads[] = {
+    {"get-segment", 1000000, "GET /video/seg-1.m4s HTTP/1.1\r\n"
+          "Host: 127.0.0.1:8080\r\nUser-Agent: dash.js\r\nAccept: */*"},
+    {"get-range", 1000000, "GET /movie.ts HTTP/1.1\r\nHost: x\r\n"
+          "Range: bytes=188-375"},
+    {"get-suffix-range", 1000000, "GET /movie.ts HTTP/1.1\r\n"
+          "Range: bytes=-188\r\nConnection: close"},
+    {"get-open-range-resume", 1000000, "GET /a%20b.mp4?token=1 HTTP/1.0\r\n"
+          "Connection: keep-alive\r\nRange: bytes=500000-"},
+    {"range-past-end", 1000000, "GET /movie.ts HTTP/1.1\r\n"
+          "Range: bytes=2000000-"},
+    {"range-several", 1000000, "GET /movie.ts HTTP/1.1\r\n"
+          "Range: bytes=0-1, 5-9"},
+    {"head-empty-file", 0, "HEAD /empty.ts HTTP/1.1\r\nRange: bytes=0-0"},
+    {"post-refused", 1000000, "POST /movie.ts HTTP/1.1\r\n"
+          "Content-Length: 3"},
+    {"bad-request-line", 1000000, "GET /movie.ts\r\nHost: x"},
+    {"bad-header", 1000000, "GET /movie.ts HTTP/1.1\r\n folded: value"},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (heads); i++) {
+    GByteArray *a = g_byte_array_new ();
+    guint8 size[8];
+
+    for (int b = 0; b < 8; b++)
+      size[b] = heads[i].size >> (56 - 8 * b);
+    g_byte_array_append (a, size, 8);
+    g_byte_array_append (a, (const guint8 *) heads[i].head,
+        strlen (heads[i].head));
+    write_seed ("serverhttp", heads[i].name, a);
+  }
+}
+
 /* ---- hap ----------------------------------------------------------------- */
 
 static void
@@ -649,6 +693,7 @@ main (int argc, char **argv)
   cstpwall_seeds ();
   hap_seeds ();
   serverpath_seeds ();
+  serverhttp_seeds ();
   g_print ("%u seed files\n", n_files);
   return 0;
 }

@@ -5,11 +5,15 @@ with the documented command line: only the port (a free one instead of
 the program's path (this build's) and the video sink (fakesink, there is no
 display) are replaced. ffprobe reports the video, the players reach the end
 (plain and SRTP), and the network-coded client script writes the file back
-byte for byte. (The reverse proxy, experimental, has no command on the page;
+byte for byte. The workers' command line starts the server with four
+workers and HTTP (free ports instead of 8554 and 8080): curl fetches the file
+whole and its first packet, ffprobe reads the MP4 over HTTP, rtspsrc plays
+from a worker. (The reverse proxy, experimental, has no command on the page;
 network-server-proxy tests it.)"""
 
 import os
 import re
+import select
 import shlex
 import subprocess
 import sys
@@ -35,7 +39,7 @@ class ServerDocs(unittest.TestCase):
         self.assertEqual(len(start), 1, blocks[0])
         clients = [line for line in blocks[1].splitlines() if line.strip()]
         self.assertEqual(len(clients), 5, blocks[1])
-        self.assertEqual(len(blocks), 2, "a command block the test does not run")
+        self.assertEqual(len(blocks), 4, "a command block the test does not run")
 
         with tempfile.TemporaryDirectory(prefix="server-docs-") as tmp:
             media = os.path.join(tmp, "media")
@@ -85,6 +89,66 @@ class ServerDocs(unittest.TestCase):
             with open(os.path.join(tmp, "received.ts"), "rb") as f:
                 self.assertTrue(f.read() == want,
                                 "received.ts differs from movie.ts")
+
+            self.run_worker_commands(blocks[2], blocks[3], media, tmp)
+
+    def run_worker_commands(self, start_block, client_block, media, tmp):
+        start = [line for line in start_block.splitlines()
+                 if "gpustream-server" in line]
+        self.assertEqual(len(start), 1, start_block)
+        clients = [line for line in client_block.splitlines() if line.strip()]
+        self.assertEqual(len(clients), 4, client_block)
+        argv = shlex.split(start[0])
+        self.assertEqual(argv[0], "build/pipelines/server/gpustream-server")
+        self.assertEqual(argv[1:3], ["--port", "8554"])
+        self.assertEqual(argv[-1], "/srv/media")
+        i = argv.index("--http-port")
+        self.assertEqual(argv[i + 1], "8080")
+        workers = int(argv[argv.index("--workers") + 1])
+        argv = ([SERVER, "--port", "0"] + argv[3:i] + ["--http-port", "0"]
+                + argv[i + 2:-1] + [media])
+        server = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)
+        try:
+            printed, text = [], b""
+            while len(printed) < 2 + workers:
+                ready, _, _ = select.select([server.stdout], [], [], 30)
+                chunk = os.read(server.stdout.fileno(), 4096) if ready else b""
+                self.assertTrue(chunk, "the server printed %s" % printed)
+                text += chunk
+                *lines, text = text.split(b"\n")
+                printed += [line.decode() for line in lines]
+            self.assertRegex(printed[0], r"^rtsp://127\.0\.0\.1:\d+/$")
+            self.assertRegex(printed[1], r"^http://127\.0\.0\.1:\d+/$")
+            for n, line in enumerate(printed[2:], 1):
+                self.assertRegex(line, r"^worker %d: pid \d+$" % n)
+            rtsp = printed[0][len("rtsp://"):-1]
+            http = printed[1][len("http://"):-1]
+            results = []
+            for line in clients:
+                command = (line.replace("127.0.0.1:8554", rtsp)
+                           .replace("127.0.0.1:8080", http)
+                           .replace("autovideosink", "fakesink"))
+                results.append(subprocess.run(
+                    command, shell=True, cwd=tmp, capture_output=True,
+                    text=True, timeout=60))
+        finally:
+            server.terminate()
+            self.assertEqual(server.wait(15), 0)
+            server.stdout.close()
+            server.stderr.close()
+        for line, run in zip(clients, results):
+            self.assertEqual(run.returncode, 0,
+                             "%s\n%s" % (line, run.stderr[-2000:]))
+        with open(os.path.join(media, "movie.ts"), "rb") as f:
+            want = f.read()
+        with open(os.path.join(tmp, "movie.ts"), "rb") as f:
+            self.assertTrue(f.read() == want, "movie.ts differs over HTTP")
+        with open(os.path.join(tmp, "first-packet.ts"), "rb") as f:
+            self.assertEqual(f.read(), want[:188])
+        self.assertIn("Video: h264", results[2].stderr)
+        self.assertIn("320x240", results[2].stderr)
+        self.assertIn("Got EOS from element", results[3].stdout)
 
 
 if __name__ == "__main__":
