@@ -151,11 +151,11 @@ srtp_media_encoder (GpsSrtpMedia * self, guint session)
     enc = gst_element_factory_make ("gpusrtpenc", name);
     if (enc != NULL) {
       gst_util_set_object_arg (G_OBJECT (enc), "backend", opt_backend);
-      /* not scheduled (cycle 0) even with --cycle: its RTP and RTCP pads
-       * would leave through separate forwarders, and the RTCP BYE of a
-       * file's end could overtake the last second of RTP held behind the
-       * sink's clock: rtspsrc then stops early */
-      g_object_set (enc, "random-key", TRUE, NULL);
+      /* --cycle: every session's packets are protected in the one batch
+       * per cycle of the device's scheduler (the encoder keeps a stream's
+       * RTCP behind its RTP, so the BYE at a file's end comes last) */
+      g_object_set (enc, "random-key", TRUE, "cycle",
+          (guint64) opt_cycle_us * GST_USECOND, NULL);
       g_ptr_array_index (self->encoders, session) = gst_object_ref_sink (enc);
     }
   }
@@ -337,8 +337,9 @@ gps_srtp_media_unprepared (GstRTSPMedia * media)
   for (guint i = 0; i < self->encoders->len; i++) {
     GstElement *enc = g_ptr_array_index (self->encoders, i);
     GstStructure *stats = NULL;
-    guint64 packets = 0, bytes = 0;
+    guint64 packets = 0, bytes = 0, batches = 0;
     const gchar *backend;
+    g_autofree gchar *scheduled = NULL;
 
     if (enc == NULL)
       continue;
@@ -347,11 +348,17 @@ gps_srtp_media_unprepared (GstRTSPMedia * media)
       continue;
     gst_structure_get_uint64 (stats, "packets-out", &packets);
     gst_structure_get_uint64 (stats, "bytes-out", &bytes);
+    gst_structure_get_uint64 (stats, "scheduled-batches", &batches);
     backend = gst_structure_get_string (stats, "backend");
+    /* with --cycle, how many of the scheduler's batches it took part in */
+    if (opt_cycle_us > 0)
+      scheduled = g_strdup_printf (", %" G_GUINT64_FORMAT
+          " scheduled batches", batches);
     if (packets > 0)
       g_print ("srtp %s stream %u: gpusrtpenc protected %" G_GUINT64_FORMAT
-          " packets, %" G_GUINT64_FORMAT " bytes (backend %s)\n",
-          MEDIA_PATH (self), i, packets, bytes, backend ? backend : "none");
+          " packets, %" G_GUINT64_FORMAT " bytes (backend %s%s)\n",
+          MEDIA_PATH (self), i, packets, bytes, backend ? backend : "none",
+          scheduled ? scheduled : "");
     gst_structure_free (stats);
   }
   g_mutex_unlock (&self->lock);
