@@ -496,12 +496,13 @@ origin_end_last_in_peer (GstPad * peer, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_REMOVE;
 }
 
-/* Called with the lock, in_push when from the probe of a packet on its way
- * out (the source pad does not count as busy yet there, its peer's probe
- * does): the EOS goes out once the source pad is idle after the last
- * packet. */
+/* Called with the lock from the probe of a packet on its way out, in the
+ * jitterbuffer's thread: when it is the last one after the end came in, the
+ * EOS follows it once the source pad is idle again (the source pad does
+ * not count as busy in its own probe, only once the packet has reached the
+ * peer: the idle probe goes on from there). */
 static void
-origin_end_check_locked (OriginEnd * end, GstPad * srcpad, gboolean in_push)
+origin_end_check_locked (OriginEnd * end, GstPad * srcpad)
 {
   GstPad *peer;
 
@@ -509,24 +510,21 @@ origin_end_check_locked (OriginEnd * end, GstPad * srcpad, gboolean in_push)
     return;
   end->scheduled = TRUE;
   g_mutex_unlock (&end->lock);
-  peer = in_push ? gst_pad_get_peer (srcpad) : NULL;
+  peer = gst_pad_get_peer (srcpad);
   if (peer != NULL)
     gst_pad_add_probe (peer, GST_PAD_PROBE_TYPE_BUFFER |
         GST_PAD_PROBE_TYPE_BUFFER_LIST, origin_end_last_in_peer, end, NULL);
-  else
-    gst_pad_add_probe (srcpad, GST_PAD_PROBE_TYPE_IDLE, origin_end_send, end,
-        NULL);
   gst_clear_object (&peer);
   g_mutex_lock (&end->lock);
 }
 
+/* The jitterbuffer's sink pad, in rtspsrc's thread: counts, and notes the
+ * end. An end that comes after the last packet went out needs nothing: the
+ * jitterbuffer, not held, sends it on itself. */
 static GstPadProbeReturn
 origin_end_in (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 {
   OriginEnd *end = data;
-  GstElement *jitterbuffer = gst_pad_get_parent_element (pad);
-  GstPad *srcpad = jitterbuffer ?
-      gst_element_get_static_pad (jitterbuffer, "src") : NULL;
 
   g_mutex_lock (&end->lock);
   if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
@@ -539,11 +537,7 @@ origin_end_in (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   } else {
     end->in += probe_packets (info);
   }
-  if (srcpad)
-    origin_end_check_locked (end, srcpad, FALSE);
   g_mutex_unlock (&end->lock);
-  gst_clear_object (&srcpad);
-  gst_clear_object (&jitterbuffer);
   return GST_PAD_PROBE_OK;
 }
 
@@ -558,7 +552,7 @@ origin_end_out (GstPad * pad, GstPadProbeInfo * info, gpointer data)
       end->sent = TRUE;
   } else {
     end->out += probe_packets (info);
-    origin_end_check_locked (end, pad, TRUE);
+    origin_end_check_locked (end, pad);
   }
   g_mutex_unlock (&end->lock);
   return GST_PAD_PROBE_OK;
@@ -633,6 +627,29 @@ create_origin_element (GpsDirFactory * self, const GstRTSPUrl * url,
   return element;
 }
 
+/* An origin's network-coded path (/nc/...): the edge recodes it without
+ * decoding (ncencoder fed with coded packets is a relay: it mixes each
+ * generation's packets into new ones) and serves what it mixes, as SRTP
+ * like every proxied stream. */
+static GstElement *
+create_origin_nc_element (const gchar * uri)
+{
+  g_autofree gchar *description = g_strdup_printf ("rtspsrc name=src "
+      "protocols=tcp ! rtpncdepay ! ncencoder redundancy-percent=%d "
+      "backend=%s cycle=%" G_GUINT64_FORMAT " ! rtpncpay name=pay0 pt=96",
+      opt_nc_redundancy_percent, opt_backend,
+      (guint64) opt_cycle_us * GST_USECOND);
+  GstElement *bin = build_media_bin (uri, description);
+  GstElement *src;
+
+  if (bin == NULL)
+    return NULL;
+  src = gst_bin_get_by_name (GST_BIN (bin), "src");
+  g_signal_connect (src, "new-manager", G_CALLBACK (origin_new_manager), NULL);
+  gst_object_unref (src);
+  return bin;
+}
+
 static GstElement *
 gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
@@ -651,7 +668,9 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   /* the origin's stream: played, depayloaded and payloaded again by the
    * parent (rtspsrc in a uridecodebin), each stream as it is coded */
   if (self->proxy_base != NULL)
-    return create_origin_element (self, url, file);
+    return g_str_has_prefix (mount_path, "/nc/") ?
+        create_origin_nc_element (file) :
+        create_origin_element (self, url, file);
   mpegts = file_is_mpegts (file);
   /* MPEG-TS leaves at its own pace: tsparse timestamps it from its clock
    * references. Network-coded, anything else is a byte stream sent at

@@ -5,8 +5,8 @@ with the documented command line: only the port (a free one instead of
 the program's path (this build's) and the video sink (fakesink, there is no
 display) are replaced. ffprobe reports the video, the players reach the end
 (plain and SRTP), and the network-coded client script writes the file back
-byte for byte. (The reverse proxy, experimental, has no command on the page;
-network-server-proxy tests it.)"""
+byte for byte. (The commands of the section "A tree of servers" are run as
+written by network-server-tree.)"""
 
 import os
 import re
@@ -23,8 +23,12 @@ DOC = os.path.join(SOURCE_ROOT, "docs", "server.md")
 
 
 def code_blocks(path):
+    """the command blocks of the page, but for the tree section's"""
     with open(path) as f:
-        return re.findall(r"```\n(.*?)```", f.read(), re.S)
+        text = f.read()
+    head, _, tree = text.partition("## A tree of servers")
+    rest = tree.split("\n## ", 1)[1] if tree else ""
+    return re.findall(r"```\n(.*?)```", head + rest, re.S)
 
 
 class ServerDocs(unittest.TestCase):
