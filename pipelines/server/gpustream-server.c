@@ -18,7 +18,9 @@
  * each client's media plays the origin's stream and re-payloads it, and
  * gpusrtpenc encrypts it (the SRTP reverse proxy of Kai Zhang, Jiayu Hu,
  * Bei Hua, "A holistic approach to build real-time stream processing system
- * with GPU", 2015).
+ * with GPU", 2015); ORIGIN's network-coded paths (/nc/<file>) are recoded at
+ * the proxy without decoding (ncencoder as a relay). Proxies of one origin
+ * make a tree of servers: the origin and its edges.
  *
  * Network-coded video on demand is the server design of Jin Zhao, Xinya
  * Zhang, Xin Wang, "An Architecture Design of GPU-Accelerated VoD Streaming
@@ -78,14 +80,16 @@ static GOptionEntry option_entries[] = {
         "Network-coded mount, files other than MPEG-TS: send rate in bit/s "
         "(MPEG-TS is sent at its own pace; default 4000000)", "BITS"},
   {"cycle", 0, 0, G_OPTION_ARG_INT, &opt_cycle_us,
-        "Network-coded mount, microseconds; 0 (default): each session's "
-        "generations go to the coder pool as they complete. At least 100: "
-        "every session codes through the device's real-time scheduler, which "
-        "codes what all of them gathered as one batch every cycle",
+        "Network-coded and SRTP mounts, microseconds; 0 (default): each "
+        "session's generations go to the coder pool as they complete, and "
+        "each SRTP session encrypts its packets as they come. At least 100: "
+        "every session codes and encrypts through the device's real-time "
+        "scheduler, one batch of what all of them gathered every cycle",
       "MICROSECONDS"},
   {"proxy", 0, 0, G_OPTION_ARG_STRING, &opt_proxy,
         "Serve no directory: re-serve every path of this RTSP server (the "
-        "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>",
+        "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>; "
+        "paths under /nc/ (network-coded) are recoded without decoding",
       "rtsp://ORIGIN:PORT/"},
   {NULL}
 };
