@@ -18,7 +18,9 @@
  * each client's media plays the origin's stream and re-payloads it, and
  * gpusrtpenc encrypts it (the SRTP reverse proxy of Kai Zhang, Jiayu Hu,
  * Bei Hua, "A holistic approach to build real-time stream processing system
- * with GPU", 2015).
+ * with GPU", 2015); ORIGIN's network-coded paths (/nc/<file>) are recoded at
+ * the proxy without decoding (ncencoder as a relay). Proxies of one origin
+ * make a tree of servers: the origin and its edges.
  *
  * With --workers N, N processes serve the same sockets under a supervisor
  * (server_workers.c); media files are read through one shared mapping each
@@ -86,14 +88,16 @@ static GOptionEntry option_entries[] = {
         "Network-coded mount, files other than MPEG-TS: send rate in bit/s "
         "(MPEG-TS is sent at its own pace; default 4000000)", "BITS"},
   {"cycle", 0, 0, G_OPTION_ARG_INT, &opt_cycle_us,
-        "Network-coded mount, microseconds; 0 (default): each session's "
-        "generations go to the coder pool as they complete. At least 100: "
-        "every session codes through the device's real-time scheduler, which "
-        "codes what all of them gathered as one batch every cycle",
+        "Network-coded and SRTP mounts, microseconds; 0 (default): each "
+        "session's generations go to the coder pool as they complete, and "
+        "each SRTP session encrypts its packets as they come. At least 100: "
+        "every session codes and encrypts through the device's real-time "
+        "scheduler, one batch of what all of them gathered every cycle",
       "MICROSECONDS"},
   {"proxy", 0, 0, G_OPTION_ARG_STRING, &opt_proxy,
         "Serve no directory: re-serve every path of this RTSP server (the "
-        "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>",
+        "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>; "
+        "paths under /nc/ (network-coded) are recoded without decoding",
       "rtsp://ORIGIN:PORT/"},
   {NULL}
 };
@@ -159,11 +163,11 @@ srtp_media_encoder (GpsSrtpMedia * self, guint session)
     enc = gst_element_factory_make ("gpusrtpenc", name);
     if (enc != NULL) {
       gst_util_set_object_arg (G_OBJECT (enc), "backend", opt_backend);
-      /* not scheduled (cycle 0) even with --cycle: its RTP and RTCP pads
-       * would leave through separate forwarders, and the RTCP BYE of a
-       * file's end could overtake the last second of RTP held behind the
-       * sink's clock: rtspsrc then stops early */
-      g_object_set (enc, "random-key", TRUE, NULL);
+      /* --cycle: every session's packets are protected in the one batch
+       * per cycle of the device's scheduler (the encoder keeps a stream's
+       * RTCP behind its RTP, so the BYE at a file's end comes last) */
+      g_object_set (enc, "random-key", TRUE, "cycle",
+          (guint64) opt_cycle_us * GST_USECOND, NULL);
       g_ptr_array_index (self->encoders, session) = gst_object_ref_sink (enc);
     }
   }
@@ -345,8 +349,9 @@ gps_srtp_media_unprepared (GstRTSPMedia * media)
   for (guint i = 0; i < self->encoders->len; i++) {
     GstElement *enc = g_ptr_array_index (self->encoders, i);
     GstStructure *stats = NULL;
-    guint64 packets = 0, bytes = 0;
+    guint64 packets = 0, bytes = 0, batches = 0;
     const gchar *backend;
+    g_autofree gchar *scheduled = NULL;
 
     if (enc == NULL)
       continue;
@@ -355,11 +360,17 @@ gps_srtp_media_unprepared (GstRTSPMedia * media)
       continue;
     gst_structure_get_uint64 (stats, "packets-out", &packets);
     gst_structure_get_uint64 (stats, "bytes-out", &bytes);
+    gst_structure_get_uint64 (stats, "scheduled-batches", &batches);
     backend = gst_structure_get_string (stats, "backend");
+    /* with --cycle, how many of the scheduler's batches it took part in */
+    if (opt_cycle_us > 0)
+      scheduled = g_strdup_printf (", %" G_GUINT64_FORMAT
+          " scheduled batches", batches);
     if (packets > 0)
       g_print ("srtp %s stream %u: gpusrtpenc protected %" G_GUINT64_FORMAT
-          " packets, %" G_GUINT64_FORMAT " bytes (backend %s)\n",
-          MEDIA_PATH (self), i, packets, bytes, backend ? backend : "none");
+          " packets, %" G_GUINT64_FORMAT " bytes (backend %s%s)\n",
+          MEDIA_PATH (self), i, packets, bytes, backend ? backend : "none",
+          scheduled ? scheduled : "");
     gst_structure_free (stats);
   }
   g_mutex_unlock (&self->lock);
@@ -382,6 +393,8 @@ struct _GpsDirFactory
   gchar *proxy_base;
   /* the parent reads its "uri" property while building: one build at a time */
   GMutex uri_lock;
+  /* --proxy: where its paths are mounted (uri_lock), to unmount them */
+  GstRTSPMountPoints *mounts;
 };
 
 G_DEFINE_TYPE (GpsDirFactory, gps_dir_factory, GST_TYPE_RTSP_MEDIA_FACTORY_URI);
@@ -424,6 +437,170 @@ create_uri_element (GpsDirFactory * self, const GstRTSPUrl * url,
   return element;
 }
 
+/* The end of an origin's stream. rtspsrc turns the origin's RTCP BYE into
+ * an EOS into its jitterbuffer; when that EOS comes while the jitterbuffer's
+ * thread is held downstream (the proxy's media waits for its client's PLAY
+ * after DESCRIBE: a clip no longer than the jitterbuffer's 2 s, or a client
+ * slow to PLAY), the jitterbuffer never sends it on, and the proxy's client
+ * would wait for the end forever. The proxy counts the packets into and out
+ * of each origin jitterbuffer, and sends the EOS itself once the jitterbuffer
+ * has let out every packet it took in (nothing is lost over TCP). */
+typedef struct
+{
+  GMutex lock;
+  guint64 in, out;              /* packets */
+  gboolean ended;               /* EOS came in */
+  gboolean sent;                /* EOS went out (the jitterbuffer's or ours) */
+  gboolean scheduled;           /* our EOS waits for the pad to be idle */
+} OriginEnd;
+
+static void
+origin_end_free (gpointer data)
+{
+  OriginEnd *end = data;
+
+  g_mutex_clear (&end->lock);
+  g_free (end);
+}
+
+static guint
+probe_packets (GstPadProbeInfo * info)
+{
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST)
+    return gst_buffer_list_length (GST_PAD_PROBE_INFO_BUFFER_LIST (info));
+  return 1;
+}
+
+/* the jitterbuffer's source pad, idle after its last packet */
+static GstPadProbeReturn
+origin_end_send (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  OriginEnd *end = data;
+  GstPad *peer;
+  gboolean send;
+
+  g_mutex_lock (&end->lock);
+  send = !end->sent;
+  end->sent = TRUE;
+  g_mutex_unlock (&end->lock);
+  /* into the peer: a push through the pad itself is refused while its
+   * idle probe runs */
+  peer = send ? gst_pad_get_peer (pad) : NULL;
+  if (peer != NULL) {
+    gst_pad_send_event (peer, gst_event_new_eos ());
+    gst_object_unref (peer);
+  }
+  return GST_PAD_PROBE_REMOVE;
+}
+
+/* The last packet has reached the peer: the jitterbuffer's source pad is
+ * busy pushing it, so its idle probe runs when that push returns */
+static GstPadProbeReturn
+origin_end_last_in_peer (GstPad * peer, GstPadProbeInfo * info, gpointer data)
+{
+  GstPad *srcpad = gst_pad_get_peer (peer);
+
+  if (srcpad != NULL) {
+    gst_pad_add_probe (srcpad, GST_PAD_PROBE_TYPE_IDLE, origin_end_send, data,
+        NULL);
+    gst_object_unref (srcpad);
+  }
+  return GST_PAD_PROBE_REMOVE;
+}
+
+/* Called with the lock from the probe of a packet on its way out, in the
+ * jitterbuffer's thread: when it is the last one after the end came in, the
+ * EOS follows it once the source pad is idle again (the source pad does
+ * not count as busy in its own probe, only once the packet has reached the
+ * peer: the idle probe goes on from there). */
+static void
+origin_end_check_locked (OriginEnd * end, GstPad * srcpad)
+{
+  GstPad *peer;
+
+  if (!end->ended || end->sent || end->scheduled || end->out < end->in)
+    return;
+  end->scheduled = TRUE;
+  g_mutex_unlock (&end->lock);
+  peer = gst_pad_get_peer (srcpad);
+  if (peer != NULL)
+    gst_pad_add_probe (peer, GST_PAD_PROBE_TYPE_BUFFER |
+        GST_PAD_PROBE_TYPE_BUFFER_LIST, origin_end_last_in_peer, end, NULL);
+  gst_clear_object (&peer);
+  g_mutex_lock (&end->lock);
+}
+
+/* The jitterbuffer's sink pad, in rtspsrc's thread: counts, and notes the
+ * end. An end that comes after the last packet went out needs nothing: the
+ * jitterbuffer, not held, sends it on itself. */
+static GstPadProbeReturn
+origin_end_in (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  OriginEnd *end = data;
+
+  g_mutex_lock (&end->lock);
+  if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT (info);
+
+    if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+      end->ended = TRUE;
+    else if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP)
+      end->in = end->out = 0;
+  } else {
+    end->in += probe_packets (info);
+  }
+  g_mutex_unlock (&end->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn
+origin_end_out (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  OriginEnd *end = data;
+
+  g_mutex_lock (&end->lock);
+  if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_EOS)
+      end->sent = TRUE;
+  } else {
+    end->out += probe_packets (info);
+    origin_end_check_locked (end, pad);
+  }
+  g_mutex_unlock (&end->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+origin_new_jitterbuffer (GstElement * rtpbin, GstElement * jitterbuffer,
+    guint session, guint ssrc, gpointer user_data)
+{
+  OriginEnd *end = g_new0 (OriginEnd, 1);
+  GstPad *sink = gst_element_get_static_pad (jitterbuffer, "sink");
+  GstPad *src = gst_element_get_static_pad (jitterbuffer, "src");
+  GstPadProbeType types = GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM;
+
+  g_mutex_init (&end->lock);
+  /* the jitterbuffer's data keeps it as long as the element lives */
+  g_object_set_data_full (G_OBJECT (jitterbuffer), "gpustream-origin-end",
+      end, origin_end_free);
+  if (sink != NULL && src != NULL) {
+    gst_pad_add_probe (sink, types, origin_end_in, end, NULL);
+    gst_pad_add_probe (src, types, origin_end_out, end, NULL);
+  }
+  gst_clear_object (&sink);
+  gst_clear_object (&src);
+}
+
+static void
+origin_new_manager (GstElement * rtspsrc, GstElement * manager,
+    gpointer user_data)
+{
+  if (g_signal_lookup ("new-jitterbuffer", G_OBJECT_TYPE (manager)) != 0)
+    g_signal_connect (manager, "new-jitterbuffer",
+        G_CALLBACK (origin_new_jitterbuffer), NULL);
+}
+
 /* The origin's stream comes over TCP, inside the RTSP connection: nothing
  * is lost between origin and proxy, and no UDP port is shared with another
  * process (two rtspsrc elements that bind the same reused port each lose
@@ -434,6 +611,9 @@ origin_source_setup (GstElement * uridecodebin, GstElement * source,
 {
   if (g_object_class_find_property (G_OBJECT_GET_CLASS (source), "protocols"))
     gst_util_set_object_arg (G_OBJECT (source), "protocols", "tcp");
+  if (g_signal_lookup ("new-manager", G_OBJECT_TYPE (source)) != 0)
+    g_signal_connect (source, "new-manager", G_CALLBACK (origin_new_manager),
+        NULL);
 }
 
 static GstElement *
@@ -459,6 +639,29 @@ create_origin_element (GpsDirFactory * self, const GstRTSPUrl * url,
   return element;
 }
 
+/* An origin's network-coded path (/nc/...): the edge recodes it without
+ * decoding (ncencoder fed with coded packets is a relay: it mixes each
+ * generation's packets into new ones) and serves what it mixes, as SRTP
+ * like every proxied stream. */
+static GstElement *
+create_origin_nc_element (const gchar * uri)
+{
+  g_autofree gchar *description = g_strdup_printf ("rtspsrc name=src "
+      "protocols=tcp ! rtpncdepay ! ncencoder redundancy-percent=%d "
+      "backend=%s cycle=%" G_GUINT64_FORMAT " ! rtpncpay name=pay0 pt=96",
+      opt_nc_redundancy_percent, opt_backend,
+      (guint64) opt_cycle_us * GST_USECOND);
+  GstElement *bin = build_media_bin (uri, description);
+  GstElement *src;
+
+  if (bin == NULL)
+    return NULL;
+  src = gst_bin_get_by_name (GST_BIN (bin), "src");
+  g_signal_connect (src, "new-manager", G_CALLBACK (origin_new_manager), NULL);
+  gst_object_unref (src);
+  return bin;
+}
+
 static GstElement *
 gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
@@ -477,7 +680,9 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
   /* the origin's stream: played, depayloaded and payloaded again by the
    * parent (rtspsrc in a uridecodebin), each stream as it is coded */
   if (self->proxy_base != NULL)
-    return create_origin_element (self, url, file);
+    return g_str_has_prefix (mount_path, "/nc/") ?
+        create_origin_nc_element (file) :
+        create_origin_element (self, url, file);
   mpegts = file_is_mpegts (file);
   /* MPEG-TS leaves at its own pace: tsparse timestamps it from its clock
    * references. Network-coded, anything else is a byte stream sent at
@@ -566,6 +771,24 @@ report_pipeline_error (GstBus * bus, GstMessage * message, gpointer user_data)
   g_clear_error (&err);
 }
 
+/* --proxy: a path's mount leaves with its media (each client has its own),
+ * so that the paths clients ask for, which the proxy cannot list, do not
+ * pile up as mounts; a request for the path mounts it again. Also after a
+ * media that failed to start (the origin refused the path). */
+static void
+proxy_media_unprepared (GstRTSPMedia * media, gpointer factory)
+{
+  GpsDirFactory *self = GPS_DIR_FACTORY (factory);
+  GstRTSPMountPoints *mounts;
+
+  g_mutex_lock (&self->uri_lock);
+  mounts = self->mounts ? g_object_ref (self->mounts) : NULL;
+  g_mutex_unlock (&self->uri_lock);
+  if (mounts != NULL && MEDIA_PATH (media) != NULL)
+    gst_rtsp_mount_points_remove_factory (mounts, MEDIA_PATH (media));
+  g_clear_object (&mounts);
+}
+
 static void
 gps_dir_factory_media_constructed (GstRTSPMediaFactory * factory,
     GstRTSPMedia * media)
@@ -582,6 +805,9 @@ gps_dir_factory_media_constructed (GstRTSPMediaFactory * factory,
     gst_object_unref (bus);
   }
   g_clear_object (&pipeline);
+  if (GPS_DIR_FACTORY (factory)->proxy_base != NULL)
+    g_signal_connect_object (media, "unprepared",
+        G_CALLBACK (proxy_media_unprepared), factory, 0);
 
   if (GST_IS_BIN (element)) {
     GstIterator *it = gst_bin_iterate_all_by_element_factory_name (GST_BIN
@@ -646,6 +872,12 @@ gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
   mounts = gst_rtsp_client_get_mount_points (GST_RTSP_CLIENT (self));
   if (mounts == NULL)
     return FALSE;
+  if (factory->proxy_base != NULL) {
+    g_mutex_lock (&factory->uri_lock);
+    if (factory->mounts == NULL)
+      factory->mounts = g_object_ref (mounts);
+    g_mutex_unlock (&factory->uri_lock);
+  }
   found = gst_rtsp_mount_points_match (mounts, mount_path, &matched);
   if (found == NULL || matched != (gint) strlen (mount_path))
     gst_rtsp_mount_points_add_factory (mounts, mount_path,
@@ -780,6 +1012,7 @@ gps_dir_factory_finalize (GObject * object)
 
   g_free (self->root_real);
   g_free (self->proxy_base);
+  g_clear_object (&self->mounts);
   g_mutex_clear (&self->uri_lock);
   G_OBJECT_CLASS (gps_dir_factory_parent_class)->finalize (object);
 }
@@ -840,6 +1073,14 @@ gps_server_class_init (GpsServerClass * klass)
 static void
 gps_server_init (GpsServer * self)
 {
+  GstRTSPThreadPool *threads = gst_rtsp_server_get_thread_pool
+      (GST_RTSP_SERVER (self));
+
+  /* a thread per client connection (gst-rtsp-server's default is one for
+   * all): a request that waits (a proxied DESCRIBE waits for the origin)
+   * holds its own client only */
+  gst_rtsp_thread_pool_set_max_threads (threads, -1);
+  g_object_unref (threads);
 }
 
 /* the factory of the plain and network-coded mounts, or with srtp that of

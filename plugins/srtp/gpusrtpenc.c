@@ -95,15 +95,36 @@ GST_STATIC_PAD_TEMPLATE ("rtcp_src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES,
 
 /* ---- instance ------------------------------------------------------------ */
 
+/* The RTP and RTCP pads of one index (rtpbin's session N: the RTCP of the
+ * SSRCs whose RTP comes through rtp_sink_N comes through rtcp_sink_N). In
+ * scheduled mode, while PLAYING, the two share one scheduler stream, so an
+ * RTCP packet (the BYE at the end of a stream) never leaves before RTP
+ * packets that arrived before it; a receiver that takes a BYE for the end
+ * then loses nothing. Before PLAYING the RTCP pad has a stream of its own:
+ * an RTP sink prerolling holds the RTP behind its first packet, and RTCP
+ * held behind that would keep an RTCP sink from ever prerolling. */
+typedef struct _EncLink
+{
+  gint refcount;                /* the element's table, each pair, the
+                                 * scheduler stream */
+  guint index;
+  GstElement *element;          /* not a ref: the element owns the table */
+  /* object lock; no references: cleared when the pads are released */
+  struct _EncPair *rtp, *rtcp;
+  GstGpuStreamSchedClientStream *stream;
+  guint n_scheduled;            /* pairs joined to stream */
+} EncLink;
+
 /* One request sink pad and its source pad. Both pads hold a reference; the
  * pad pointers are cleared (object lock) when the pair is released. */
-typedef struct
+typedef struct _EncPair
 {
   gint refcount;
   GstElement *element;          /* not a ref: the element owns the pads */
   GstPad *sinkpad;
   GstPad *srcpad;
   gboolean is_rtcp;
+  EncLink *link;                /* a reference */
   GstCaps *sink_caps;           /* object lock */
   /* the "roc" (and "ssrc") of the RTP sink caps, as srtpdec takes them:
    * where a new context of that stream starts. Streaming thread only. */
@@ -111,8 +132,12 @@ typedef struct
   guint32 caps_roc, caps_ssrc;
   guint caps_gen;               /* settings generation of the pushed caps */
   gint last_ret;                /* atomic GstFlowReturn of the last push */
-  /* scheduled mode; written under the object lock, read atomically */
+  /* scheduled mode; written under the object lock, read atomically: the
+   * link's stream, and an RTCP pad's own (used until PLAYING) */
   GstGpuStreamSchedClientStream *sched_stream;
+  GstGpuStreamSchedClientStream *solo_stream;
+  /* the stream of the pad's last item: streaming thread */
+  GstGpuStreamSchedClientStream *last_stream_used;
   /* the stream of the pad's last packet (a reference) and the clearing of
    * the element's table it belongs to (streams_epoch): element lock */
   struct _EncStream *last_stream;
@@ -185,6 +210,7 @@ struct _GstGpuSrtpEnc
    * scheduled is fixed from READY to PAUSED until PAUSED to READY */
   GstGpuStreamSchedClient *sched;
   gboolean scheduled;
+  GHashTable *links;            /* pad index -> EncLink, object lock */
 };
 
 #define gst_gpu_srtp_enc_parent_class parent_class
@@ -202,6 +228,22 @@ enc_pair_ref (EncPair * pair)
   return pair;
 }
 
+static EncLink *
+enc_link_ref (EncLink * link)
+{
+  g_atomic_int_inc (&link->refcount);
+  return link;
+}
+
+static void
+enc_link_unref (gpointer data)
+{
+  EncLink *link = data;
+
+  if (g_atomic_int_dec_and_test (&link->refcount))
+    g_free (link);
+}
+
 static void enc_stream_unref (gpointer data);
 
 static void
@@ -212,6 +254,8 @@ enc_pair_unref (gpointer data)
   if (g_atomic_int_dec_and_test (&pair->refcount)) {
     if (pair->last_stream)
       enc_stream_unref (pair->last_stream);
+    if (pair->link)
+      enc_link_unref (pair->link);
     gst_clear_caps (&pair->sink_caps);
     g_free (pair);
   }
@@ -852,11 +896,14 @@ enc_protect (GstGpuSrtpEnc * self, EncItem ** items, guint n,
 
 /* ---- scheduled mode: cycle > 0 ----
  * The packets of every pad go through the element's scheduler client
- * (gpsschedclient.h), one stream per pad: prepared in the streaming
- * threads, collected without a lock, protected as one batch per pad and
- * cycle by the device's worker (on the GPU every pad's batch is one launch
- * on a CUDA stream of its own, all of them in flight together) and pushed
- * in order by the forwarders. Serialized events travel with the packets. */
+ * (gpsschedclient.h), one stream per RTP / RTCP pad pair (EncLink):
+ * prepared in the streaming threads, collected without a lock, protected
+ * as one batch per stream and cycle by the device's worker (on the GPU
+ * every stream's batch is one launch on a CUDA stream of its own, all of
+ * them in flight together) and pushed in order by the forwarders, each
+ * packet to its own pad. Serialized events travel with the packets as
+ * items of their own (an EncItem holding the event), so that the forwarder
+ * knows which of the two pads an event is for. */
 
 typedef struct
 {
@@ -874,9 +921,12 @@ enc_sched_submit_batch (gpointer proc_data, GstObject * cuda_context,
   guint i;
 
   b->items = g_new (EncItem *, MAX (n, 1));
-  for (i = 0; i < n; i++)
-    if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
-      b->items[b->k++] = items[i].data;
+  for (i = 0; i < n; i++) {
+    EncItem *it = items[i].data;
+    if ((items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) &&
+        !GST_IS_EVENT (it->obj))
+      b->items[b->k++] = it;
+  }
   b->pkts = g_new (GsSrtpPacket, MAX (b->k, 1));
   if (b->k > 0)
     b->batch = enc_protect_submit (proc_data, b->items, b->k, b->pkts,
@@ -903,26 +953,41 @@ static const GstGpuStreamProcessor enc_sched_processor = {
   "gpusrtpenc", NULL, NULL, enc_sched_submit_batch, enc_sched_finish_batch
 };
 
-/* The forwarder thread of the pair's pipeline, in push order. */
+/* The forwarder thread of the link's pipeline, in push order: each item to
+ * the pad it came from (a released pad's items are dropped). An event
+ * comes here bare only when the client is not running (gpusrtpenc pushes
+ * its events as items), never in practice: it goes to the RTP pad. */
 static GstFlowReturn
 enc_sched_output (gpointer stream_data, gpointer data, GstEvent * event)
 {
-  EncPair *pair = stream_data;
+  EncLink *link = stream_data;
   EncItem *it = data;
+  gboolean rtcp = it && it->is_rtcp;
   GstFlowReturn ret = GST_FLOW_OK;
-  GstPad *srcpad;
+  GstPad *srcpad = NULL;
+  EncPair *pair;
 
-  GST_OBJECT_LOCK (pair->element);
-  srcpad = pair->srcpad ? gst_object_ref (pair->srcpad) : NULL;
-  GST_OBJECT_UNLOCK (pair->element);
+  GST_OBJECT_LOCK (link->element);
+  pair = rtcp ? link->rtcp : link->rtp;
+  if (pair && pair->srcpad) {
+    srcpad = gst_object_ref (pair->srcpad);
+    enc_pair_ref (pair);
+  }
+  GST_OBJECT_UNLOCK (link->element);
+
+  if (it && GST_IS_EVENT (it->obj))
+    event = GST_EVENT_CAST (g_steal_pointer (&it->obj));
   if (srcpad && event) {
-    ret = gst_pad_push_event (srcpad, g_steal_pointer (&event)) ?
-        GST_FLOW_OK : GST_FLOW_ERROR;
-  } else if (srcpad && it->result == GSRTP_OK) {
+    /* a refused event is not a flow error of the packets */
+    gst_pad_push_event (srcpad, g_steal_pointer (&event));
+  } else if (srcpad && it && it->result == GSRTP_OK) {
     ret = gst_pad_push (srcpad, GST_BUFFER_CAST (g_steal_pointer (&it->obj)));
     g_atomic_int_set (&pair->last_ret, ret);
   }
-  gst_clear_object (&srcpad);
+  if (srcpad) {
+    gst_object_unref (srcpad);
+    enc_pair_unref (pair);
+  }
   gst_clear_event (&event);
   if (it)
     enc_item_free (it);
@@ -936,13 +1001,37 @@ static const GstGpuStreamSchedClientCallbacks enc_sched_callbacks = {
 /* Hands one packet to the scheduler; a full batch (a burst beyond what the
  * batch has grown to) waits for the next cycle instead of dropping. Takes
  * it. FALSE when the pair is flushing, released or the scheduler stopped. */
+/* The stream the pair's next item goes to (the streaming thread): the
+ * link's, or, for an RTCP pad before PLAYING or without its RTP pad, its
+ * own. Set before the pad is added, cleared after it is deactivated: no
+ * lock needed to read them. */
+static GstGpuStreamSchedClientStream *
+enc_pair_stream (GstGpuSrtpEnc * self, EncPair * pair)
+{
+  GstGpuStreamSchedClientStream *shared =
+      g_atomic_pointer_get (&pair->sched_stream);
+  GstGpuStreamSchedClientStream *solo, *use;
+  gboolean behind_rtp;
+
+  if (!pair->is_rtcp)
+    return shared;
+  solo = g_atomic_pointer_get (&pair->solo_stream);
+  GST_OBJECT_LOCK (self);
+  behind_rtp = GST_STATE (self) == GST_STATE_PLAYING && pair->link->rtp;
+  GST_OBJECT_UNLOCK (self);
+  use = (behind_rtp && shared) || !solo ? shared : solo;
+  /* RTCP keeps its own order across the switch: what went through its own
+   * stream leaves before what follows the RTP */
+  if (use != pair->last_stream_used && pair->last_stream_used == solo && solo)
+    gst_gpustream_sched_client_wait (solo, 0);
+  pair->last_stream_used = use;
+  return use;
+}
+
 static gboolean
 enc_sched_submit (GstGpuSrtpEnc * self, EncPair * pair, EncItem * it)
 {
-  /* set before the pad is added, cleared after it is deactivated: the
-   * streaming thread needs no lock to read it */
-  GstGpuStreamSchedClientStream *stream =
-      g_atomic_pointer_get (&pair->sched_stream);
+  GstGpuStreamSchedClientStream *stream = enc_pair_stream (self, pair);
 
   if (!stream) {
     enc_item_free (it);
@@ -959,12 +1048,20 @@ enc_push_event (GstGpuSrtpEnc * self, EncPair * pair, GstPad * srcpad,
     GstEvent * event)
 {
   GstGpuStreamSchedClientStream *stream = self->scheduled ?
-      g_atomic_pointer_get (&pair->sched_stream) : NULL;
+      enc_pair_stream (self, pair) : NULL;
 
-  if (stream)
-    gst_gpustream_sched_client_push_event (stream, event);
-  else
+  EncItem *it;
+
+  if (!stream) {
     gst_pad_push_event (srcpad, event);
+    return;
+  }
+  /* an item, not the client's bare event: the stream is the pair's link's,
+   * and the forwarder must know which of its two pads the event is for */
+  it = g_new0 (EncItem, 1);
+  it->obj = GST_MINI_OBJECT_CAST (event);
+  it->is_rtcp = pair->is_rtcp;
+  gst_gpustream_sched_client_push (stream, it, 0);
 }
 
 /* Drops the input: the list, whose buffers were borrowed, or the buffers. */
@@ -1097,6 +1194,20 @@ gst_gpu_srtp_enc_chain_list (GstPad * pad, GstObject * parent,
   return ret;
 }
 
+/* The scheduler stream a flush on the pair's sink pad flushes: the link's
+ * from the RTP pad, its own from an RTCP pad (RTCP flushing must not drop
+ * the RTP packets in flight). */
+static GstGpuStreamSchedClientStream *
+enc_pair_flushed_stream (GstGpuSrtpEnc * self, EncPair * pair)
+{
+  GstGpuStreamSchedClientStream *stream;
+
+  GST_OBJECT_LOCK (self);
+  stream = pair->is_rtcp ? pair->solo_stream : pair->sched_stream;
+  GST_OBJECT_UNLOCK (self);
+  return stream;
+}
+
 static gboolean
 gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
@@ -1136,7 +1247,7 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
       GstGpuStreamSchedClientStream *stream;
 
       g_atomic_int_set (&pair->last_ret, GST_FLOW_FLUSHING);
-      stream = g_atomic_pointer_get (&pair->sched_stream);
+      stream = enc_pair_flushed_stream (self, pair);
       if (stream)
         gst_gpustream_sched_client_flush_start (stream);
       return gst_pad_event_default (pad, parent, event);
@@ -1144,7 +1255,7 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
     case GST_EVENT_FLUSH_STOP:{
       GstGpuStreamSchedClientStream *stream;
 
-      stream = g_atomic_pointer_get (&pair->sched_stream);
+      stream = enc_pair_flushed_stream (self, pair);
       if (stream)
         gst_gpustream_sched_client_flush_stop (stream);
       g_atomic_int_set (&pair->last_ret, GST_FLOW_OK);
@@ -1266,37 +1377,71 @@ gst_gpu_srtp_enc_iterate_internal_links (GstPad * pad, GstObject * parent)
  * admission. */
 #define ENC_SCHED_MAX_PACKET 65536
 
-static void
-enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
+static GstGpuStreamSchedClientStream *
+enc_sched_new_stream (GstGpuSrtpEnc * self, EncLink * link)
 {
   GstGpuStreamSchedClientStream *stream;
   GError *err = NULL;
 
   stream = gst_gpustream_sched_client_add_stream (self->sched,
-      ENC_SCHED_MAX_PACKET, enc_pair_ref (pair), enc_pair_unref, &err);
+      ENC_SCHED_MAX_PACKET, enc_link_ref (link), enc_link_unref, &err);
   if (!stream) {
     /* streams are not refused one by one: only a stopped client gets here */
     GST_ERROR_OBJECT (self, "scheduler refused a pad: %s", err->message);
     g_clear_error (&err);
-    enc_pair_unref (pair);
-    return;
+    enc_link_unref (link);
   }
-  GST_OBJECT_LOCK (self);
-  g_atomic_pointer_set (&pair->sched_stream, stream);
-  GST_OBJECT_UNLOCK (self);
+  return stream;
 }
 
 static void
-enc_sched_remove_pair (GstGpuSrtpEnc * self, EncPair * pair)
+enc_sched_add_pair (GstGpuSrtpEnc * self, EncPair * pair)
 {
-  GstGpuStreamSchedClientStream *stream;
+  GstGpuStreamSchedClientStream *stream = NULL, *solo = NULL;
+  EncLink *link = pair->link;
 
   GST_OBJECT_LOCK (self);
-  stream = pair->sched_stream;
-  g_atomic_pointer_set (&pair->sched_stream, NULL);
+  if (pair->sched_stream) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
+  stream = link->stream;
+  GST_OBJECT_UNLOCK (self);
+
+  /* requests and state changes come from one thread at a time */
+  if (!stream && !(stream = enc_sched_new_stream (self, link)))
+    return;
+  if (pair->is_rtcp)
+    solo = enc_sched_new_stream (self, link);
+  GST_OBJECT_LOCK (self);
+  link->stream = stream;
+  link->n_scheduled++;
+  g_atomic_pointer_set (&pair->sched_stream, stream);
+  g_atomic_pointer_set (&pair->solo_stream, solo);
+  pair->last_stream_used = NULL;
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* The link's stream leaves with the last of its two pads (its packets still
+ * in flight are dropped); until then the other pad's go on. */
+static void
+enc_sched_remove_pair (GstGpuSrtpEnc * self, EncPair * pair)
+{
+  GstGpuStreamSchedClientStream *stream = NULL, *solo;
+  EncLink *link = pair->link;
+
+  GST_OBJECT_LOCK (self);
+  if (pair->sched_stream) {
+    g_atomic_pointer_set (&pair->sched_stream, NULL);
+    if (--link->n_scheduled == 0)
+      stream = g_steal_pointer (&link->stream);
+  }
+  solo = g_steal_pointer (&pair->solo_stream);
   GST_OBJECT_UNLOCK (self);
   if (stream)
     gst_gpustream_sched_client_remove_stream (self->sched, stream);
+  if (solo)
+    gst_gpustream_sched_client_remove_stream (self->sched, solo);
 }
 
 /* READY to PAUSED: with cycle > 0, the pads' packets are protected in
@@ -1365,6 +1510,7 @@ static GstPad *
 gst_gpu_srtp_enc_request_new_pad (GstElement * element, GstPadTemplate * templ,
     const gchar * name, const GstCaps * caps)
 {
+  GstGpuSrtpEnc *self = GST_GPU_SRTP_ENC (element);
   GstElementClass *klass = GST_ELEMENT_GET_CLASS (element);
   gboolean is_rtcp =
       templ == gst_element_class_get_pad_template (klass, "rtcp_sink_%u");
@@ -1403,6 +1549,21 @@ gst_gpu_srtp_enc_request_new_pad (GstElement * element, GstPadTemplate * templ,
   pair = g_new0 (EncPair, 1);
   pair->refcount = 1;
   pair->element = element;
+  GST_OBJECT_LOCK (element);
+  pair->link = g_hash_table_lookup (self->links, GUINT_TO_POINTER (index));
+  if (!pair->link) {
+    pair->link = g_new0 (EncLink, 1);
+    pair->link->refcount = 1;
+    pair->link->index = index;
+    pair->link->element = element;
+    g_hash_table_insert (self->links, GUINT_TO_POINTER (index), pair->link);
+  }
+  enc_link_ref (pair->link);
+  if (is_rtcp)
+    pair->link->rtcp = pair;
+  else
+    pair->link->rtp = pair;
+  GST_OBJECT_UNLOCK (element);
   pair->last_ret = GST_FLOW_OK;
   pair->is_rtcp = is_rtcp;
   pair->caps_gen = G_MAXUINT;
@@ -1456,6 +1617,13 @@ gst_gpu_srtp_enc_release_pad (GstElement * element, GstPad * pad)
   sinkpad = pair->sinkpad;
   srcpad = pair->srcpad;
   pair->sinkpad = pair->srcpad = NULL;
+  if (pair->is_rtcp)
+    pair->link->rtcp = NULL;
+  else
+    pair->link->rtp = NULL;
+  if (!pair->link->rtp && !pair->link->rtcp)
+    g_hash_table_remove (GST_GPU_SRTP_ENC (element)->links,
+        GUINT_TO_POINTER (pair->link->index));
   GST_OBJECT_UNLOCK (element);
 
   if (srcpad) {
@@ -1710,6 +1878,7 @@ gst_gpu_srtp_enc_finalize (GObject * object)
 
   g_clear_pointer (&self->sched, gst_gpustream_sched_client_free);
   g_clear_pointer (&self->streams, g_hash_table_unref);
+  g_clear_pointer (&self->links, g_hash_table_unref);
   gst_clear_buffer (&self->key);
   gst_clear_buffer (&self->mki);
   g_mutex_clear (&self->protect_lock);
@@ -1865,4 +2034,5 @@ gst_gpu_srtp_enc_init (GstGpuSrtpEnc * self)
   self->streams = g_hash_table_new_full (NULL, NULL, NULL, enc_stream_unref);
   self->streams_gen = G_MAXUINT;
   self->valid_gen = G_MAXUINT;
+  self->links = g_hash_table_new_full (NULL, NULL, NULL, enc_link_unref);
 }

@@ -8,8 +8,8 @@ display) are replaced. ffprobe reports the video, the players reach the end
 byte for byte. The workers' command line starts the server with four
 workers and HTTP (free ports instead of 8554 and 8080): curl fetches the file
 whole and its first packet, ffprobe reads the MP4 over HTTP, rtspsrc plays
-from a worker. (The reverse proxy, experimental, has no command on the page;
-network-server-proxy tests it.)"""
+from a worker. (The commands of the section "A tree of servers" are run as
+written by network-server-tree.)"""
 
 import os
 import re
@@ -27,8 +27,12 @@ DOC = os.path.join(SOURCE_ROOT, "docs", "server.md")
 
 
 def code_blocks(path):
+    """the command blocks of the page, but for the tree section's"""
     with open(path) as f:
-        return re.findall(r"```\n(.*?)```", f.read(), re.S)
+        text = f.read()
+    head, _, tree = text.partition("## A tree of servers")
+    rest = tree.split("\n## ", 1)[1] if tree else ""
+    return re.findall(r"```\n(.*?)```", head + rest, re.S)
 
 
 class ServerDocs(unittest.TestCase):

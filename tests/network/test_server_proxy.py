@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
 """gpustream-server --proxy: a second server instance (the edge) re-serves
 what the first one (the origin) serves, as SRTP encrypted by gpusrtpenc.
-Stock rtspsrc plays the edge and decodes the frames of the origin's files;
-paths the origin refuses, and paths the edge never forwards, get clear
-answers; bad --proxy command lines are refused."""
+Stock rtspsrc plays the edge and decodes the frames of the origin's files,
+also when the origin's stream ends before the client's PLAY (a clip shorter
+than the edge's jitterbuffer, a client slow to PLAY); a request that waits
+for the origin holds no other client; each path's mount leaves with its
+session; paths the origin refuses, and paths the edge never forwards, get
+clear answers; bad --proxy command lines are refused."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
+
+import hashlib
 
 import gi
 
@@ -22,9 +30,38 @@ from test_server_sessions import (rtsp_exchange, server_lines,  # noqa: E402
                                   start_server, stop)
 from test_server_srtp import (decoded_file_frames, frame_digests,  # noqa: E402
                               srtp_caps_from_sdp)
-from test_server_vod import make_media  # noqa: E402
+from test_server_vod import make_media, run_to_eos  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
+# 2 s of the static SMPTE card: its end reaches the edge while the edge's
+# client is still between DESCRIBE and PLAY (the edge's jitterbuffer holds 2 s)
+CARD = "card.mp4"
+CARD_FRAMES = 60
+
+
+def late_play_digests(url, delay_s, timeout_s):
+    """rtspsrc on url, PLAY sent delay_s after DESCRIBE and SETUP (rtspsrc
+    sends those going to PAUSED, PLAY going to PLAYING); returns (error or
+    None, the MD5 of each decoded frame)"""
+    pipeline = Gst.parse_launch(
+        "rtspsrc location=%s protocols=tcp ! rtph264depay ! h264parse ! "
+        "avdec_h264 ! fakesink name=frames sync=false" % url)
+    digests = []
+    sink = pipeline.get_by_name("frames")
+    sink.set_property("signal-handoffs", True)
+    sink.connect("handoff", lambda s, buf, pad: digests.append(
+        hashlib.md5(buf.extract_dup(0, buf.get_size())).hexdigest()))
+    pipeline.set_state(Gst.State.PAUSED)
+    time.sleep(delay_s)
+    pipeline.set_state(Gst.State.PLAYING)
+    msg = pipeline.get_bus().timed_pop_filtered(
+        timeout_s * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    pipeline.set_state(Gst.State.NULL)
+    if msg is None:
+        return "no EOS within %d s" % timeout_s, digests
+    if msg.type == Gst.MessageType.ERROR:
+        return msg.parse_error()[0].message, digests
+    return None, digests
 
 
 class ServerProxy(unittest.TestCase):
@@ -35,8 +72,17 @@ class ServerProxy(unittest.TestCase):
         cls.media = os.path.join(cls.tmp.name, "media")
         os.mkdir(cls.media)
         make_media(cls.media)
+        err, _ = run_to_eos(
+            "videotestsrc num-buffers=%d ! x264enc speed-preset=ultrafast "
+            "key-int-max=30 ! mp4mux ! filesink location=%s"
+            % (CARD_FRAMES, os.path.join(cls.media, CARD)), 60)
+        assert err is None, err
         cls.frames = {name: decoded_file_frames(os.path.join(cls.media, name))
                       for name in ("clip.ts", "clip.mp4")}
+        err, cls.frames[CARD] = frame_digests(
+            "filesrc location=%s ! qtdemux ! h264parse ! avdec_h264 ! "
+            "fakesink name=frames" % os.path.join(cls.media, CARD), 30)
+        assert err is None and len(cls.frames[CARD]) == CARD_FRAMES, err
         cls.origin, cls.origin_url, _ = start_server(cls.media)
         cls.edge, cls.url, cls.port = start_server(
             None, "--proxy", cls.origin_url, stderr=subprocess.PIPE)
@@ -72,6 +118,80 @@ class ServerProxy(unittest.TestCase):
                   for name in ("clip.mp4", "clip.ts")]
         self.assertEqual(sorted(server_lines(self.edge.stdout, wanted, 10)),
                          sorted(wanted))
+
+    def test_origin_ends_before_play(self):
+        """The origin's stream ends before the client's PLAY (the 2 s card
+        always, the 3 s clip when the PLAY comes 4 s late): the client still
+        gets every frame and the end; clients after it are served"""
+        for name, delay_s, frames in ((CARD, 0, CARD_FRAMES),
+                                      (CARD, 3, CARD_FRAMES),
+                                      ("clip.mp4", 4, 90)):
+            err, digests = late_play_digests(self.url + name, delay_s, 30)
+            self.assertIsNone(err, (name, delay_s))
+            self.assertEqual(len(digests), frames, (name, delay_s))
+            self.assertEqual(digests, self.frames[name], (name, delay_s))
+
+    def test_waiting_request_holds_no_other_client(self):
+        """An edge whose origin accepts connections and never answers: a
+        DESCRIBE waits for it, and meanwhile another client's requests are
+        answered at once"""
+        mute = socket.socket()
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(4)
+        edge, url, port = start_server(
+            None, "--proxy", "rtsp://127.0.0.1:%d/" % mute.getsockname()[1],
+            stderr=subprocess.DEVNULL)
+        waiting = socket.create_connection(("127.0.0.1", port), timeout=30)
+        try:
+            waiting.sendall(("DESCRIBE %sclip.ts RTSP/1.0\r\nCSeq: 1\r\n\r\n"
+                             % url).encode())
+            origin_side, _ = mute.accept()   # the edge asks the origin
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                start = time.monotonic()
+                status, _, _ = rtsp_exchange(c, "OPTIONS", url + "clip.ts", 1)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                self.assertLess(time.monotonic() - start, 2)
+            origin_side.close()
+        finally:
+            waiting.close()
+            stop(edge)
+            mute.close()
+
+    def test_mounts_leave_with_their_sessions(self):
+        """Every path a client asks for is mounted for its session and
+        unmounted when the session ends, whether it played, or the origin
+        refused it: an edge does not keep a mount per path ever asked for"""
+        env = dict(os.environ, GST_DEBUG="rtspmountpoints:4",
+                   GST_DEBUG_NO_COLOR="1")
+        edge = subprocess.Popen(
+            [SERVER, "--port", "0", "--address", "127.0.0.1",
+             "--proxy", self.origin_url], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=env)
+        log = []
+        reader = threading.Thread(target=lambda: log.extend(edge.stderr))
+        reader.start()
+        try:
+            url = edge.stdout.readline().strip()
+            err, digests = frame_digests(
+                "rtspsrc location=%sclip.mp4 protocols=tcp ! rtph264depay ! "
+                "h264parse ! avdec_h264 ! fakesink name=frames sync=false"
+                % url, 30)
+            self.assertIsNone(err)
+            self.assertEqual(digests, self.frames["clip.mp4"])
+            port = int(url.rsplit(":", 1)[1].strip("/"))
+            with socket.create_connection(("127.0.0.1", port), timeout=20) as c:
+                for cseq, path in enumerate(("gone1.ts", "gone2.ts"), 1):
+                    status, _, _ = rtsp_exchange(c, "DESCRIBE", url + path, cseq)
+                    self.assertEqual(status, "RTSP/1.0 503 Service Unavailable")
+            time.sleep(1)
+        finally:
+            stop(edge)
+            reader.join(10)
+            edge.stderr.close()
+        added = re.findall(r"adding media factory \S+ for path (\S+)", "".join(log))
+        removed = re.findall(r"removing media factory for path (\S+)", "".join(log))
+        self.assertEqual(sorted(added), ["/clip.mp4", "/gone1.ts", "/gone2.ts"])
+        self.assertEqual(sorted(removed), sorted(added))
 
     def test_refusals(self):
         with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:

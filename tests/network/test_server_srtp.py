@@ -175,6 +175,37 @@ class ServerSrtp(unittest.TestCase):
         finally:
             stop(server)
 
+    def test_cycle_batches_srtp_sessions(self):
+        """--cycle puts every SRTP session on the device's scheduler, one
+        batch per cycle for all of them: rtspsrc (srtpdec) gets every frame
+        of the file, run after run (the RTCP BYE at the end used to overtake
+        the last RTP packets still batched, and rtspsrc stopped early), and
+        each session's encoder says it took part in scheduled batches"""
+        runs = 5
+        server, url, _ = start_server(self.media, "--cycle", "1000",
+                                      "--backend", "cpu")
+        try:
+            for run in range(runs):
+                for name, depay in (("clip.ts", "rtpmp2tdepay ! tsdemux"),
+                                    ("clip.mp4", "rtph264depay")):
+                    err, digests = frame_digests(
+                        "rtspsrc location=%ssrtp/%s protocols=tcp ! %s ! "
+                        "h264parse ! avdec_h264 ! fakesink name=frames "
+                        "sync=false" % (url, name, depay), 30)
+                    self.assertIsNone(err, (run, name))
+                    self.assertEqual(len(digests), FRAMES, (run, name))
+                    self.assertEqual(digests, self.frames[name], (run, name))
+            ended = read_lines(server.stdout,
+                               lambda lines: len(lines) >= 2 * runs, 15)
+        finally:
+            stop(server)
+        self.assertEqual(len(ended), 2 * runs, ended)
+        for line in ended:
+            self.assertRegex(
+                line, r"^srtp /srtp/clip\.(ts|mp4) stream 0: gpusrtpenc "
+                r"protected \d+ packets, \d+ bytes \(backend cpu, "
+                r"[1-9]\d* scheduled batches\)$")
+
     def test_wire_is_srtp_from_gpusrtpenc(self):
         """A raw RTSP client takes the mount over UDP: every packet is SRTP
         (longer by the tag, payload not MPEG-TS), srtpdec opens each one with

@@ -2171,6 +2171,225 @@ GST_START_TEST (test_key_limits)
 
 GST_END_TEST;
 
+/* ---- scheduled mode: RTCP behind its RTP ---- */
+
+/* What left the element, in the order it left, on both source pads. */
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  GPtrArray *log;               /* gchar*: "rtp SEQ", "rtcp LEN", "eos PAD" */
+  GPtrArray *rtcp;              /* GBytes of the SRTCP packets */
+  gboolean hold;                /* the RTP chain waits while set */
+  gboolean held;                /* the RTP chain is waiting */
+} Order;
+
+static GstFlowReturn
+order_rtp_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  Order *o = g_object_get_data (G_OBJECT (pad), "order");
+  guint8 hdr[4];
+
+  gst_buffer_extract (buf, 0, hdr, 4);
+  g_mutex_lock (&o->lock);
+  while (o->hold) {
+    o->held = TRUE;
+    g_cond_broadcast (&o->cond);
+    g_cond_wait (&o->cond, &o->lock);
+  }
+  g_ptr_array_add (o->log, g_strdup_printf ("rtp %u",
+          GST_READ_UINT16_BE (hdr + 2)));
+  g_cond_broadcast (&o->cond);
+  g_mutex_unlock (&o->lock);
+  gst_buffer_unref (buf);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+order_rtcp_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  Order *o = g_object_get_data (G_OBJECT (pad), "order");
+  GstMapInfo map;
+
+  gst_buffer_map (buf, &map, GST_MAP_READ);
+  g_mutex_lock (&o->lock);
+  g_ptr_array_add (o->log, g_strdup_printf ("rtcp %u", (guint) map.size));
+  g_ptr_array_add (o->rtcp, g_bytes_new (map.data, map.size));
+  g_cond_broadcast (&o->cond);
+  g_mutex_unlock (&o->lock);
+  gst_buffer_unmap (buf, &map);
+  gst_buffer_unref (buf);
+  return GST_FLOW_OK;
+}
+
+static gboolean
+order_event (GstPad * pad, GstObject * parent, GstEvent * event)
+{
+  Order *o = g_object_get_data (G_OBJECT (pad), "order");
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    g_mutex_lock (&o->lock);
+    g_ptr_array_add (o->log, g_strdup_printf ("eos %s",
+            GST_OBJECT_NAME (pad)));
+    g_cond_broadcast (&o->cond);
+    g_mutex_unlock (&o->lock);
+  }
+  gst_event_unref (event);
+  return TRUE;
+}
+
+static GstPad *
+order_sink_pad (Order * o, const gchar * name, GstPadChainFunction chain)
+{
+  GstPad *pad = gst_pad_new (name, GST_PAD_SINK);
+
+  g_object_set_data (G_OBJECT (pad), "order", o);
+  gst_pad_set_chain_function (pad, chain);
+  gst_pad_set_event_function (pad, order_event);
+  gst_pad_set_active (pad, TRUE);
+  return pad;
+}
+
+/* An upstream source pad of ours, its stream started with caps. */
+static GstPad *
+order_src_pad (const gchar * name, GstCaps * caps, GstPad * peer)
+{
+  GstPad *pad = gst_pad_new (name, GST_PAD_SRC);
+  GstSegment seg;
+
+  gst_pad_set_active (pad, TRUE);
+  fail_unless_equals_int (gst_pad_link (pad, peer), GST_PAD_LINK_OK);
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (pad, gst_event_new_stream_start (name)));
+  fail_unless (gst_pad_push_event (pad, gst_event_new_caps (caps)));
+  fail_unless (gst_pad_push_event (pad, gst_event_new_segment (&seg)));
+  return pad;
+}
+
+/* With cycle > 0 the RTCP of a pad pair leaves behind the RTP that came in
+ * before it: RTP packets go in and are held downstream (the first blocks in
+ * the RTP sink), an SR + BYE then goes in on the RTCP pad and must not come
+ * out while they are held (a receiver that sees the BYE stops there); once
+ * released, everything comes out in the order it went in: the RTP, the
+ * SRTCP packet, then each pad's EOS. */
+GST_START_TEST (test_scheduled_rtcp_after_rtp)
+{
+  const guint n_rtp = 10;
+  GstCaps *caps, *rtcp_caps = gst_caps_new_empty_simple ("application/x-rtcp");
+  GPtrArray *rtp = make_audio_rtp (0x1234abcd, 100, n_rtp, &caps);
+  /* SR of the SSRC, then a BYE of it: the compound packet that ends a
+   * stream */
+  guint8 bye[36] = { 0x80, 200, 0, 6 };
+  Order o = { 0 };
+  GstElement *e = gst_element_factory_make ("gpusrtpenc", NULL);
+  GstPad *rtp_sink, *rtcp_sink, *rtp_src, *rtcp_src, *up_rtp, *up_rtcp,
+      *down_rtp, *down_rtcp;
+  GstBuffer *key = gst_buffer_new_memdup (key46, 30);
+  gint64 end;
+  guint i;
+
+  GST_WRITE_UINT32_BE (bye + 4, 0x1234abcd);
+  bye[28] = 0x81;
+  bye[29] = 203;
+  bye[31] = 1;
+  GST_WRITE_UINT32_BE (bye + 32, 0x1234abcd);
+  g_mutex_init (&o.lock);
+  g_cond_init (&o.cond);
+  o.log = g_ptr_array_new_with_free_func (g_free);
+  o.rtcp = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  o.hold = TRUE;
+
+  /* 50 ms cycles: the RTP is still batched when the RTCP comes */
+  g_object_set (e, "key", key, "cycle", (guint64) 50 * GST_MSECOND, NULL);
+  rtp_sink = gst_element_request_pad_simple (e, "rtp_sink_0");
+  rtcp_sink = gst_element_request_pad_simple (e, "rtcp_sink_0");
+  rtp_src = gst_element_get_static_pad (e, "rtp_src_0");
+  rtcp_src = gst_element_get_static_pad (e, "rtcp_src_0");
+  fail_unless (rtp_sink && rtcp_sink && rtp_src && rtcp_src);
+  down_rtp = order_sink_pad (&o, "rtp", order_rtp_chain);
+  down_rtcp = order_sink_pad (&o, "rtcp", order_rtcp_chain);
+  fail_unless_equals_int (gst_pad_link (rtp_src, down_rtp), GST_PAD_LINK_OK);
+  fail_unless_equals_int (gst_pad_link (rtcp_src, down_rtcp),
+      GST_PAD_LINK_OK);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
+  up_rtp = order_src_pad ("up_rtp", caps, rtp_sink);
+  up_rtcp = order_src_pad ("up_rtcp", rtcp_caps, rtcp_sink);
+
+  for (i = 0; i < n_rtp; i++) {
+    gsize sz;
+    const guint8 *d = g_bytes_get_data (rtp->pdata[i], &sz);
+    fail_unless_equals_int (gst_pad_push (up_rtp, gst_buffer_new_memdup (d,
+                sz)), GST_FLOW_OK);
+  }
+  fail_unless_equals_int (gst_pad_push (up_rtcp, gst_buffer_new_memdup (bye,
+              sizeof bye)), GST_FLOW_OK);
+  fail_unless (gst_pad_push_event (up_rtcp, gst_event_new_eos ()));
+
+  /* the first RTP packet is held in the sink: many cycles go by, and
+   * nothing else may come out meanwhile */
+  g_mutex_lock (&o.lock);
+  end = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  while (!o.held && g_cond_wait_until (&o.cond, &o.lock, end));
+  fail_unless (o.held, "no RTP packet came out in 10 s");
+  end = g_get_monotonic_time () + 400 * G_TIME_SPAN_MILLISECOND;
+  while (o.log->len == 0 && g_cond_wait_until (&o.cond, &o.lock, end));
+  fail_unless_equals_int (o.log->len, 0);
+  o.hold = FALSE;
+  g_cond_broadcast (&o.cond);
+  g_mutex_unlock (&o.lock);
+
+  fail_unless (gst_pad_push_event (up_rtp, gst_event_new_eos ()));
+  g_mutex_lock (&o.lock);
+  end = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  while (o.log->len < n_rtp + 3 && g_cond_wait_until (&o.cond, &o.lock, end));
+  g_mutex_unlock (&o.lock);
+
+  fail_unless_equals_int (o.log->len, n_rtp + 3);
+  for (i = 0; i < n_rtp; i++) {
+    gchar *want = g_strdup_printf ("rtp %u", 100 + i);
+    fail_unless_equals_string (o.log->pdata[i], want);
+    g_free (want);
+  }
+  /* SRTCP: the packet, E flag and index (4), the 80-bit tag (10) */
+  fail_unless_equals_string (o.log->pdata[n_rtp], "rtcp 50");
+  fail_unless_equals_string (o.log->pdata[n_rtp + 1], "eos rtcp");
+  fail_unless_equals_string (o.log->pdata[n_rtp + 2], "eos rtp");
+  /* what came out is that BYE: its header in clear, the rest encrypted */
+  {
+    gsize sz;
+    const guint8 *d = g_bytes_get_data (o.rtcp->pdata[0], &sz);
+    fail_unless (memcmp (d, bye, 8) == 0);
+    fail_unless (memcmp (d + 8, bye + 8, sizeof bye - 8) != 0);
+    /* encrypted (E), the stream's first SRTCP index (libsrtp's: 1) */
+    fail_unless_equals_int (GST_READ_UINT32_BE (d + sizeof bye), 0x80000001);
+  }
+
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (up_rtp);
+  gst_object_unref (up_rtcp);
+  gst_object_unref (down_rtp);
+  gst_object_unref (down_rtcp);
+  gst_object_unref (rtp_src);
+  gst_object_unref (rtcp_src);
+  gst_element_release_request_pad (e, rtp_sink);
+  gst_element_release_request_pad (e, rtcp_sink);
+  gst_object_unref (rtp_sink);
+  gst_object_unref (rtcp_sink);
+  gst_object_unref (e);
+  gst_buffer_unref (key);
+  g_ptr_array_unref (o.log);
+  g_ptr_array_unref (o.rtcp);
+  g_ptr_array_unref (rtp);
+  gst_caps_unref (caps);
+  gst_caps_unref (rtcp_caps);
+  g_mutex_clear (&o.lock);
+  g_cond_clear (&o.cond);
+}
+
+GST_END_TEST;
+
 static Suite *
 srtp_suite (void)
 {
@@ -2203,6 +2422,7 @@ srtp_suite (void)
   tcase_add_test (tc, test_in_place);
   tcase_add_test (tc, test_mki_switch_portable);
   tcase_add_test (tc, test_key_limits);
+  tcase_add_test (tc, test_scheduled_rtcp_after_rtp);
   return s;
 }
 
