@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <gst/gst.h>
@@ -62,6 +63,7 @@ static gint opt_nc_max_bitrate = 4000000;
 static gchar *opt_backend = NULL;
 static gchar *opt_proxy = NULL;
 static gint opt_cycle_us = 0;
+static gint opt_client_threads = 0;
 
 static GOptionEntry option_entries[] = {
   {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
@@ -94,6 +96,11 @@ static GOptionEntry option_entries[] = {
         "every session codes and encrypts through the device's real-time "
         "scheduler, one batch of what all of them gathered every cycle",
       "MICROSECONDS"},
+  {"client-threads", 0, 0, G_OPTION_ARG_INT, &opt_client_threads,
+        "Threads that read and answer the RTSP connections; more "
+        "connections share them in turn, so the count stays bounded "
+        "whatever the number of clients. 0 (default): 16 serving a "
+        "directory, one per connection with --proxy", "N"},
   {"proxy", 0, 0, G_OPTION_ARG_STRING, &opt_proxy,
         "Serve no directory: re-serve every path of this RTSP server (the "
         "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>; "
@@ -1076,10 +1083,14 @@ gps_server_init (GpsServer * self)
   GstRTSPThreadPool *threads = gst_rtsp_server_get_thread_pool
       (GST_RTSP_SERVER (self));
 
-  /* a thread per client connection (gst-rtsp-server's default is one for
-   * all): a request that waits (a proxied DESCRIBE waits for the origin)
-   * holds its own client only */
-  gst_rtsp_thread_pool_set_max_threads (threads, -1);
+  /* --client-threads threads for the connections, taken in turn
+   * (gst-rtsp-server's default is one for all): a request that waits holds
+   * only the clients of its thread. Not one each when serving a directory:
+   * thousands of idle connections would be thousands of threads. A proxy
+   * gets one each: its requests wait for the origin, and a teardown stuck
+   * in rtspsrc (docs/server.md) would hold a shared thread for good. */
+  gst_rtsp_thread_pool_set_max_threads (threads, opt_client_threads > 0 ?
+      opt_client_threads : opt_proxy != NULL ? -1 : 16);
   g_object_unref (threads);
 }
 
@@ -1155,10 +1166,11 @@ main (int argc, char **argv)
       || opt_max_sessions < 0 || opt_nc_generation_size <= 0
       || opt_nc_block_size <= 0 || opt_nc_redundancy_percent < 0
       || opt_nc_max_bitrate <= 0 || opt_cycle_us < 0
-      || (opt_cycle_us > 0 && opt_cycle_us < 100)) {
+      || (opt_cycle_us > 0 && opt_cycle_us < 100)
+      || opt_client_threads < 0) {
     g_printerr ("gpustream-server: an option is out of range "
         "(port 0-65535, session timeout > 0, the nc sizes and rate > 0, "
-        "redundancy >= 0, cycle 0 or >= 100)\n");
+        "redundancy >= 0, cycle 0 or >= 100, client threads >= 0)\n");
     return 2;
   }
   if (!server_workers_check_options (opt_proxy != NULL))
@@ -1217,6 +1229,10 @@ main (int argc, char **argv)
     gst_rtsp_server_set_address (server, opt_address);
   service = g_strdup_printf ("%d", opt_port);
   gst_rtsp_server_set_service (server, service);
+  /* gst-rtsp-server listens with a backlog of 5: a burst of clients
+   * overflows it, and the kernel drops their SYNs for a second or resets
+   * them (the workers' socket listens with SOMAXCONN as well) */
+  gst_rtsp_server_set_backlog (server, SOMAXCONN);
 
   pool = gst_rtsp_server_get_session_pool (server);
   gst_rtsp_session_pool_set_max_sessions (pool, opt_max_sessions);

@@ -183,7 +183,13 @@ class ServerProxy(unittest.TestCase):
                 for cseq, path in enumerate(("gone1.ts", "gone2.ts"), 1):
                     status, _, _ = rtsp_exchange(c, "DESCRIBE", url + path, cseq)
                     self.assertEqual(status, "RTSP/1.0 503 Service Unavailable")
-            time.sleep(1)
+            # the played session's teardown runs on after its client left
+            # (slower on a loaded machine): wait for the three removals
+            deadline = time.monotonic() + 15
+            while (len(re.findall(r"removing media factory for path",
+                                  "".join(log))) < 3
+                   and time.monotonic() < deadline):
+                time.sleep(0.2)
         finally:
             stop(edge)
             reader.join(10)

@@ -302,6 +302,75 @@ class ServerSessions(unittest.TestCase):
             server.wait(10)
             server.stdout.close()
 
+    def test_thousands_of_half_open_connections(self):
+        """3000 connections that never finish a request (half send nothing,
+        half the start of one) are all accepted, without resets, on one
+        descriptor each and a bounded number of threads, while a new client
+        is answered at once; closed, they leave nothing behind"""
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        count = 3000
+        if hard < count + 200:
+            self.skipTest("open-file limit %d is below %d" % (hard, count + 200))
+        # the server inherits the limit
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        server, url, port = start_server(self.media)
+        proc = "/proc/%d" % server.pid
+        conns = []
+
+        def resources():
+            return (len(os.listdir(proc + "/fd")), len(os.listdir(proc + "/task")))
+
+        try:
+            before = resources()
+            t0 = time.monotonic()
+            for i in range(count):
+                # a dropped SYN costs a second: a few of them fail the test
+                self.assertLess(time.monotonic() - t0, 20,
+                                "connecting stalls (listen backlog full?)")
+                c = socket.create_connection(("127.0.0.1", port), timeout=10)
+                if i % 2:
+                    c.sendall(b"DESCRIBE rtsp://127.0.0.1/clip.ts RTSP/1.0\r\n"
+                              b"CSeq: 1\r\n")
+                conns.append(c)
+            # every one accepted: a short listen backlog would have the
+            # kernel drop or reset most of them
+            deadline = time.monotonic() + 20
+            while (resources()[0] < before[0] + count
+                   and time.monotonic() < deadline):
+                time.sleep(0.2)
+            fds, threads = resources()
+            self.assertGreaterEqual(fds, before[0] + count)
+            # one descriptor a connection, threads from a bounded pool
+            # (--client-threads, 16)
+            self.assertLessEqual(fds, before[0] + count + 2 * 16 + 8)
+            self.assertLessEqual(threads, before[1] + 16 + 4)
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                t0 = time.monotonic()
+                status, _ = rtsp_request(c, "DESCRIBE", url + "clip.ts", 1)
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                self.assertLess(time.monotonic() - t0, 1.0)
+            poller = select.poll()
+            for c in conns:
+                poller.register(c, select.POLLIN)
+            self.assertEqual(poller.poll(0), [], "the server closed or "
+                             "answered a connection that sent no request")
+            for c in conns:
+                c.close()
+            conns = []
+            deadline = time.monotonic() + 20
+            while (any(now > then for now, then in zip(resources(), before))
+                   and time.monotonic() < deadline):
+                time.sleep(0.2)
+            after = resources()
+            self.assertLessEqual(after[0], before[0], "descriptors leaked")
+            self.assertLessEqual(after[1], before[1], "threads leaked")
+        finally:
+            for c in conns:
+                c.close()
+            stop(server)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
     def test_bad_command_lines(self):
         missing = os.path.join(self.tmp.name, "no-such-dir")
         for argv, says in (([missing], "is not a readable directory"),
