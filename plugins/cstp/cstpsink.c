@@ -40,6 +40,7 @@
 #include <fountain/fountain.h>
 #include <rlnc/rlnc_seed.h>
 
+#include "cstpmulticast.h"
 #include "cstpsink.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cstp_sink_debug);
@@ -56,6 +57,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_cstp_sink_debug);
 #define DEFAULT_STREAM_DEGREE GST_CSTP_STREAM_DEGREE_MIXED
 #define DEFAULT_RATE 0
 #define DEFAULT_MAX_LATENCY 0
+#define DEFAULT_TTL_MC 1
+#define DEFAULT_LOOP TRUE
 /* the largest UDP payload over IPv4 */
 #define MAX_PACKET_SIZE 65507
 /* datagrams per sendmmsg call */
@@ -74,6 +77,9 @@ enum
   PROP_STREAM_DEGREE,
   PROP_RATE,
   PROP_MAX_LATENCY,
+  PROP_TTL_MC,
+  PROP_LOOP,
+  PROP_MULTICAST_IFACE,
   PROP_STATS,
 };
 
@@ -114,6 +120,9 @@ struct _GstCstpSink
   GstCstpStreamDegree stream_degree;
   guint64 rate;
   guint64 max_latency;
+  gint ttl_mc;
+  gboolean loop;
+  gchar *multicast_iface;
 
   /* streaming state, set up in start () */
   guint n_streams;
@@ -477,6 +486,15 @@ resolve_destinations (GstCstpSink * self, GError ** err)
     }
     int sndbuf = 4 << 20;
     setsockopt (self->fds[s], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    if (cstp_address_is_multicast ((struct sockaddr *) &self->addrs[s])
+        && !cstp_multicast_setup_sender (self->fds[s],
+            (struct sockaddr *) &self->addrs[s], self->ttl_mc, self->loop,
+            self->multicast_iface, err)) {
+      g_prefix_error (err, "stream %u to %s:%d: ", s, host, port);
+      g_free (host);
+      g_strfreev (list);
+      return FALSE;
+    }
     GST_INFO_OBJECT (self, "stream %u -> %s:%d", s, host, port);
     g_free (host);
   }
@@ -616,6 +634,16 @@ gst_cstp_sink_set_property (GObject * object, guint prop_id,
     case PROP_MAX_LATENCY:
       self->max_latency = g_value_get_uint64 (value);
       break;
+    case PROP_TTL_MC:
+      self->ttl_mc = g_value_get_int (value);
+      break;
+    case PROP_LOOP:
+      self->loop = g_value_get_boolean (value);
+      break;
+    case PROP_MULTICAST_IFACE:
+      g_free (self->multicast_iface);
+      self->multicast_iface = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -665,6 +693,15 @@ gst_cstp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_MAX_LATENCY:
       g_value_set_uint64 (value, self->max_latency);
       break;
+    case PROP_TTL_MC:
+      g_value_set_int (value, self->ttl_mc);
+      break;
+    case PROP_LOOP:
+      g_value_set_boolean (value, self->loop);
+      break;
+    case PROP_MULTICAST_IFACE:
+      g_value_set_string (value, self->multicast_iface);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -680,6 +717,7 @@ gst_cstp_sink_finalize (GObject * object)
   close_sockets (self);
   g_free (self->host);
   g_free (self->destinations);
+  g_free (self->multicast_iface);
   g_free (self->caps_str);
   g_free (self->packets_sent);
   g_free (self->send_errors);
@@ -741,6 +779,18 @@ gst_cstp_sink_class_init (GstCstpSinkClass * klass)
           "Longest a frame may take to leave, in ns: a frame that would take "
           "longer at rate is sent faster (0: no bound)", 0, G_MAXUINT64,
           DEFAULT_MAX_LATENCY, rw));
+  g_object_class_install_property (gobject_class, PROP_TTL_MC,
+      g_param_spec_int ("ttl-mc", "Multicast TTL",
+          "Hop limit of the datagrams sent to a multicast destination", 0, 255,
+          DEFAULT_TTL_MC, rw));
+  g_object_class_install_property (gobject_class, PROP_LOOP,
+      g_param_spec_boolean ("loop", "Multicast loopback",
+          "Deliver the datagrams sent to a multicast destination to receivers "
+          "on this host too", DEFAULT_LOOP, rw));
+  g_object_class_install_property (gobject_class, PROP_MULTICAST_IFACE,
+      g_param_spec_string ("multicast-iface", "Multicast interface",
+          "Network interface that multicast destinations are sent from, by "
+          "name (none: the routing table's)", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "frames, packets-sent, bytes-sent, encode-time (ns), "
@@ -779,4 +829,6 @@ gst_cstp_sink_init (GstCstpSink * self)
   self->stream_degree = DEFAULT_STREAM_DEGREE;
   self->rate = DEFAULT_RATE;
   self->max_latency = DEFAULT_MAX_LATENCY;
+  self->ttl_mc = DEFAULT_TTL_MC;
+  self->loop = DEFAULT_LOOP;
 }

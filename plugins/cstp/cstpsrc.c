@@ -52,6 +52,7 @@
 #include <gst/video/video.h>
 #include <fountain/fountain.h>
 
+#include "cstpmulticast.h"
 #include "cstpsrc.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cstp_src_debug);
@@ -99,6 +100,7 @@ enum
   PROP_SIMULATE_LOSS,
   PROP_INDEX,
   PROP_PEERS,
+  PROP_MULTICAST_IFACE,
   PROP_STATS,
 };
 
@@ -179,6 +181,7 @@ struct _GstCstpSrc
   gchar *simulate_loss;
   gint index;
   gchar *peers;
+  gchar *multicast_iface;
 
   /* streaming state */
   guint n_streams;
@@ -1597,11 +1600,16 @@ open_sockets (GstCstpSrc * self, GError ** err)
       return FALSE;
     }
     int fd = socket (ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    gboolean group = cstp_address_is_multicast (ai->ai_addr);
     if (fd >= 0) {
-      int size = self->buffer_size;
+      int size = self->buffer_size, on = 1;
       /* beyond rmem_max when allowed to (root), else as much as it gives */
       if (setsockopt (fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
         setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+      /* a group's port is shared by every receiver of it on this host;
+       * bound to the group's address, the socket takes only its datagrams */
+      if (group)
+        setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     }
     if (fd < 0 || bind (fd, ai->ai_addr, ai->ai_addrlen) < 0) {
       g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
@@ -1609,6 +1617,14 @@ open_sockets (GstCstpSrc * self, GError ** err)
           g_strerror (errno));
       if (fd >= 0)
         close (fd);
+      freeaddrinfo (ai);
+      g_strfreev (list);
+      return FALSE;
+    }
+    if (group && !cstp_multicast_join (fd, ai->ai_addr,
+            self->multicast_iface, err)) {
+      g_prefix_error (err, "stream %u, %s:%d: ", s, self->address, port);
+      close (fd);
       freeaddrinfo (ai);
       g_strfreev (list);
       return FALSE;
@@ -1866,6 +1882,10 @@ gst_cstp_src_set_property (GObject * object, guint prop_id,
       g_free (self->peers);
       self->peers = g_value_dup_string (value);
       break;
+    case PROP_MULTICAST_IFACE:
+      g_free (self->multicast_iface);
+      self->multicast_iface = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1918,6 +1938,9 @@ gst_cstp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_PEERS:
       g_value_set_string (value, self->peers);
       break;
+    case PROP_MULTICAST_IFACE:
+      g_value_set_string (value, self->multicast_iface);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1937,6 +1960,7 @@ gst_cstp_src_finalize (GObject * object)
   g_free (self->address);
   g_free (self->simulate_loss);
   g_free (self->peers);
+  g_free (self->multicast_iface);
   g_free (self->xbuf);
   g_free (self->peer_pipes_sent);
   g_free (self->peer_pipes_received);
@@ -2017,6 +2041,10 @@ gst_cstp_src_class_init (GstCstpSrcClass * klass)
           "comma-separated, the receiver of stream i at entry i (this "
           "one's own entry is the port it listens on for its peers)", NULL,
           rw));
+  g_object_class_install_property (gobject_class, PROP_MULTICAST_IFACE,
+      g_param_spec_string ("multicast-iface", "Multicast interface",
+          "When address is a multicast group: the network interface to join "
+          "it on, by name (none: the routing table's)", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "frames-decoded, frames-local (every stream from its own packets), "

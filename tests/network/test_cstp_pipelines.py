@@ -110,7 +110,9 @@ class Pipelines(unittest.TestCase):
     def test_doc_lines(self):
         # each page shows a receiver and a sender on port 5100
         for page in ("cstpsrc.md", "cstpsink.md"):
-            cmds = doc_commands(page)
+            # the multicast lines need a network that carries multicast:
+            # network-cstp-multicast runs them in a namespace of its own
+            cmds = [c for c in doc_commands(page) if "239.255." not in c]
             recv = [c for c in cmds if "cstpsrc" in c]
             send = [c for c in cmds if "cstpsink" in c]
             self.assertTrue(recv and send, page)
