@@ -25,6 +25,11 @@ Areas:
             (execs/s, coverage, corpus kept, seed files; --fuzz-seconds, 30)
             and a short soak whose memory and threads are plotted
             (--soak-seconds, 60) (bench/bench_reliability.py)
+  server    gpustream-server's serving capacity (plain, network-coded, SRTP)
+            against a stock gst-rtsp-server under one load generator:
+            Poisson arrivals, Zipf channels, 750 kbit/s sessions, C = 1, 30,
+            200 channels (Zhao et al. 2010, Fig. 7-10; bench/bench_server.py;
+            --quick: shorter steps and files)
   kernels   every kernel benchmark (nc, srtp, dxt without the elements and
             the anchors built at bench time)
   all       everything
@@ -194,6 +199,8 @@ def main():
                    help="reliability: seconds per fuzz target (default 30, or GS_BENCH_FUZZ_SECONDS)")
     p.add_argument("--soak-seconds", type=int,
                    help="reliability: seconds of soak (default 60, or GS_BENCH_SOAK_SECONDS)")
+    p.add_argument("--quick", action="store_true",
+                   help="server: a shorter run (about 3 minutes instead of 15)")
     a = p.parse_args()
     areas = set(a.areas)
     if "all" in areas:
@@ -202,7 +209,7 @@ def main():
         areas = (areas - {"kernels"}) | {"nc-kernels", "srtp-kernels",
                                          "dxt-kernels"}
     unknown = areas - {"nc", "nc-kernels", "srtp", "srtp-kernels", "dxt",
-                       "dxt-kernels", "rtgpu", "cstp", "reliability"}
+                       "dxt-kernels", "rtgpu", "cstp", "reliability", "server"}
     if unknown:
         p.error("unknown area(s): " + ", ".join(sorted(unknown)))
 
@@ -235,6 +242,10 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_reliability
         ok = bench_reliability.bench(a.build, results, a.fuzz_seconds, a.soak_seconds)
+    if "server" in areas:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_server
+        ok = bench_server.bench(a.build, results, a.quick) and ok
     results.close()
     latest = os.path.join(a.build, "bench", "latest.jsonl")
     if os.path.lexists(latest):
