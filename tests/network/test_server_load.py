@@ -96,9 +96,9 @@ class ServerLoad(unittest.TestCase):
         for s in report["per_session"]:
             self.assertGreater(s["bytes"], 300000, s)
         # the server was sampled while it served: its threads, open files
-        self.assertGreater(len(report["server_series"]), 4)
-        self.assertGreater(report["server"]["threads_max"], 10)
-        self.assertGreater(report["server"]["fds_max"], 20)
+        self.assertGreater(len(report["server_process_series"]), 4)
+        self.assertGreater(report["server_process"]["threads_max"], 10)
+        self.assertGreater(report["server_process"]["fds_max"], 20)
         self.assertIn("cpu_mean", report["generator"])
 
     def test_nc_and_srtp_mounts_at_rate(self):

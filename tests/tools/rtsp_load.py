@@ -213,15 +213,27 @@ class LoadGenerator:
         s.t_start = time.monotonic()
         try:
             s.rtp, s.rtcp = bind_port_pair()
-            s.sock = socket.create_connection((self.host, self.port), timeout=REQUEST_TIMEOUT_S)
+            s.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         except OSError as e:
             self._fail(s, "connect: %s" % (e.strerror or e))
             return
+        # never blocking the loop: a server whose listen backlog is full
+        # drops the SYN, and the kernel tries again a second later
         s.sock.setblocking(False)
         s.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sel.register(s.sock, selectors.EVENT_READ, (s, "rtsp"))
+        s.sock.connect_ex((self.host, self.port))
+        s.state = "connect"
+        s.deadline = time.monotonic() + REQUEST_TIMEOUT_S
+        self.sel.register(s.sock, selectors.EVENT_WRITE, (s, "connect"))
         self.sel.register(s.rtp, selectors.EVENT_READ, (s, "rtp"))
         self.sel.register(s.rtcp, selectors.EVENT_READ, (s, "rtcp"))
+
+    def _on_connect(self, s):
+        err = s.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            self._fail(s, "connect: %s" % os.strerror(err))
+            return
+        self.sel.modify(s.sock, selectors.EVENT_READ, (s, "rtsp"))
         self._request(s, "OPTIONS", s.url)
 
     def _on_rtsp(self, s):
@@ -392,7 +404,7 @@ class LoadGenerator:
                 for sampler in (self.server, self.own):
                     if sampler:
                         sampler.sample(now - t0)
-                next_sample += self.sample_interval
+                next_sample = now + self.sample_interval
             while self.timers and self.timers[0][0] <= now:
                 _, idx, what = heapq.heappop(self.timers)
                 s = self.sessions[idx]
@@ -419,6 +431,8 @@ class LoadGenerator:
                     self._on_rtp(s)
                 elif kind == "rtsp":
                     self._on_rtsp(s)
+                elif kind == "connect":
+                    self._on_connect(s)
                 else:
                     self._drain(key.fileobj)
         self.elapsed = time.monotonic() - t0
@@ -480,8 +494,8 @@ class LoadGenerator:
                "generator": self.own.summary(),
                "generator_series": self.own.samples}
         if self.server:
-            out["server"] = self.server.summary()
-            out["server_series"] = self.server.samples
+            out["server_process"] = self.server.summary()
+            out["server_process_series"] = self.server.samples
         for key in ("response_ms_p50", "response_ms_p95", "response_ms_max"):
             if out[key] is not None:
                 out[key] = round(out[key], 2)
