@@ -29,7 +29,7 @@ Areas:
             against a stock gst-rtsp-server under one load generator:
             Poisson arrivals, Zipf channels, 750 kbit/s sessions, C = 1, 30,
             200 channels (Zhao et al. 2010, Fig. 7-10; bench/bench_server.py;
-            --quick: shorter steps and files)
+            --quick: C = 1 and 200, three steps each)
   kernels   every kernel benchmark (nc, srtp, dxt without the elements and
             the anchors built at bench time)
   all       everything

@@ -17,18 +17,17 @@ Servers, each started afresh for every (server, mode, C):
   srtp       gpustream-server, /srtp/<file>: SRTP (CPU backend)
 
 Load: tests/tools/rtsp_load.py, one process, raw RTSP and UDP sockets. A step
-of N sessions: Poisson arrivals over 3 s (1.5 s with --quick; longer where
-that is more than 200 arrivals a second), each channel picked by Zipf
-popularity (0.5), each session receiving for the ramp and 4 s more (2 s)
-after PLAY, so that all N receive together. A step passes when every session receives at
+of N sessions: Poisson arrivals at 100 a second, each channel picked by Zipf
+popularity (0.5), each session receiving for N / 100 s and 3 s more (2 s
+with --quick) after PLAY, so that all N receive together for a few seconds. A step passes when every session receives at
 least 95 % of 750 kbit/s (after its first second) with no error, and the
 p95 response time (first request to first media packet) is under 100 ms
 above the file's own start-up delay: tsparse stamps the first packet of
 these files 188 ms after the start of the stream, and both servers hold it
 until then (the strict figure, p95 under 100 ms as it is, is reported too).
 Capacity: N doubles from 128 (64) while steps pass, then is bisected between
-the last pass and the first failure to within a quarter; a search stops after
-7 steps (3), and where no step failed the capacity is a lower bound
+the last pass and the first failure to within a quarter (a half); a search
+stops after 6 steps (3), and where no step failed the capacity is a lower bound
 ("lower_bound": true), as it is where the generator used most of a core.
 
 JSON lines: one per step (bench "server-step") and one per server, mode and
@@ -36,12 +35,15 @@ C (bench "server-capacity", with the ratio to the peer's capacity at the same
 C measured in the same run). SVGs in build/bench: server-capacity.svg
 (capacity against channels), server-response-cdf.svg (response time CDF at
 each server's largest passing step), server-cpu.svg (server CPU over time
-during those steps)."""
+during those steps); `python3 bench/bench_server.py RESULTS.jsonl DIR` draws
+them again from a results file."""
 
 import json
+import math
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -162,9 +164,12 @@ def capacity_search(cfg, kind, mode, prefix, build, directory, names, bound_ms, 
     n = cfg["start"]
     try:
         while len(steps) < cfg["max_steps"]:
-            ramp = max(cfg["ramp"], n / cfg["rate_max"])
+            # Poisson arrivals at a fixed rate: a step of N sessions ramps
+            # up for N / rate seconds, and each session is held until all
+            # have played together for the plateau
+            ramp = n / cfg["rate"]
             hold = ramp + cfg["plateau"]
-            r = rtsp_load.run_step(url, names, n, n / ramp, hold, prefix,
+            r = rtsp_load.run_step(url, names, n, cfg["rate"], hold, prefix,
                                    mode == "srtp", proc.pid, seed=len(steps) + 1,
                                    response_bound_ms=bound_ms)
             per = r.pop("per_session")
@@ -173,7 +178,7 @@ def capacity_search(cfg, kind, mode, prefix, build, directory, names, bound_ms, 
             row = {"area": "server", "bench": "server-step", "server": kind, "mode": mode,
                    "step": len(steps) + 1, "passed_strict": strict,
                    "ramp_s": round(ramp, 2), "hold_s": round(hold, 2),
-                   "arrival_rate": round(n / ramp, 2),
+                   "arrival_rate": cfg["rate"],
                    "responses_ms": sorted(p["response_ms"] for p in per
                                           if p["response_ms"] is not None)}
             row.update(r)
@@ -229,14 +234,15 @@ def capacity_search(cfg, kind, mode, prefix, build, directory, names, bound_ms, 
 def plots(summaries, steps, outdir, channels_list):
     paths = []
     # capacity against channels (Fig. 7b and 10 as one number per C)
-    ymax = max([s["capacity"] for s in summaries] + [s.get("first_failure") or 0
-                                                     for s in summaries] + [10])
-    ytop = int(ymax * 1.15) + 1
+    ymax = max([s["capacity"] for s in summaries] + [10]) * 1.1
+    ystep = next(t for t in (5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000)
+                 if ymax / t <= 6)
+    ytop = int(math.ceil(ymax / ystep) * ystep)
     xs = sorted(channels_list)
     cap = bench_rtgpu.Panel("Serving capacity", "channels", "sessions at full rate",
                             min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1, 0, ytop,
                             logx=max(xs) > min(xs), xticks=xs,
-                            yticks=[int(ytop * k / 5) for k in range(6)])
+                            yticks=list(range(0, ytop + 1, ystep)))
     for key, color in COLORS.items():
         kind, mode = key.split("/")
         pts = [(s["channels"], s["capacity"]) for s in summaries
@@ -245,7 +251,8 @@ def plots(summaries, steps, outdir, channels_list):
     paths.append(bench_rtgpu.svg([cap], os.path.join(outdir, "server-capacity.svg"),
                                  "Most concurrent sessions each receiving >= 95 % of 750 "
                                  "kbit/s with p95 response time within 100 ms of the "
-                                 "files' start-up delay. peer: stock gst-rtsp-server"))
+                                 "files' start-up delay. peer: stock gst-rtsp-server. "
+                                 "A point where no step failed is a lower bound"))
     # response time CDF at each capacity step (Fig. 8 and 10), one panel per C
     panels = []
     cpu_panels = []
@@ -268,6 +275,8 @@ def plots(summaries, steps, outdir, channels_list):
                               "fraction of sessions", 10, xmax, 0, 1,
                               xticks=[t for t in bench_rtgpu.LAT_TICKS if 10 <= t <= xmax],
                               yticks=[0, 0.25, 0.5, 0.75, 1])
+        p.vline(rtsp_load.RESPONSE_P95_MS, "100 ms")
+        p.vline(best[0]["response_bound_ms"], "p95 bound")
         tmax = max(max((x[0] for x in b.get("server_process_series", [])), default=1) for b in best)
         cpu = bench_rtgpu.Panel("Server CPU, %d channel%s" % (c, "s" if c > 1 else ""),
                                 "seconds into the step", "CPU (% of one core)", 0, tmax, 0,
@@ -293,14 +302,17 @@ def plots(summaries, steps, outdir, channels_list):
     return paths
 
 
+def _terminate(signum, frame):
+    # servers are stopped in capacity_search's finally
+    raise SystemExit("bench server: stopped by signal %d" % signum)
+
+
 def bench(build, results, quick=False):
-    # a step: arrivals over `ramp` seconds (longer where that would be more
-    # than rate_max a second), each session held until all have received
-    # together for `plateau` seconds
-    cfg = ({"seconds": 20, "ramp": 1.5, "rate_max": 200.0, "plateau": 2.0, "start": 64,
+    signal.signal(signal.SIGTERM, _terminate)
+    cfg = ({"seconds": 20, "rate": 100.0, "plateau": 2.0, "start": 64,
             "max_steps": 3, "resolution": 0.5, "channels": (1, 200)} if quick else
-           {"seconds": 60, "ramp": 3.0, "rate_max": 200.0, "plateau": 4.0, "start": 128,
-            "max_steps": 7, "resolution": 0.25, "channels": (1, 30, 200)})
+           {"seconds": 60, "rate": 100.0, "plateau": 3.0, "start": 128,
+            "max_steps": 6, "resolution": 0.25, "channels": (1, 30, 200)})
     # a few thousand sockets: raise the open-file limit for us and the servers
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -344,11 +356,17 @@ def bench(build, results, quick=False):
     return True
 
 
-if __name__ == "__main__":
-    # python3 bench/bench_server.py BUILD [--quick]: without bench.py's results file
-    class Print:
-        context = {}
+def plot_file(jsonl, outdir):
+    """The SVGs of a results file's server rows."""
+    rows = [json.loads(line) for line in open(jsonl) if line.startswith("{")]
+    summaries = [r for r in rows if r.get("bench") == "server-capacity"]
+    steps = [r for r in rows if r.get("bench") == "server-step"]
+    return plots(summaries, steps, outdir, sorted({s["channels"] for s in summaries}))
 
-        def add(self, row):
-            print(json.dumps({k: v for k, v in row.items() if not k.endswith("series")}))
-    bench(sys.argv[1], Print(), "--quick" in sys.argv[2:])
+
+if __name__ == "__main__":
+    # python3 bench/bench_server.py JSONL DIR: the SVGs of a results file into DIR
+    if len(sys.argv) != 3:
+        sys.exit("usage: bench_server.py RESULTS.jsonl OUTDIR")
+    for path in plot_file(sys.argv[1], sys.argv[2]):
+        print(path)
