@@ -465,6 +465,7 @@ class LoadGenerator:
     def report(self):
         per = [self.session_figures(s) for s in self.sessions]
         resp = [p["response_ms"] for p in per if p["response_ms"] is not None]
+        setup = [p["setup_ms"] for p in per if p["setup_ms"] is not None]
         rates = [p["rate_kbps"] for p in per if p["rate_kbps"] is not None]
         errors = [p for p in per if p["error"]]
         full = sum(1 for p in per if p["full_rate"])
@@ -484,6 +485,8 @@ class LoadGenerator:
                "peak_concurrent": peak,
                "response_ms_p50": percentile(resp, 0.5), "response_ms_p95": p95,
                "response_ms_max": max(resp) if resp else None,
+               # of which the RTSP exchange: first request to PLAY answered
+               "setup_ms_p50": percentile(setup, 0.5), "setup_ms_p95": percentile(setup, 0.95),
                "response_cdf_ms": [round(percentile(resp, i / 20.0), 2) for i in range(21)]
                if resp else [],
                "rate_kbps_min": min(rates) if rates else None,
@@ -496,7 +499,8 @@ class LoadGenerator:
         if self.server:
             out["server_process"] = self.server.summary()
             out["server_process_series"] = self.server.samples
-        for key in ("response_ms_p50", "response_ms_p95", "response_ms_max"):
+        for key in ("response_ms_p50", "response_ms_p95", "response_ms_max", "setup_ms_p50",
+                    "setup_ms_p95"):
             if out[key] is not None:
                 out[key] = round(out[key], 2)
         out["response_bound_ms"] = self.response_bound_ms
