@@ -201,6 +201,10 @@ def main():
                    help="reliability: seconds of soak (default 60, or GS_BENCH_SOAK_SECONDS)")
     p.add_argument("--quick", action="store_true",
                    help="server: a shorter run (about 3 minutes instead of 15)")
+    p.add_argument("--server-max", type=int,
+                   help="server: the most sessions a step tries (512; 256 with --quick)")
+    p.add_argument("--server-channels",
+                   help="server: channel counts, comma-separated (1,30,200; 1,200 with --quick)")
     a = p.parse_args()
     areas = set(a.areas)
     if "all" in areas:
@@ -245,7 +249,9 @@ def main():
     if "server" in areas:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_server
-        ok = bench_server.bench(a.build, results, a.quick) and ok
+        channels = [int(c) for c in a.server_channels.split(",")] \
+            if a.server_channels else None
+        ok = bench_server.bench(a.build, results, a.quick, a.server_max, channels) and ok
     results.close()
     latest = os.path.join(a.build, "bench", "latest.jsonl")
     if os.path.lexists(latest):

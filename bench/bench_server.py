@@ -30,7 +30,9 @@ A step that fails is run once more (other work on the machine disturbs
 single runs), and fails when it fails again. Capacity: N doubles from 128
 (64) while steps pass, then is bisected between the last pass and the first
 failure to within 35 % (50 %); a search stops after 6 sizes (3) and goes no
-higher than 512 sessions (256), which keeps a run within 15 minutes (3);
+higher than 512 sessions (256), which keeps a run within 15 minutes (3;
+./run bench server --server-max 1024 goes further, --server-channels 1,30
+picks the channel counts);
 where no step failed the capacity is a lower bound
 ("lower_bound": true), as it is where the generator used most of a core.
 
@@ -328,12 +330,16 @@ def _terminate(signum, frame):
     raise SystemExit("bench server: stopped by signal %d" % signum)
 
 
-def bench(build, results, quick=False):
+def bench(build, results, quick=False, max_sessions=None, channels=None):
     signal.signal(signal.SIGTERM, _terminate)
     cfg = ({"seconds": 20, "rate": 100.0, "plateau": 2.0, "start": 64, "max_n": 256,
             "max_steps": 3, "resolution": 0.5, "channels": (1, 200)} if quick else
            {"seconds": 60, "rate": 100.0, "plateau": 2.0, "start": 128, "max_n": 512,
             "max_steps": 6, "resolution": 0.35, "channels": (1, 30, 200)})
+    if max_sessions:
+        cfg["max_n"] = max_sessions
+    if channels:
+        cfg["channels"] = tuple(channels)
     # a few thousand sockets: raise the open-file limit for us and the servers
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
