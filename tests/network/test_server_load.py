@@ -9,14 +9,18 @@ non-zero."""
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
 import unittest
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
-LOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools",
-                    "rtsp_load.py")
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+LOAD = os.path.join(SOURCE_ROOT, "tests", "tools", "rtsp_load.py")
+DOC = os.path.join(SOURCE_ROOT, "docs", "benchmarks", "server.md")
 CHANNELS = ["ch%d.ts" % i for i in range(5)]
 # every response here is far under this; the bench's bound is what it measures
 RESPONSE_BOUND_MS = 3000
@@ -120,6 +124,56 @@ class ServerLoad(unittest.TestCase):
             self.assertRegex(s["error"], r"^(OPTIONS|DESCRIBE): RTSP/1.0 404 Not Found$")
             self.assertIsNone(s["response_ms"])
             self.assertEqual(s["bytes"], 0)
+
+    def test_documented_commands(self):
+        """the commands of docs/benchmarks/server.md as written: the files
+        made there, the server started there (on a free port instead of
+        8554) and the generator run against it (that port, the only change)"""
+        with open(DOC) as f:
+            blocks = re.findall(r"```\n(.*?)```", f.read(), re.S)
+        lines = [line for b in blocks for line in b.splitlines() if line.strip()]
+        media = [line for line in lines if "/srv/channels" in line and
+                 "gpustream-server" not in line]
+        self.assertEqual(len(media), 3, lines)
+        start = [line for line in lines if "gpustream-server" in line]
+        self.assertEqual(len(start), 1, lines)
+        load = [line for line in lines if "rtsp_load.py" in line]
+        self.assertEqual(len(load), 1, lines)
+        self.assertEqual(set(lines) - set(media + start + load),
+                         {'eval "$(./run env)"', "./run bench server",
+                          "./run bench server --quick"}, "a command the test does not run")
+        with tempfile.TemporaryDirectory(prefix="gpustream-load-doc-") as tmp:
+            for line in media:
+                subprocess.run(line.replace("/srv/channels", tmp), shell=True, check=True,
+                               timeout=60)
+            self.assertEqual(sorted(os.listdir(tmp)), CHANNELS)
+            for name in CHANNELS:
+                kbps = os.path.getsize(os.path.join(tmp, name)) * 8 / 8.0 / 1e3
+                self.assertGreater(kbps, 0.97 * 750, name)
+                self.assertLess(kbps, 1.03 * 750, name)
+            argv = shlex.split(start[0])
+            self.assertEqual(argv[0], "build/pipelines/server/gpustream-server")
+            self.assertEqual(argv[1:3], ["--port", "8554"])
+            self.assertEqual(argv[-1], "/srv/channels")
+            server = subprocess.Popen([SERVER, "--port", "0"] + argv[3:-1] + [tmp],
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      text=True)
+            try:
+                url = server.stdout.readline().strip()
+                self.assertRegex(url, r"^rtsp://127\.0\.0\.1:\d+/$")
+                server.stdout.close()
+                run = subprocess.run(load[0].replace("rtsp://127.0.0.1:8554/", url),
+                                     shell=True, cwd=SOURCE_ROOT, capture_output=True,
+                                     text=True, timeout=60)
+            finally:
+                server.terminate()
+                server.wait(10)
+        report = json.loads(run.stdout)
+        self.assertEqual(report["errors"], 0, report["error_examples"])
+        self.assertEqual(report["full_rate"], report["sessions"])
+        self.assertGreaterEqual(report["sessions"], 10)
+        self.assertEqual(len(report["response_cdf_ms"]), 21)
+        self.assertEqual(run.returncode, 0 if report["passed"] else 1, run.stderr)
 
     def test_srtp_mount_refuses_plain_transport(self):
         """a SETUP for RTP/AVP on an SRTP mount is an error the generator counts"""
