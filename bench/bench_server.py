@@ -340,8 +340,12 @@ def bench(build, results, quick=False, max_sessions=None, channels=None):
         cfg["max_n"] = max_sessions
     if channels:
         cfg["channels"] = tuple(channels)
+    server = os.path.join(build, "pipelines", "server", "gpustream-server")
+    if not os.access(server, os.X_OK):
+        log("server: %s is not built (the plugins are disabled?): nothing measured" % server)
+        return False
     # a few thousand sockets: raise the open-file limit for us and the servers
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     root = os.path.join(build, "bench", "server")
     logdir = os.path.join(root, "logs")
