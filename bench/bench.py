@@ -29,6 +29,11 @@ Areas:
             1.4 MB and 10.5 MB sent with sendfile by its workers vs nginx on
             the same machine, the same client; and the memory of sessions on
             one file with 1, 2 and 4 workers (bench/bench_http.py)
+  server    gpustream-server's serving capacity (plain, network-coded, SRTP)
+            against a stock gst-rtsp-server under one load generator:
+            Poisson arrivals, Zipf channels, 750 kbit/s sessions, C = 1, 30,
+            200 channels (Zhao et al. 2010, Fig. 7-10; bench/bench_server.py;
+            --quick: C = 1 and 200, three steps each)
   kernels   every kernel benchmark (nc, srtp, dxt without the elements and
             the anchors built at bench time)
   all       everything
@@ -198,6 +203,12 @@ def main():
                    help="reliability: seconds per fuzz target (default 30, or GS_BENCH_FUZZ_SECONDS)")
     p.add_argument("--soak-seconds", type=int,
                    help="reliability: seconds of soak (default 60, or GS_BENCH_SOAK_SECONDS)")
+    p.add_argument("--quick", action="store_true",
+                   help="server: a shorter run (about 3 minutes instead of 15)")
+    p.add_argument("--server-max", type=int,
+                   help="server: the most sessions a step tries (512; 256 with --quick)")
+    p.add_argument("--server-channels",
+                   help="server: channel counts, comma-separated (1,30,200; 1,200 with --quick)")
     a = p.parse_args()
     areas = set(a.areas)
     if "all" in areas:
@@ -207,7 +218,7 @@ def main():
                                          "dxt-kernels"}
     unknown = areas - {"nc", "nc-kernels", "srtp", "srtp-kernels", "dxt",
                        "dxt-kernels", "rtgpu", "cstp", "reliability",
-                       "server-files"}
+                       "server-files", "server"}
     if unknown:
         p.error("unknown area(s): " + ", ".join(sorted(unknown)))
 
@@ -244,6 +255,12 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_reliability
         ok = bench_reliability.bench(a.build, results, a.fuzz_seconds, a.soak_seconds)
+    if "server" in areas:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_server
+        channels = [int(c) for c in a.server_channels.split(",")] \
+            if a.server_channels else None
+        ok = bench_server.bench(a.build, results, a.quick, a.server_max, channels) and ok
     results.close()
     latest = os.path.join(a.build, "bench", "latest.jsonl")
     if os.path.lexists(latest):
