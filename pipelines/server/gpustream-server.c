@@ -409,12 +409,38 @@ G_DEFINE_TYPE (GpsDirFactory, gps_dir_factory, GST_TYPE_RTSP_MEDIA_FACTORY_URI);
 /* The pipeline of one client, from a description whose filesrc is named
  * "src"; its location is set as a property, so that no file name needs
  * quoting in the description */
+/* tsparse stamps a file's packets from its clock references, the first one
+ * typically 190 ms into the stream, and the media sends each packet at its
+ * running time: every client would wait that long for its first packet.
+ * The offset makes the first timestamp running time zero. */
+static GstPadProbeReturn
+start_at_first_timestamp (GstPad * pad, GstPadProbeInfo * info, gpointer unused)
+{
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstEvent *event;
+  const GstSegment *segment;
+  guint64 running_time;
+
+  if (!GST_BUFFER_PTS_IS_VALID (buf))
+    return GST_PAD_PROBE_OK;
+  event = gst_pad_get_sticky_event (pad, GST_EVENT_SEGMENT, 0);
+  if (event != NULL) {
+    gst_event_parse_segment (event, &segment);
+    running_time = gst_segment_to_running_time (segment, GST_FORMAT_TIME,
+        GST_BUFFER_PTS (buf));
+    if (GST_CLOCK_TIME_IS_VALID (running_time))
+      gst_pad_set_offset (pad, -(gint64) running_time);
+    gst_event_unref (event);
+  }
+  return GST_PAD_PROBE_REMOVE;
+}
+
 static GstElement *
 build_media_bin (const gchar * file, const gchar * description)
 {
   GError *err = NULL;
   GstElement *bin = gst_parse_bin_from_description (description, FALSE, &err);
-  GstElement *src;
+  GstElement *src, *ts;
 
   if (bin == NULL) {
     g_printerr ("gpustream-server: cannot build the pipeline for %s: %s\n",
@@ -425,6 +451,14 @@ build_media_bin (const gchar * file, const gchar * description)
   src = gst_bin_get_by_name (GST_BIN (bin), "src");
   g_object_set (src, "location", file, NULL);
   gst_object_unref (src);
+  ts = gst_bin_get_by_name (GST_BIN (bin), "ts");
+  if (ts != NULL) {
+    GstPad *pad = gst_element_get_static_pad (ts, "src");
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
+        start_at_first_timestamp, NULL, NULL);
+    gst_object_unref (pad);
+    gst_object_unref (ts);
+  }
   return bin;
 }
 
@@ -700,12 +734,12 @@ gps_dir_factory_create_element (GstRTSPMediaFactory * factory,
         "ncencoder generation-size=%d block-size=%d redundancy-percent=%d "
         "max-bitrate=%d backend=%s cycle=%" G_GUINT64_FORMAT " ! "
         "rtpncpay name=pay0 pt=96",
-        mpegts ? "tsparse set-timestamps=true ! " : "",
+        mpegts ? "tsparse name=ts set-timestamps=true ! " : "",
         opt_nc_generation_size, opt_nc_block_size, opt_nc_redundancy_percent,
         mpegts ? 0 : opt_nc_max_bitrate, opt_backend,
         (guint64) opt_cycle_us * GST_USECOND);
   else if (mpegts)
-    description = g_strdup (SERVER_CACHE_SRC " name=src ! tsparse set-timestamps=true ! "
+    description = g_strdup (SERVER_CACHE_SRC " name=src ! tsparse name=ts set-timestamps=true ! "
         "rtpmp2tpay name=pay0 pt=33");
   if (description != NULL)
     return build_media_bin (file, description);
