@@ -39,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -931,12 +933,66 @@ gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
 /* DESCRIBE looks its path up after this signal, SETUP before it (through
  * make_path_from_uri below): both mount there, and the signal answers 404
  * for a file that is not (or no longer) served before a pipeline is tried */
+/* Each session holds about sixteen descriptors (its pipeline's sockets, its
+ * threads' wakeups, its connection), and GLib aborts the process when it
+ * cannot make one: near the open-file limit new sessions are refused (503)
+ * instead. The room kept covers the sessions the client threads may be
+ * preparing at once and the connections that come meanwhile. */
+#define DESCRIPTOR_ROOM 512
+static guint64 descriptor_limit;        /* RLIMIT_NOFILE, raised to its max */
+
+static void
+raise_descriptor_limit (void)
+{
+  struct rlimit rl;
+
+  if (getrlimit (RLIMIT_NOFILE, &rl) != 0)
+    return;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit (RLIMIT_NOFILE, &rl);
+    getrlimit (RLIMIT_NOFILE, &rl);
+  }
+  descriptor_limit = rl.rlim_cur == RLIM_INFINITY ? 0 : rl.rlim_cur;
+}
+
+static gboolean
+room_for_a_session (void)
+{
+  static gint64 said;
+  DIR *dir;
+  guint64 open_now = 0;
+
+  if (descriptor_limit == 0)
+    return TRUE;
+  dir = opendir ("/proc/self/fd");
+  if (dir == NULL)
+    return TRUE;
+  while (readdir (dir) != NULL)
+    open_now++;
+  closedir (dir);
+  if (open_now + DESCRIPTOR_ROOM <= descriptor_limit)
+    return TRUE;
+  /* said at most every 10 s (a race between client threads only repeats
+   * the line) */
+  gint64 now = g_get_monotonic_time ();
+  if (said == 0 || now - said > 10 * G_USEC_PER_SEC) {
+    said = now;
+    g_printerr ("gpustream-server: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+        " file descriptors open: new sessions are refused (503) until some "
+        "end\n", open_now, descriptor_limit);
+  }
+  return FALSE;
+}
+
 static GstRTSPStatusCode
 check_request_path (GstRTSPClient * client, GstRTSPContext * ctx,
     gpointer user_data)
 {
   if (ctx->uri == NULL)
     return GST_RTSP_STS_BAD_REQUEST;
+  if (!room_for_a_session ())
+    return GST_RTSP_STS_SERVICE_UNAVAILABLE;
   return gps_client_mount_request (GPS_CLIENT (client), ctx->uri) ?
       GST_RTSP_STS_OK : GST_RTSP_STS_NOT_FOUND;
 }
@@ -1252,6 +1308,7 @@ main (int argc, char **argv)
   if (supervised >= 0)
     return supervised;
   server_cache_register ();
+  raise_descriptor_limit ();
 
   loop = g_main_loop_new (NULL, FALSE);
   server = g_object_new (GPS_TYPE_SERVER, NULL);

@@ -371,6 +371,64 @@ class ServerSessions(unittest.TestCase):
             stop(server)
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
+    def test_open_file_limit_refuses_not_crashes(self):
+        """Under a low open-file limit the server refuses sessions it has no
+        descriptors for (503, and a line on stderr) instead of dying when
+        GLib cannot make one; once sessions end it serves again"""
+        import resource
+        limit = 1000
+
+        def low_limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        server = subprocess.Popen(
+            [SERVER, "--port", "0", "--address", "127.0.0.1", self.media],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=low_limit)
+        url = server.stdout.readline().strip()
+        port = int(url.rsplit(":", 1)[1].strip("/"))
+        conns, answers = [], []
+        try:
+            for i in range(80):
+                sock, status, headers = setup_udp(port, "/clip.ts")
+                conns.append(sock)
+                answers.append(status)
+                if status == "RTSP/1.0 200 OK":
+                    sock.sendall(("PLAY %sclip.ts RTSP/1.0\r\nCSeq: 2\r\n"
+                                  "Session: %s\r\n\r\n" % (
+                                      url, headers["session"].split(";")[0])
+                                  ).encode())
+                    self.assertTrue(sock.recv(4096).startswith(
+                        b"RTSP/1.0 200 OK"))
+                self.assertIsNone(server.poll(), "the server died")
+            served = answers.count("RTSP/1.0 200 OK")
+            refused = answers.count("RTSP/1.0 503 Service Unavailable")
+            self.assertEqual(served + refused, len(answers), answers)
+            self.assertGreaterEqual(served, 10)
+            self.assertGreaterEqual(refused, 1)
+            for c in conns:
+                c.close()
+            conns = []
+            # the sessions of closed connections are freed; then one more
+            # session is served
+            deadline = time.monotonic() + 20
+            status = None
+            while time.monotonic() < deadline:
+                sock, status, _ = setup_udp(port, "/clip.ts")
+                sock.close()
+                if status == "RTSP/1.0 200 OK":
+                    break
+                time.sleep(0.5)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            self.assertIsNone(server.poll(), "the server died")
+        finally:
+            for c in conns:
+                c.close()
+            server.terminate()
+            _, err = server.communicate(timeout=10)
+            server.stdout.close()
+        self.assertIn("file descriptors open: new sessions are refused", err)
+
     def test_bad_command_lines(self):
         missing = os.path.join(self.tmp.name, "no-such-dir")
         for argv, says in (([missing], "is not a readable directory"),
