@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define FUZZ_CHECK(cond, ...) do { if (!(cond)) { \
       fprintf (stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
@@ -56,6 +57,24 @@ fuzz_chunk (FuzzReader *r, const uint8_t **chunk, size_t *len)
   r->p += n;
   r->left -= n;
   return 1;
+}
+
+/* Hands each chunk of the input to check, copied into a heap block of
+ * exactly its size, so that a read past the datagram is caught. */
+static inline void
+fuzz_each_datagram (const uint8_t *data, size_t size,
+    void (*check) (const uint8_t *dgram, size_t len))
+{
+  FuzzReader r = { data, size };
+  const uint8_t *chunk;
+  size_t len;
+
+  while (fuzz_chunk (&r, &chunk, &len)) {
+    uint8_t *dgram = malloc (len ? len : 1);
+    memcpy (dgram, chunk, len);
+    check (dgram, len);
+    free (dgram);
+  }
 }
 
 /* The SRTP master key and salt of the srtp target and of its seed packets

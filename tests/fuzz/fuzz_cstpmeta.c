@@ -80,16 +80,6 @@ check_datagram (const uint8_t *dgram, size_t len)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  FuzzReader r = { data, size };
-  const uint8_t *chunk;
-  size_t len;
-
-  while (fuzz_chunk (&r, &chunk, &len)) {
-    /* its own block of exactly its size, so a read past it is caught */
-    uint8_t *dgram = malloc (len ? len : 1);
-    memcpy (dgram, chunk, len);
-    check_datagram (dgram, len);
-    free (dgram);
-  }
+  fuzz_each_datagram (data, size, check_datagram);
   return 0;
 }
