@@ -3,7 +3,9 @@
 against gpustream-server on a free loopback port: 20 sessions arriving as a
 Poisson process over 5 channels each receive the 750 kbit/s of their file,
 with a response time and the server's CPU, threads and open files sampled;
-the network-coded and SRTP mounts are served at their rate too; a run
+the network-coded and SRTP mounts are served at their rate too; rounds of
+50 concurrent sessions leave the server's threads and memory as they found
+them; a run
 against a path that is not there reports every session's 404 and exits
 non-zero."""
 
@@ -14,6 +16,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
@@ -113,6 +116,43 @@ class ServerLoad(unittest.TestCase):
         rc, report, err = self.load(5, 5, 3, CHANNELS, "--prefix", "srtp/", "--srtp")
         self.assert_full_rate(rc, report, 5)
         self.assertLess(report["rate_kbps_mean"], 1.05 * 750)
+
+    def test_fifty_sessions_with_churn(self):
+        """rounds of 50 sessions that all play at once, then leave: plain,
+        network-coded, SRTP, plain again; every session at its rate, no
+        error, and after each round the server back to its threads, with
+        its resident memory flat from the first plain round to the last"""
+        proc = "/proc/%d" % self.server.pid
+
+        def rss_kib():
+            with open(proc + "/status") as f:
+                return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+        def threads():
+            return len(os.listdir(proc + "/task"))
+
+        def settle(baseline):
+            deadline = time.monotonic() + 15
+            while threads() > baseline and time.monotonic() < deadline:
+                time.sleep(0.2)
+            return threads()
+
+        idle_threads = threads()
+        rss = []
+        for prefix in ("", "nc/", "srtp/", ""):
+            extra = ["--prefix", prefix] if prefix else []
+            if prefix == "srtp/":
+                extra.append("--srtp")
+            rc, report, err = self.load(50, 50, 3, CHANNELS, *extra)
+            self.assert_full_rate(rc, report, 50)
+            self.assertGreaterEqual(report["peak_concurrent"], 40, prefix)
+            self.assertLessEqual(settle(idle_threads), idle_threads,
+                                 "threads left after the %r round" % prefix)
+            rss.append(rss_kib())
+        # the first round grows the allocator's arenas; the same round
+        # again must not grow it further
+        self.assertLessEqual(rss[3], rss[0] + 8192 + rss[0] // 20,
+                             "resident memory %s KiB after the rounds" % rss)
 
     def test_wrong_path_fails(self):
         rc, report, err = self.load(4, 20, 2, ["missing.ts"])
