@@ -160,9 +160,15 @@ class ServerLoad(unittest.TestCase):
         first, second = after[:3], after[3:]
         self.assertLessEqual(max(t for t, _ in second), max(t for t, _ in first),
                              "threads after each round: %s" % [t for t, _ in after])
-        self.assertLessEqual(second[-1][1], first[-1][1] + 8192 + first[-1][1] // 20,
-                             "resident memory after each round: %s KiB"
-                             % [r for _, r in after])
+        # Resident memory says nothing under ./run tests --asan, whose
+        # allocator keeps freed blocks in quarantine and per-thread caches
+        # (and each session brings new threads): 181 -> 206 MB over the
+        # second rounds there, flat here. Leaks under the sanitizer are
+        # LeakSanitizer's to find (tests/asan).
+        if "ASAN_OPTIONS" not in os.environ:
+            self.assertLessEqual(
+                second[-1][1], first[-1][1] + 8192 + first[-1][1] // 20,
+                "resident memory after each round: %s KiB" % [r for _, r in after])
 
     def test_wrong_path_fails(self):
         rc, report, err = self.load(4, 20, 2, ["missing.ts"])
