@@ -215,7 +215,8 @@ typedef enum {
   FOUNTAIN_ADD_KEPT = 0,
   FOUNTAIN_ADD_DUPLICATE = 1,   /* source symbol already known: dropped */
   FOUNTAIN_ADD_FOREIGN = 2,     /* other frame or other geometry: dropped */
-  FOUNTAIN_ADD_FULL = 3         /* no room left for repair / pipe: dropped */
+  FOUNTAIN_ADD_FULL = 3         /* no room (or no memory) left for repair /
+                                 * pipe: dropped */
 } FountainAddResult;
 
 typedef struct {

@@ -459,8 +459,8 @@ typedef struct {
   int known;
   int decoded;
   uint32_t *seeds;              /* repair rows: own repairs, then extras */
-  uint8_t *payloads;            /* max_rows * symbol_size */
-  int rows;
+  uint8_t *payloads;            /* cap_rows * symbol_size */
+  int rows, cap_rows;
   int extras;                   /* rows that came out of pipe packets */
   int joint;                    /* decoded together with other streams */
 } StreamState;
@@ -468,7 +468,7 @@ typedef struct {
 typedef struct {
   uint64_t remaining;           /* covered streams not yet subtracted */
   uint32_t seed;
-  uint8_t *payload;
+  uint8_t *payload;             /* symbol_size, kept across frames */
   int done;
 } PipeState;
 
@@ -479,7 +479,7 @@ struct FountainFrameDecoder {
   int have_frame;
   StreamState *s;
   PipeState *pipes;             /* the paper's PipeBuf */
-  int n_pipes, max_pipes;
+  int n_pipes, max_pipes, cap_pipes;
 };
 
 FountainFrameDecoder *
@@ -501,19 +501,18 @@ fountain_frame_decoder_new (int streams, int n, size_t symbol_size,
   /* own repairs, plus one extra per pipe packet of the frame at most */
   d->max_rows = max_redundancy * (streams + 1);
   d->max_pipes = max_redundancy * streams;
+  /* Memory follows the packets that came, not the geometry a header
+   * announced: the sub-frames are reserved (pages are touched only where
+   * symbols land), the repair rows and the pipe packets grow as they
+   * arrive. A forged header of a huge frame costs little. */
   d->s = calloc ((size_t) streams, sizeof *d->s);
-  d->pipes = calloc ((size_t) d->max_pipes, sizeof *d->pipes);
-  int ok = d->s && d->pipes;
+  int ok = d->s != NULL;
   for (int i = 0; ok && i < streams; i++) {
     StreamState *st = &d->s[i];
     st->data = malloc ((size_t) n * symbol_size);
     st->have = malloc ((size_t) n);
-    st->seeds = malloc ((size_t) d->max_rows * sizeof *st->seeds);
-    st->payloads = malloc ((size_t) d->max_rows * symbol_size);
-    ok = st->data && st->have && st->seeds && st->payloads;
+    ok = st->data && st->have;
   }
-  for (int i = 0; ok && i < d->max_pipes; i++)
-    ok = (d->pipes[i].payload = malloc (symbol_size)) != NULL;
   if (!ok) {
     fountain_frame_decoder_free (d);
     return NULL;
@@ -534,7 +533,7 @@ fountain_frame_decoder_free (FountainFrameDecoder *d)
     free (d->s[i].seeds);
     free (d->s[i].payloads);
   }
-  for (int i = 0; d->pipes && i < d->max_pipes; i++)
+  for (int i = 0; d->pipes && i < d->cap_pipes; i++)
     free (d->pipes[i].payload);
   free (d->s);
   free (d->pipes);
@@ -548,11 +547,57 @@ fountain_frame_decoder_reset (FountainFrameDecoder *d, uint32_t frame_id)
   d->have_frame = 1;
   for (int i = 0; i < d->streams; i++) {
     StreamState *st = &d->s[i];
+    /* data is not cleared: a stream is handed out only once decoded, when
+     * every symbol of it was received or solved */
     memset (st->have, 0, (size_t) d->n);
-    memset (st->data, 0, (size_t) d->n * d->symbol_size);
     st->known = st->decoded = st->rows = st->extras = st->joint = 0;
   }
   d->n_pipes = 0;
+}
+
+/* Room for one more repair row of st (doubling, up to max_rows): 0, or -1
+ * when memory ran out. */
+static int
+reserve_row (FountainFrameDecoder *d, StreamState *st)
+{
+  if (st->rows < st->cap_rows)
+    return 0;
+  int cap = st->cap_rows ? 2 * st->cap_rows : 16;
+  if (cap > d->max_rows)
+    cap = d->max_rows;
+  uint32_t *seeds = realloc (st->seeds, (size_t) cap * sizeof *seeds);
+  if (seeds == NULL)
+    return -1;
+  st->seeds = seeds;
+  uint8_t *payloads = realloc (st->payloads, (size_t) cap * d->symbol_size);
+  if (payloads == NULL)
+    return -1;
+  st->payloads = payloads;
+  st->cap_rows = cap;
+  return 0;
+}
+
+/* A slot for one more pipe packet, its payload allocated (both kept for
+ * later frames); NULL when memory ran out. */
+static PipeState *
+reserve_pipe (FountainFrameDecoder *d)
+{
+  if (d->n_pipes == d->cap_pipes) {
+    int cap = d->cap_pipes ? 2 * d->cap_pipes : 16;
+    if (cap > d->max_pipes)
+      cap = d->max_pipes;
+    PipeState *pipes = realloc (d->pipes, (size_t) cap * sizeof *pipes);
+    if (pipes == NULL)
+      return NULL;
+    memset (pipes + d->cap_pipes, 0,
+        (size_t) (cap - d->cap_pipes) * sizeof *pipes);
+    d->pipes = pipes;
+    d->cap_pipes = cap;
+  }
+  PipeState *pp = &d->pipes[d->n_pipes];
+  if (pp->payload == NULL && (pp->payload = malloc (d->symbol_size)) == NULL)
+    return NULL;
+  return pp;
 }
 
 FountainAddResult
@@ -579,7 +624,8 @@ fountain_frame_decoder_add (FountainFrameDecoder *d, const FountainHeader *h,
         if (st->seeds[r] == h->index_or_seed)
           return FOUNTAIN_ADD_DUPLICATE;
       /* own repairs may use max_redundancy rows; the rest wait for extras */
-      if (st->rows - st->extras >= d->max_redundancy || st->rows >= d->max_rows)
+      if (st->rows - st->extras >= d->max_redundancy || st->rows >= d->max_rows
+          || reserve_row (d, st) != 0)
         return FOUNTAIN_ADD_FULL;
       st->seeds[st->rows] = h->index_or_seed;
       memcpy (st->payloads + (size_t) st->rows * k, payload, k);
@@ -591,7 +637,10 @@ fountain_frame_decoder_add (FountainFrameDecoder *d, const FountainHeader *h,
           return FOUNTAIN_ADD_DUPLICATE;
       if (d->n_pipes >= d->max_pipes)
         return FOUNTAIN_ADD_FULL;
-      PipeState *pp = &d->pipes[d->n_pipes++];
+      PipeState *pp = reserve_pipe (d);
+      if (pp == NULL)
+        return FOUNTAIN_ADD_FULL;
+      d->n_pipes++;
       pp->remaining = h->pipe_mask;
       pp->seed = h->index_or_seed;
       pp->done = 0;
@@ -926,7 +975,7 @@ fountain_frame_decoder_decode (FountainFrameDecoder *d,
         int t = __builtin_ctzll (pp->remaining);
         StreamState *st = &d->s[t];
         pp->done = 1;
-        if (st->rows < d->max_rows) {
+        if (st->rows < d->max_rows && reserve_row (d, st) == 0) {
           st->seeds[st->rows] = fountain_pipe_component_seed (pp->seed, t);
           memcpy (st->payloads + (size_t) st->rows * k, pp->payload, k);
           st->rows++;

@@ -494,6 +494,61 @@ test_fig8 (void)
 }
 
 /* Recovery against overhead, both ways, for docs/elements/cstp-code.md. */
+/* Resident memory of this process in bytes (Linux), 0 when unknown. */
+static size_t
+resident_bytes (void)
+{
+  FILE *f = fopen ("/proc/self/statm", "r");
+  unsigned long size = 0, resident = 0;
+  if (f == NULL)
+    return 0;
+  if (fscanf (f, "%lu %lu", &size, &resident) != 2)
+    resident = 0;
+  fclose (f);
+  return (size_t) resident * 4096;
+}
+
+/* A receiver's memory must follow what it received, not what headers
+ * announced: eight decoders of 256 MiB frames over 64 streams (one per
+ * frame a receiver keeps pending), each given a source, a repair and a
+ * pipe packet per stream, stay far below one frame. */
+static void
+test_memory_follows_packets (void)
+{
+  enum { S = 64, N = 4096, K = 1024, FRAMES = 8 };
+  uint32_t frame_len = (uint32_t) S * N * K;
+  size_t before = resident_bytes ();
+  FountainFrameDecoder *d[FRAMES];
+  uint8_t pkt[FOUNTAIN_HEADER_SIZE + K];
+  memset (pkt, 0, sizeof pkt);
+  int kept = 0, made = 0;
+  for (int f = 0; f < FRAMES; f++) {
+    d[f] = fountain_frame_decoder_new (S, N, K, N + 16);
+    if (d[f] == NULL)
+      continue;
+    made++;
+    for (int s = 0; s < S; s++)
+      for (int kind = 0; kind < 3; kind++) {
+        FountainHeader h = { .kind = (uint8_t) kind, .streams = S,
+          .stream = (uint8_t) s, .frame_id = (uint32_t) f, .n = N,
+          .symbol_size = K, .frame_len = frame_len,
+          .index_or_seed = kind == FOUNTAIN_KIND_SOURCE ? 7u : 1000u + s,
+          .pipe_mask = kind == FOUNTAIN_KIND_PIPE ? 3ull << (s & ~1) : 0 };
+        kept += fountain_frame_decoder_add (d[f], &h, pkt) ==
+            FOUNTAIN_ADD_KEPT;
+      }
+  }
+  size_t grown = resident_bytes () - before;
+  for (int f = 0; f < FRAMES; f++)
+    fountain_frame_decoder_free (d[f]);
+  check (made == FRAMES && kept == FRAMES * S * 3,
+      "memory: decoders of %d announced 256 MiB frames keep their %d packets",
+      made, kept);
+  check (before > 0 && grown < (size_t) 64 << 20,
+      "memory: they hold %.1f MiB resident (%d MiB announced)",
+      grown / 1048576.0, FRAMES * 256);
+}
+
 static void
 print_table (double p)
 {
@@ -519,6 +574,7 @@ main (int argc, char **argv)
   test_header_bytes ();
   test_header_fuzz ();
   test_code ();
+  test_memory_follows_packets ();
   test_fig8 ();
   printf ("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
