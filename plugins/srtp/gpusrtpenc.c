@@ -159,6 +159,7 @@ typedef struct _EncStream
   guint64 top;
   guint64 *bits;                /* window / 64 words; bit d: top - d sent */
   gboolean soft_limit;          /* soft-limit emitted */
+  guint gen;                    /* settings generation of its key */
 } EncStream;
 
 typedef struct
@@ -202,6 +203,7 @@ struct _GstGpuSrtpEnc
   guint64 st_dropped, st_repeated, st_bad, st_batches, st_gpu_batches;
   gint64 last_warn;
   gint hard_limit;              /* atomic: an index space ran out */
+  gint hard_limit_gen;          /* atomic: under the key of that generation */
 
   /* the contexts' packet state (ROC, SRTCP index): one batch at a time */
   GMutex protect_lock;
@@ -407,6 +409,7 @@ enc_stream_get (GstGpuSrtpEnc * self, guint32 ssrc, const EncSettings * set,
   s = g_new0 (EncStream, 1);
   s->refcount = 1;
   s->ssrc = ssrc;
+  s->gen = set->gen;
   s->bits = g_new0 (guint64, (set->window + 63) / 64);
   gst_buffer_map (set->key, &map, GST_MAP_READ);
   r = gsrtp_ctx_init (&s->ctx,
@@ -825,7 +828,7 @@ enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items, guint n,
     GsSrtpPacket * pkts, gboolean on_gpu)
 {
   gboolean hard_limit = FALSE, hard_rtcp = FALSE;
-  guint i, n_soft = 0;
+  guint i, n_soft = 0, hard_gen = 0;
 
   for (i = 0; i < n; i++) {
     items[i]->result = pkts[i].result;
@@ -846,6 +849,7 @@ enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items, guint n,
       if (it->result == GSRTP_ERR_INDEX_EXHAUSTED) {
         hard_limit = TRUE;
         hard_rtcp |= it->is_rtcp;
+        hard_gen = it->stream->gen;
       }
       self->st_dropped++;
       enc_drop_warn (self, it->stream->ssrc, gsrtp_result_name (it->result));
@@ -866,7 +870,9 @@ enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items, guint n,
     g_signal_emit (self, signals[SIGNAL_SOFT_LIMIT], 0);
   /* RFC 3711 9.2: the packet that would take an index past the last is
    * dropped, and every later one gets GST_FLOW_ERROR (enc_process) until
-   * the element starts again from READY */
+   * a new key is set or the element starts again from READY */
+  if (hard_limit)
+    g_atomic_int_set (&self->hard_limit_gen, (gint) hard_gen);
   if (hard_limit && !g_atomic_int_exchange (&self->hard_limit, TRUE))
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (NULL),
         ("Key usage limit has been reached (%s exhausted): set a new key",
@@ -1093,15 +1099,23 @@ enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
   GstFlowReturn ret = g_atomic_int_get (&pair->last_ret);
   GstPad *srcpad;
 
-  if (g_atomic_int_get (&self->hard_limit) ||
-      (ret != GST_FLOW_OK && ret != GST_FLOW_NOT_LINKED)) {
+  if (ret != GST_FLOW_OK && ret != GST_FLOW_NOT_LINKED) {
     /* like queue: a downstream error comes back to the producer */
     enc_release_input (in, n, list);
-    return g_atomic_int_get (&self->hard_limit) ? GST_FLOW_ERROR : ret;
+    return ret;
   }
   if (!enc_settings_get (self, &set)) {
     enc_release_input (in, n, list);
     return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (g_atomic_int_get (&self->hard_limit)) {
+    if ((guint) g_atomic_int_get (&self->hard_limit_gen) == set.gen) {
+      enc_release_input (in, n, list);
+      return GST_FLOW_ERROR;
+    }
+    /* a new key since: its contexts start their indexes again */
+    GST_INFO_OBJECT (self, "new key after the key usage limit: sending again");
+    g_atomic_int_set (&self->hard_limit, FALSE);
   }
   enc_ensure_caps (self, pair, &set);
   /* direct mode: the items live in this call (on the stack up to a list

@@ -2041,7 +2041,8 @@ rtp_packet (guint32 ssrc, guint16 seq)
  * ROC, once; the last index (ROC 2^32 - 1, sequence number 65535) is still
  * sent; the next packet is dropped with an error naming the limit, and
  * nothing is sent after it. Every packet sent is libsrtp's bytes: srtpdec,
- * keyed by the output caps (which carry the ROC), gives back the RTP. */
+ * keyed by the output caps (which carry the ROC), gives back the RTP. A new
+ * key then lets packets through again, protected under it. */
 GST_START_TEST (test_key_limits)
 {
   static const guint16 seqs[] = { 65534, 65535, 0, 1, 16384, 32768, 49152,
@@ -2159,6 +2160,45 @@ GST_START_TEST (test_key_limits)
     gst_object_unref (pipe);
   }
   gst_caps_unref (out_caps);
+
+  /* a new key lifts the limit: the next packet goes out under it, with a
+   * fresh context at the ROC its new caps announce */
+  {
+    guint8 key2[30];
+    GstBuffer *kb2;
+    GBytes *pkt = rtp_packet (0x5eed0001, 7), *want;
+    GstBuffer *out;
+    GstMapInfo map;
+    GsSrtpCtx ref2;
+
+    for (i = 0; i < sizeof key2; i++)
+      key2[i] = (guint8) (key46[i] ^ 0xa5);
+    kb2 = gst_buffer_new_memdup (key2, sizeof key2);
+    g_object_set (enc, "key", kb2, NULL);
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_new_memdup
+            (g_bytes_get_data (pkt, NULL), g_bytes_get_size (pkt))),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    out_caps = gst_pad_get_current_caps (h->sinkpad);
+    fail_unless (gst_structure_get_uint (gst_caps_get_structure (out_caps,
+                0), "roc", &roc));
+    gsrtp_ctx_init (&ref2, GSRTP_AES_CM_128_HMAC_SHA1_80,
+        GSRTP_AES_CM_128_HMAC_SHA1_80, key2, 30, 0);
+    gsrtp_ctx_set_roc (&ref2, roc);
+    want = protect (&ref2, pkt);
+    fail_unless (gst_buffer_map (out, &map, GST_MAP_READ));
+    fail_unless (map.size == g_bytes_get_size (want) &&
+        memcmp (map.data, g_bytes_get_data (want, NULL), map.size) == 0,
+        "after a new key: not the reference's bytes under it (ROC %u)", roc);
+    gst_buffer_unmap (out, &map);
+    gst_buffer_unref (out);
+    fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+    g_bytes_unref (want);
+    g_bytes_unref (pkt);
+    gsrtp_ctx_clear (&ref2);
+    gst_caps_unref (out_caps);
+    gst_buffer_unref (kb2);
+  }
   gsrtp_ctx_clear (&ref);
   gst_element_set_bus (enc, NULL);
   gst_harness_teardown (h);
