@@ -5,7 +5,6 @@ negotiates it, and ncdecoder gets the original bytes back."""
 
 import os
 import random
-import sys
 import tempfile
 import time
 import unittest

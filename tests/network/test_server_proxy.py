@@ -18,14 +18,13 @@ import threading
 import time
 import unittest
 
-import hashlib
-
 import gi
 
 gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gst_client  # noqa: E402
 from test_server_sessions import (rtsp_exchange, server_lines,  # noqa: E402
                                   start_server, stop)
 from test_server_srtp import (decoded_file_frames, frame_digests,  # noqa: E402
@@ -43,25 +42,10 @@ def late_play_digests(url, delay_s, timeout_s):
     """rtspsrc on url, PLAY sent delay_s after DESCRIBE and SETUP (rtspsrc
     sends those going to PAUSED, PLAY going to PLAYING); returns (error or
     None, the MD5 of each decoded frame)"""
-    pipeline = Gst.parse_launch(
+    return gst_client.play(
         "rtspsrc location=%s protocols=tcp ! rtph264depay ! h264parse ! "
-        "avdec_h264 ! fakesink name=frames sync=false" % url)
-    digests = []
-    sink = pipeline.get_by_name("frames")
-    sink.set_property("signal-handoffs", True)
-    sink.connect("handoff", lambda s, buf, pad: digests.append(
-        hashlib.md5(buf.extract_dup(0, buf.get_size())).hexdigest()))
-    pipeline.set_state(Gst.State.PAUSED)
-    time.sleep(delay_s)
-    pipeline.set_state(Gst.State.PLAYING)
-    msg = pipeline.get_bus().timed_pop_filtered(
-        timeout_s * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-    pipeline.set_state(Gst.State.NULL)
-    if msg is None:
-        return "no EOS within %d s" % timeout_s, digests
-    if msg.type == Gst.MessageType.ERROR:
-        return msg.parse_error()[0].message, digests
-    return None, digests
+        "avdec_h264 ! fakesink name=frames sync=false" % url, timeout_s,
+        pause_s=delay_s)
 
 
 class ServerProxy(unittest.TestCase):

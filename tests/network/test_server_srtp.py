@@ -25,6 +25,7 @@ gi.require_version("GstSdp", "1.0")
 from gi.repository import Gst, GstSdp  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gst_client  # noqa: E402
 from test_server_sessions import (read_lines, rtsp_exchange,  # noqa: E402
                                   server_lines, start_server, stop)
 from test_server_vod import FRAMES, make_media  # noqa: E402
@@ -35,23 +36,10 @@ HMAC_SHA1_80_TAG = 10    # the auth tag of the default SRTP profile
 
 
 def frame_digests(description, timeout_s):
-    """Plays a pipeline whose last element is fakesink name=frames to EOS;
-    returns (error or None, the MD5 of each buffer that reached it)"""
-    pipeline = Gst.parse_launch(description)
-    digests = []
-    sink = pipeline.get_by_name("frames")
-    sink.set_property("signal-handoffs", True)
-    sink.connect("handoff", lambda s, buf, pad: digests.append(
-        hashlib.md5(buf.extract_dup(0, buf.get_size())).hexdigest()))
-    pipeline.set_state(Gst.State.PLAYING)
-    msg = pipeline.get_bus().timed_pop_filtered(
-        timeout_s * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-    pipeline.set_state(Gst.State.NULL)
-    if msg is None:
-        return "no EOS within %d s" % timeout_s, digests
-    if msg.type == Gst.MessageType.ERROR:
-        return msg.parse_error()[0].message, digests
-    return None, digests
+    """Plays a pipeline whose last element is fakesink name=frames to EOS, in
+    a process of its own (gst_client); returns (error or None, the MD5 of
+    each buffer that reached it)"""
+    return gst_client.play(description, timeout_s)
 
 
 def decoded_file_frames(path):
@@ -164,9 +152,13 @@ class ServerSrtp(unittest.TestCase):
                     self.assertEqual(digests, self.frames[name],
                                      (name, protocols))
                 else:
-                    # loopback UDP: what arrives decodes to the file's frames
-                    self.assertGreaterEqual(len(digests), FRAMES * 9 // 10)
-                    self.assertLessEqual(set(digests), set(self.frames[name]))
+                    # loopback UDP under load may lose a packet, and the
+                    # decoder conceals what it lost: nine frames in ten at
+                    # least are the file's own
+                    file_frames = set(self.frames[name])
+                    self.assertGreaterEqual(
+                        sum(d in file_frames for d in digests),
+                        FRAMES * 9 // 10, (len(digests), FRAMES))
             # every session's encoder said what it protected
             wanted = ["srtp /srtp/%s stream 0: gpusrtpenc protected " % name
                       for name in ("clip.ts", "clip.mp4")]

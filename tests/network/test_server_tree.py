@@ -13,7 +13,6 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import threading
 import unittest
 
 import gi

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 import urllib.parse
 
@@ -20,6 +19,9 @@ import gi
 
 gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gst_client  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 FRAMES = 90   # 3 s at 30 frames/s
@@ -37,22 +39,10 @@ def make_media(directory):
 
 
 def run_to_eos(description, timeout_s, count_sink=None):
-    """Plays a pipeline to EOS; returns (error or None, buffers at count_sink)"""
-    pipeline = Gst.parse_launch(description)
-    frames = [0]
-    if count_sink is not None:
-        sink = pipeline.get_by_name(count_sink)
-        sink.set_property("signal-handoffs", True)
-        sink.connect("handoff", lambda *a: frames.__setitem__(0, frames[0] + 1))
-    pipeline.set_state(Gst.State.PLAYING)
-    msg = pipeline.get_bus().timed_pop_filtered(
-        timeout_s * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-    pipeline.set_state(Gst.State.NULL)
-    if msg is None:
-        return "no EOS within %d s" % timeout_s, frames[0]
-    if msg.type == Gst.MessageType.ERROR:
-        return msg.parse_error()[0].message, frames[0]
-    return None, frames[0]
+    """Plays a pipeline to EOS in a process of its own (gst_client); returns
+    (error or None, buffers at count_sink)"""
+    err, digests = gst_client.play(description, timeout_s, sink=count_sink)
+    return err, len(digests)
 
 
 def rtsp_status(port, path):

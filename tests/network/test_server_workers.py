@@ -13,6 +13,7 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -21,6 +22,10 @@ import gi
 
 gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gst_client  # noqa: E402
+from test_server_sessions import read_lines  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 BIG = 5 * 1024 * 1024 + 12345   # a multi-megabyte file, not a whole page
@@ -40,20 +45,9 @@ def make_clip(path):
     assert msg is not None and msg.type == Gst.MessageType.EOS, msg
 
 
-def read_lines(stream, count, timeout_s):
+def first_lines(stream, count, timeout_s):
     """count lines of the server's stdout or stderr (fewer on timeout)"""
-    lines, text = [], ""
-    deadline = time.monotonic() + timeout_s
-    while len(lines) < count and time.monotonic() < deadline:
-        ready, _, _ = select.select([stream], [], [],
-                                   max(0, deadline - time.monotonic()))
-        chunk = os.read(stream.fileno(), 65536) if ready else b""
-        if not chunk:
-            break
-        text += chunk.decode()
-        *complete, text = text.split("\n")
-        lines += complete
-    return lines
+    return read_lines(stream, lambda lines: len(lines) >= count, timeout_s)
 
 
 def start_workers(directory, workers, *options):
@@ -63,7 +57,7 @@ def start_workers(directory, workers, *options):
         [SERVER, "--port", "0", "--http-port", "0", "--address", "127.0.0.1",
          "--workers", str(workers), *options, directory],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    lines = read_lines(server.stdout, 2 + workers, 30)
+    lines = first_lines(server.stdout, 2 + workers, 30)
     assert len(lines) == 2 + workers, lines
     assert lines[0].startswith("rtsp://127.0.0.1:"), lines
     assert lines[1].startswith("http://127.0.0.1:"), lines
@@ -111,21 +105,14 @@ def mapping_kb(pid, path):
 def play_clients(url, count, timeout_s=60):
     """count rtspsrc clients at once, each to EOS; returns the buffers each
     received (over TCP: no UDP port shared with anyone)"""
-    pipelines, counts = [], []
-    for i in range(count):
-        p = Gst.parse_launch("rtspsrc location=%s protocols=tcp ! "
-                             "fakesink name=sink signal-handoffs=true" % url)
-        counts.append(0)
-        p.get_by_name("sink").connect(
-            "handoff", lambda *a, i=i: counts.__setitem__(i, counts[i] + 1))
-        p.set_state(Gst.State.PLAYING)
-        pipelines.append(p)
-    for p in pipelines:
-        msg = p.get_bus().timed_pop_filtered(
-            timeout_s * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-        p.set_state(Gst.State.NULL)
-        assert msg is not None and msg.type == Gst.MessageType.EOS, \
-            msg and msg.parse_error()
+    clients = [gst_client.start("rtspsrc location=%s protocols=tcp ! "
+                                "fakesink name=sink" % url, timeout_s,
+                                sink="sink") for _ in range(count)]
+    counts = []
+    for c in clients:
+        err, digests = c.result()
+        assert err is None, err
+        counts.append(len(digests))
     return counts
 
 
@@ -426,12 +413,12 @@ class ServerWorkers(unittest.TestCase):
         server, rtsp_port, http_port, pids = start_workers(self.media, 2)
         try:
             os.kill(pids[1], signal.SIGKILL)
-            lines = read_lines(server.stdout, 1, 15)
+            lines = first_lines(server.stdout, 1, 15)
             self.assertEqual(len(lines), 1, "no worker started again")
             self.assertTrue(lines[0].startswith("worker 1: pid "), lines)
             new_pid = int(lines[0].rsplit(" ", 1)[1])
             self.assertNotEqual(new_pid, pids[1])
-            err = read_lines(server.stderr, 1, 5)
+            err = first_lines(server.stderr, 1, 5)
             self.assertEqual(err, ["gpustream-server: worker 1 (pid %d) killed "
                                    "by signal 9 (Killed), starting it again"
                                    % pids[1]])
@@ -484,7 +471,7 @@ class ServerWorkers(unittest.TestCase):
             [SERVER, "--port", "0", "--address", "127.0.0.1", media],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            lines = read_lines(server.stdout, 1, 30)
+            lines = first_lines(server.stdout, 1, 30)
             port = int(lines[0].rsplit(":", 1)[1].strip("/"))
             url = "rtsp://127.0.0.1:%d/victim.ts" % port
             p = Gst.parse_launch("rtspsrc location=%s protocols=tcp ! "
@@ -498,7 +485,7 @@ class ServerWorkers(unittest.TestCase):
             p.set_state(Gst.State.NULL)
             self.assertIsNotNone(msg, "the session neither ended nor failed")
             self.assertIsNone(server.poll(), "the server died")
-            err = read_lines(server.stderr, 1, 5)
+            err = first_lines(server.stderr, 1, 5)
             self.assertEqual(err, ["gpustream-server: a file being served was "
                                    "truncated; what is gone of it reads as "
                                    "zeros (replace files by renaming a new "
@@ -518,7 +505,7 @@ class ServerWorkers(unittest.TestCase):
              "127.0.0.1", self.media], stdout=subprocess.PIPE,
             stderr=subprocess.PIPE)
         try:
-            lines = read_lines(server.stdout, 2, 30)
+            lines = first_lines(server.stdout, 2, 30)
             self.assertTrue(lines[0].startswith("rtsp://127.0.0.1:"), lines)
             self.assertTrue(lines[1].startswith("http://127.0.0.1:"), lines)
             port = int(lines[1].rsplit(":", 1)[1].strip("/"))

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Client pipelines of the server tests (rtspsrc and the like), each played
+in a process of its own: what a test asserts on is what reached the
+pipeline's sink, and a client that hangs in its own teardown after EOS (stock
+rtspsrc does, rarely, under load) is killed and reported instead of stalling
+the whole suite.
+
+    start(description, timeout_s, sink="frames", pause_s=0) -> Client
+    Client.result() -> (error or None, [MD5 of each buffer at the sink])
+    play(...) = start(...).result()
+
+The sink is the element of that name (a fakesink): every buffer it gets is
+hashed; with sink=None nothing is. pause_s holds the pipeline in PAUSED that long before PLAYING (for
+rtspsrc: DESCRIBE and SETUP, then PLAY later)."""
+
+import faulthandler
+import hashlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+# seconds a client may take to stop once it reached EOS or an error
+TEARDOWN_S = 15
+
+
+class Client:
+    def __init__(self, description, timeout_s, sink, pause_s):
+        self.timeout_s = timeout_s
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), json.dumps({
+                "description": description, "timeout": timeout_s,
+                "sink": sink, "pause": pause_s})],
+            stdout=subprocess.PIPE)
+        self.deadline = time.monotonic() + pause_s + timeout_s + 30
+
+    def result(self):
+        digests, end, text = [], None, ""
+        out = self.proc.stdout
+        while end is None and time.monotonic() < self.deadline:
+            ready, _, _ = select.select([out], [], [],
+                                       max(0, self.deadline - time.monotonic()))
+            chunk = os.read(out.fileno(), 65536) if ready else b""
+            if not chunk:
+                break
+            text += chunk.decode()
+            *lines, text = text.split("\n")
+            for line in lines:
+                kind, _, value = line.partition(" ")
+                if kind == "buffer":
+                    digests.append(value)
+                elif kind == "end":
+                    end = value
+        try:
+            self.proc.wait(TEARDOWN_S)
+        except subprocess.TimeoutExpired:
+            # its Python stack to our stderr, then gone
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(0.5)
+            self.proc.kill()
+            self.proc.wait()
+            print("gst_client: the client %s; killed" % (
+                "hung in its teardown after: " + end if end is not None
+                else "never ended"), file=sys.stderr)
+        out.close()
+        if end is None:
+            return "the client process ended without a verdict", digests
+        return (None if end == "eos" else end), digests
+
+
+def start(description, timeout_s, sink="frames", pause_s=0):
+    return Client(description, timeout_s, sink, pause_s)
+
+
+def play(description, timeout_s, sink="frames", pause_s=0):
+    return start(description, timeout_s, sink, pause_s).result()
+
+
+def child(args):
+    import gi
+    gi.require_version("Gst", "1.0")
+    from gi.repository import Gst
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    Gst.init(None)
+
+    def say(line):
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    pipeline = Gst.parse_launch(args["description"])
+    sink = pipeline.get_by_name(args["sink"]) if args["sink"] else None
+    if args["sink"] and sink is None:
+        say("end no element named %s" % args["sink"])
+        return
+    if sink is not None:
+        sink.set_property("signal-handoffs", True)
+        sink.connect("handoff", lambda s, buf, pad: say(
+            "buffer " + hashlib.md5(buf.extract_dup(
+                0, buf.get_size())).hexdigest()))
+    if args["pause"]:
+        pipeline.set_state(Gst.State.PAUSED)
+        time.sleep(args["pause"])
+    pipeline.set_state(Gst.State.PLAYING)
+    msg = pipeline.get_bus().timed_pop_filtered(
+        int(args["timeout"] * Gst.SECOND),
+        Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    if msg is None:
+        say("end no EOS within %d s" % args["timeout"])
+    elif msg.type == Gst.MessageType.ERROR:
+        say("end " + msg.parse_error()[0].message.replace("\n", " "))
+    else:
+        say("end eos")
+    pipeline.set_state(Gst.State.NULL)
+
+
+if __name__ == "__main__":
+    child(json.loads(sys.argv[1]))
