@@ -18,6 +18,9 @@ import gi
 gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gst_client  # noqa: E402
+
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -147,31 +150,18 @@ class ServerSessions(unittest.TestCase):
             for i in range(8):
                 # half over RTP/UDP, half interleaved in the RTSP connection
                 protocols = "tcp" if i % 2 else "udp"
-                p = Gst.parse_launch(
+                clients.append((protocols, gst_client.start(
                     "rtspsrc location=%sclip.ts protocols=%s "
                     "udp-buffer-size=4194304 ! rtpmp2tdepay ! tsdemux ! "
-                    "h264parse ! avdec_h264 ! fakesink name=count sync=false "
-                    "signal-handoffs=true" % (url, protocols))
-                frames = [0]
-                p.get_by_name("count").connect(
-                    "handoff", lambda *a, f=frames: f.__setitem__(0, f[0] + 1))
-                clients.append((protocols, p, frames))
-            for _, p, _ in clients:
-                p.set_state(Gst.State.PLAYING)
-            deadline = time.monotonic() + 30
-            for protocols, p, frames in clients:
-                left = max(1, int(deadline - time.monotonic()))
-                msg = p.get_bus().timed_pop_filtered(
-                    left * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-                p.set_state(Gst.State.NULL)
-                self.assertIsNotNone(msg, "a session got no EOS")
-                self.assertEqual(msg.type, Gst.MessageType.EOS,
-                                 msg.type == Gst.MessageType.ERROR
-                                 and msg.parse_error()[0].message)
+                    "h264parse ! avdec_h264 ! fakesink name=count sync=false"
+                    % (url, protocols), 30, sink="count")))
+            for protocols, client in clients:
+                err, frames = client.result()
+                self.assertIsNone(err, protocols)
                 if protocols == "tcp":
-                    self.assertEqual(frames[0], FRAMES)
+                    self.assertEqual(len(frames), FRAMES)
                 else:
-                    self.assertGreaterEqual(frames[0], FRAMES * 9 // 10)
+                    self.assertGreaterEqual(len(frames), FRAMES * 9 // 10)
         finally:
             server.terminate()
             server.wait(10)
@@ -477,16 +467,11 @@ class ServerSessions(unittest.TestCase):
                 if runs:
                     self.assertEqual(status, "RTSP/1.0 200 OK", backend)
                     out = os.path.join(self.tmp.name, "nc-%s.ts" % backend)
-                    p = Gst.parse_launch(
+                    err, _ = gst_client.play(
                         "rtspsrc location=%snc/clip.ts protocols=tcp ! "
                         "rtpncdepay ! ncdecoder ! filesink location=%s"
-                        % (url, out))
-                    p.set_state(Gst.State.PLAYING)
-                    msg = p.get_bus().timed_pop_filtered(
-                        30 * Gst.SECOND,
-                        Gst.MessageType.EOS | Gst.MessageType.ERROR)
-                    p.set_state(Gst.State.NULL)
-                    self.assertEqual(msg.type, Gst.MessageType.EOS, backend)
+                        % (url, out), 30, sink=None)
+                    self.assertIsNone(err, backend)
                     with open(out, "rb") as f:
                         self.assertTrue(f.read() == want, backend)
                 else:
@@ -517,18 +502,13 @@ class ServerSessions(unittest.TestCase):
                 runs = []
                 for i in range(clients):
                     out = os.path.join(self.tmp.name, "cycle-%s-%d.ts" % (cycle, i))
-                    p = Gst.parse_launch(
+                    runs.append((gst_client.start(
                         "rtspsrc location=%snc/clip.ts protocols=tcp ! "
                         "rtpncdepay ! ncdecoder ! filesink location=%s"
-                        % (url, out))
-                    p.set_state(Gst.State.PLAYING)
-                    runs.append((p, out))
-                for p, out in runs:
-                    msg = p.get_bus().timed_pop_filtered(
-                        30 * Gst.SECOND,
-                        Gst.MessageType.EOS | Gst.MessageType.ERROR)
-                    p.set_state(Gst.State.NULL)
-                    self.assertEqual(msg.type, Gst.MessageType.EOS, cycle)
+                        % (url, out), 30, sink=None), out))
+                for client, out in runs:
+                    err, _ = client.result()
+                    self.assertIsNone(err, cycle)
                     with open(out, "rb") as f:
                         self.assertTrue(f.read() == want, out)
                 ended = [line for line in read_lines(
