@@ -225,6 +225,12 @@ struct _GstRtGpuQueuePad
   GError *refusal;              /* owned; set only while stream is NULL */
   gint last_ret;                /* atomic GstFlowReturn of the forwarder */
   guint64 drops_oversize;       /* atomic */
+  /* a flush against the forwarder (flow_lock): nothing of before a flush
+   * leaves after it, and no FLUSHING of a push that met the flush outlives
+   * it (the next chain would refuse the stream for good) */
+  GMutex flow_lock;
+  GCond flow_cond;
+  gboolean flushing, forwarding;
 };
 
 G_DEFINE_TYPE (GstRtGpuQueuePad, gst_rt_gpu_queue_pad, GST_TYPE_PAD);
@@ -438,34 +444,56 @@ static const GstGpuStreamProcessor rtgpu_processor = {
 
 /* The forwarder: in order per stream, the packet's own timestamps. */
 static void
-rtgpu_forward (gpointer stream_data, gpointer data, guint16 flags)
+rtgpu_forward (gpointer stream_data, GstGpuStreamSchedItem * item)
 {
   GstRtGpuQueuePad *pad = stream_data;
-  GstFlowReturn ret;
+  gpointer data = g_steal_pointer (&item->data);
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean flow;
 
   if (data == NULL)             /* dropped by the stage */
     return;
-  if (GST_IS_BUFFER (data)) {
+  g_mutex_lock (&pad->flow_lock);
+  if (pad->flushing || gst_gpustream_sched_item_is_flushed (item)) {
+    g_mutex_unlock (&pad->flow_lock);
+    gst_mini_object_unref (data);
+    return;
+  }
+  pad->forwarding = TRUE;
+  g_mutex_unlock (&pad->flow_lock);
+
+  flow = !GST_IS_EVENT (data);
+  if (GST_IS_BUFFER (data))
     ret = gst_pad_push (pad->srcpad, data);
-    g_atomic_int_set (&pad->last_ret, ret);
-  } else if (GST_IS_BUFFER_LIST (data)) {
+  else if (GST_IS_BUFFER_LIST (data))
     /* nc-encode: the coded packets of one packet */
     ret = gst_pad_push_list (pad->srcpad, data);
-    g_atomic_int_set (&pad->last_ret, ret);
-  } else {
+  else
     gst_pad_push_event (pad->srcpad, data);
-  }
+
+  g_mutex_lock (&pad->flow_lock);
+  pad->forwarding = FALSE;
+  if (flow && !pad->flushing)
+    g_atomic_int_set (&pad->last_ret, ret);
+  g_cond_broadcast (&pad->flow_cond);
+  g_mutex_unlock (&pad->flow_lock);
 }
 
 static void
-rtgpu_drop (gpointer data)
+rtgpu_drop_data (gpointer data)
 {
   if (data)
     gst_mini_object_unref (data);
 }
 
+static void
+rtgpu_drop (gpointer stream_data, GstGpuStreamSchedItem * item)
+{
+  rtgpu_drop_data (g_steal_pointer (&item->data));
+}
+
 static const GstGpuStreamSchedCallbacks rtgpu_callbacks = {
-  rtgpu_forward, rtgpu_drop
+  NULL, NULL, rtgpu_forward, rtgpu_drop
 };
 
 /* ---- srtp-protect caps --------------------------------------------------- */
@@ -662,11 +690,21 @@ gst_rt_gpu_queue_sink_event (GstPad * pad, GstObject * parent,
       }
       break;
     case GST_EVENT_FLUSH_START:
+      g_mutex_lock (&qpad->flow_lock);
+      qpad->flushing = TRUE;
       g_atomic_int_set (&qpad->last_ret, GST_FLOW_FLUSHING);
+      g_mutex_unlock (&qpad->flow_lock);
       return gst_pad_push_event (qpad->srcpad, event);
     case GST_EVENT_FLUSH_STOP:
+      g_mutex_lock (&qpad->flow_lock);
+      /* what is queued is dropped; a push under way ends first (downstream
+       * still flushes, it fails at once) */
       gst_gpustream_sched_stream_flush (qpad->stream);
+      while (qpad->forwarding)
+        g_cond_wait (&qpad->flow_cond, &qpad->flow_lock);
+      qpad->flushing = FALSE;
       g_atomic_int_set (&qpad->last_ret, GST_FLOW_OK);
+      g_mutex_unlock (&qpad->flow_lock);
       return gst_pad_push_event (qpad->srcpad, event);
     default:
       break;
@@ -1024,7 +1062,7 @@ gst_rt_gpu_queue_calibrate (GstRtGpuQueue * self, const gchar * path)
   } else if (ok) {
     ok = gst_gpustream_scheduler_calibrate_trial (&timed, &st,
         self->gpu.resolved, self->gpu.cuda_context, rtgpu_make_packet,
-        rtgpu_drop, &seq, cycle, w, &trial, &cal, &err);
+        rtgpu_drop_data, &seq, cycle, w, &trial, &cal, &err);
     stage_clear (&st);
   }
   g_free (what);
@@ -1195,6 +1233,8 @@ gst_rt_gpu_queue_pad_finalize (GObject * object)
 
   gst_clear_object (&pad->srcpad);
   g_clear_error (&pad->refusal);
+  g_mutex_clear (&pad->flow_lock);
+  g_cond_clear (&pad->flow_cond);
   G_OBJECT_CLASS (gst_rt_gpu_queue_pad_parent_class)->finalize (object);
 }
 
@@ -1227,6 +1267,8 @@ static void
 gst_rt_gpu_queue_pad_init (GstRtGpuQueuePad * pad)
 {
   pad->last_ret = GST_FLOW_OK;
+  g_mutex_init (&pad->flow_lock);
+  g_cond_init (&pad->flow_cond);
 }
 
 static void
