@@ -1110,6 +1110,7 @@ enc_process (GstGpuSrtpEnc * self, EncPair * pair, GstBuffer ** in, guint n,
   }
   if (g_atomic_int_get (&self->hard_limit)) {
     if ((guint) g_atomic_int_get (&self->hard_limit_gen) == set.gen) {
+      enc_settings_clear (&set);
       enc_release_input (in, n, list);
       return GST_FLOW_ERROR;
     }
