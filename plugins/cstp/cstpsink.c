@@ -63,6 +63,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_cstp_sink_debug);
 #define MAX_PACKET_SIZE 65507
 /* datagrams per sendmmsg call */
 #define SEND_BATCH 64
+/* the most a frame is sent ahead of its rate to make up the time spent
+ * coding it (µs) */
+#define PACE_CATCH_UP_US 10000
 
 enum
 {
@@ -131,6 +134,13 @@ struct _GstCstpSink
   socklen_t *addr_lens;
   gchar *caps_str;              /* the frame packets' caps */
   guint32 frame_id;
+  /* the pacing schedule: since pace_origin (µs), pace_bytes per stream */
+  gint64 pace_origin;
+  guint64 pace_bytes, pace_rate;
+  /* a frame's memory, kept for the next (render only) */
+  gpointer padded, dgs, meta, heads, repairs, masks, parts;
+  gsize padded_cap, dgs_cap, meta_cap, heads_cap, repairs_cap, masks_cap,
+      parts_cap;
 
   /* stats (object lock) */
   guint64 frames;
@@ -170,12 +180,29 @@ gst_cstp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 
 /* ---- the data path ------------------------------------------------------- */
 
-/* One datagram to send: 32-byte header (or a frame packet) and payload. */
+/* One datagram to send: its header (or a whole frame packet) and its
+ * payload, sent as two pieces so that source payloads go out of the
+ * buffer itself, uncopied. */
 typedef struct
 {
-  guint8 *data;
-  gsize len;
+  guint8 *head;
+  gsize head_len;
+  const guint8 *payload;
+  gsize payload_len;
 } Datagram;
+
+/* Memory a frame needs, kept from frame to frame (streaming thread only):
+ * fresh allocations of a 4 MiB frame cost a page fault every 4 KiB. */
+static gpointer
+scratch (gpointer * area, gsize * cap, gsize len)
+{
+  if (len > *cap) {
+    g_free (*area);
+    *area = g_malloc (len);
+    *cap = len;
+  }
+  return *area;
+}
 
 static guint32
 redundancy_seed (guint32 frame_id, guint stream, guint32 r)
@@ -184,45 +211,73 @@ redundancy_seed (guint32 frame_id, guint stream, guint32 r)
   return (guint32) rlnc_seed_mix64 (frame_id) ^ ((guint32) stream << 24 | r);
 }
 
-/* Sleeps until the stream that sent `bytes` is within its rate, counted
- * from `start` (monotonic, µs). */
 static void
-pace (guint64 bits_per_s, gint64 start, guint64 bytes)
+xor_into (guint8 * dst, const guint8 * src, gsize len)
+{
+  gsize i = 0;
+  for (; i + 8 <= len; i += 8) {
+    guint64 a, b;
+    memcpy (&a, dst + i, 8);
+    memcpy (&b, src + i, 8);
+    a ^= b;
+    memcpy (dst + i, &a, 8);
+  }
+  for (; i < len; i++)
+    dst[i] ^= src[i];
+}
+
+/* Sleeps until a stream that sent `bytes` since the schedule's origin is
+ * within its rate. */
+static void
+pace (guint64 bits_per_s, gint64 origin, guint64 bytes)
 {
   if (bits_per_s == 0)
     return;
-  gint64 due = start + (gint64) (bytes * 8 * G_USEC_PER_SEC / bits_per_s);
+  gint64 due = origin + (gint64) (bytes * 8 * G_USEC_PER_SEC / bits_per_s);
   gint64 now = g_get_monotonic_time ();
   if (due > now)
     g_usleep ((gulong) (due - now));
 }
 
 /* Sends the frame's datagrams, stream by stream in turns of SEND_BATCH, so
- * that the S streams leave side by side. */
+ * that the S streams leave side by side. The rate holds over frames, not
+ * within each: time spent coding a frame is made up by sending it early, by
+ * at most PACE_CATCH_UP_US of the rate (else a sender that coded for long
+ * would be below its rate on average); after a longer gap (idle, or a
+ * frame later than that) the schedule starts again from now. */
 static gboolean
 send_frame (GstCstpSink * self, Datagram ** dg, guint per_stream,
     guint64 rate)
 {
   guint S = self->n_streams;
   struct mmsghdr msgs[SEND_BATCH];
-  struct iovec iov[SEND_BATCH];
-  gint64 start = g_get_monotonic_time ();
-  guint64 stream_bytes = 0;
+  struct iovec iov[SEND_BATCH][2];
+  gint64 now = g_get_monotonic_time ();
 
+  if (rate != self->pace_rate || rate == 0 || now - (self->pace_origin +
+          (gint64) (self->pace_bytes * 8 * G_USEC_PER_SEC / rate))
+      > PACE_CATCH_UP_US) {
+    self->pace_origin = now;
+    self->pace_bytes = 0;
+    self->pace_rate = rate;
+  }
   for (guint off = 0; off < per_stream; off += SEND_BATCH) {
     guint count = MIN (SEND_BATCH, per_stream - off);
     gsize turn_bytes = 0;
     for (guint s = 0; s < S; s++) {
       memset (msgs, 0, sizeof msgs);
       for (guint i = 0; i < count; i++) {
-        iov[i].iov_base = dg[s][off + i].data;
-        iov[i].iov_len = dg[s][off + i].len;
-        msgs[i].msg_hdr.msg_iov = &iov[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
+        Datagram *d = &dg[s][off + i];
+        iov[i][0].iov_base = d->head;
+        iov[i][0].iov_len = d->head_len;
+        iov[i][1].iov_base = (void *) d->payload;
+        iov[i][1].iov_len = d->payload_len;
+        msgs[i].msg_hdr.msg_iov = iov[i];
+        msgs[i].msg_hdr.msg_iovlen = d->payload_len ? 2 : 1;
         msgs[i].msg_hdr.msg_name = &self->addrs[s];
         msgs[i].msg_hdr.msg_namelen = self->addr_lens[s];
         if (s == 0)
-          turn_bytes += dg[s][off + i].len;
+          turn_bytes += d->head_len + d->payload_len;
       }
       guint done = 0;
       while (done < count) {
@@ -246,8 +301,8 @@ send_frame (GstCstpSink * self, Datagram ** dg, guint per_stream,
       self->packets_sent[s] += count;
       GST_OBJECT_UNLOCK (self);
     }
-    stream_bytes += turn_bytes;
-    pace (rate, start, stream_bytes);
+    self->pace_bytes += turn_bytes;
+    pace (rate, self->pace_origin, self->pace_bytes);
   }
   return TRUE;
 }
@@ -288,29 +343,48 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   guint32 frame_id = self->frame_id++;
   gint64 t0 = g_get_monotonic_time ();
 
-  /* the frame, zero-padded to S * N symbols: stream s's sub-frame at s*N*k */
+  /* stream s's sub-frame is bytes s*N*k.. of the frame, zero-padded to N*k:
+   * read in place, but for the sub-frames that reach past the end, copied
+   * with their padding */
   gsize sub_len = (gsize) n * k;
-  guint8 *frame = g_malloc (sub_len * S);
-  memcpy (frame, map.data, map.size);
-  memset (frame + map.size, 0, sub_len * S - map.size);
+  guint whole = (guint) MIN (map.size / sub_len, S);
+  guint8 *padded = scratch (&self->padded, &self->padded_cap,
+      MAX ((S - whole) * sub_len, 1));
   const guint8 *subs[FOUNTAIN_MAX_STREAMS];
-  for (guint s = 0; s < S; s++)
-    subs[s] = frame + (gsize) s * sub_len;
+  for (guint s = 0; s < S; s++) {
+    if (s < whole) {
+      subs[s] = map.data + (gsize) s * sub_len;
+      continue;
+    }
+    guint8 *p = padded + (gsize) (s - whole) * sub_len;
+    gsize off = (gsize) s * sub_len;
+    gsize have = off < map.size ? MIN (sub_len, map.size - off) : 0;
+    memcpy (p, map.data + off, have);
+    memset (p + have, 0, sub_len - have);
+    subs[s] = p;
+  }
 
   /* datagrams: per stream the frame packet, N sources, `red` redundancy */
   guint per_stream = 1 + n + red;
   gsize caps_len = self->caps_str ? strlen (self->caps_str) : 0;
-  Datagram **dg = g_new (Datagram *, S);
-  guint8 *meta = g_malloc ((FOUNTAIN_META_SIZE + caps_len) * S);
-  guint8 *code = g_malloc ((gsize) S * (n + red) * packet_size);
-  guint64 *masks = g_new (guint64, (gsize) S * MAX (red, 1));
+  Datagram *dgs = scratch ((gpointer *) & self->dgs, &self->dgs_cap,
+      (gsize) S * per_stream * sizeof (Datagram));
+  Datagram *dg[FOUNTAIN_MAX_STREAMS];
+  guint8 *meta = scratch ((gpointer *) & self->meta, &self->meta_cap,
+      (FOUNTAIN_META_SIZE + caps_len) * S);
+  guint8 *heads = scratch ((gpointer *) & self->heads, &self->heads_cap,
+      (gsize) S * (n + red) * FOUNTAIN_HEADER_SIZE);
+  guint8 *repairs = scratch ((gpointer *) & self->repairs, &self->repairs_cap,
+      MAX ((gsize) S * red * k, 1));
+  guint64 *masks = scratch ((gpointer *) & self->masks, &self->masks_cap,
+      (gsize) S * MAX (red, 1) * sizeof (guint64));
   guint8 flags = (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT) ?
       FOUNTAIN_META_FLAG_DELTA : 0) |
       (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_HEADER) ?
       FOUNTAIN_META_FLAG_HEADER : 0);
 
   for (guint s = 0; s < S; s++) {
-    dg[s] = g_new (Datagram, per_stream);
+    dg[s] = dgs + (gsize) s * per_stream;
     FountainMeta m = {.streams = (uint8_t) S,.stream = (uint8_t) s,
       .flags = flags,.frame_id = frame_id,.frame_len = (uint32_t) map.size,
       .pts = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
@@ -320,21 +394,21 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
       .caps_len = (uint16_t) caps_len,.caps = self->caps_str
     };
     guint8 *mp = meta + (FOUNTAIN_META_SIZE + caps_len) * s;
-    dg[s][0].data = mp;
-    dg[s][0].len = (gsize) fountain_meta_write (&m, mp,
-        FOUNTAIN_META_SIZE + caps_len);
+    dg[s][0] = (Datagram) {.head = mp,.head_len = (gsize)
+          fountain_meta_write (&m, mp, FOUNTAIN_META_SIZE + caps_len)
+    };
 
-    guint8 *base = code + (gsize) s * (n + red) * packet_size;
     for (guint32 i = 0; i < n + red; i++) {
-      guint8 *pkt = base + (gsize) i * packet_size;
+      guint8 *head = heads + ((gsize) s * (n + red) + i) * FOUNTAIN_HEADER_SIZE;
       FountainHeader h = {.streams = (uint8_t) S,.stream = (uint8_t) s,
         .frame_id = frame_id,.n = (uint16_t) n,.symbol_size = (uint16_t) k,
         .frame_len = (uint32_t) map.size
       };
+      const guint8 *payload;
       if (i < n) {
         h.kind = FOUNTAIN_KIND_SOURCE;
         h.index_or_seed = i;
-        memcpy (pkt + FOUNTAIN_HEADER_SIZE, subs[s] + (gsize) i * k, k);
+        payload = subs[s] + (gsize) i * k;
       } else {
         guint32 r = i - n;
         guint64 mask = fountain_stream_degree_draw_shared (pipe_width,
@@ -343,23 +417,28 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
         h.kind = mask == 1ull << s ? FOUNTAIN_KIND_REPAIR : FOUNTAIN_KIND_PIPE;
         h.pipe_mask = h.kind == FOUNTAIN_KIND_PIPE ? mask : 0;
         h.index_or_seed = redundancy_seed (frame_id, s, r);
-        memset (pkt + FOUNTAIN_HEADER_SIZE, 0, k);
+        payload = repairs + ((gsize) s * red + r) * k;
       }
-      fountain_header_write (&h, pkt, packet_size);
-      dg[s][1 + i].data = pkt;
-      dg[s][1 + i].len = packet_size;
+      /* the 32 header bytes; the payload goes out from where it is */
+      fountain_header_write (&h, head, FOUNTAIN_HEADER_SIZE);
+      dg[s][1 + i] = (Datagram) {.head = head,.head_len = FOUNTAIN_HEADER_SIZE,
+        .payload = payload,.payload_len = k
+      };
     }
   }
 
   /* the redundancy payloads: for each stream t, every repair combination of
    * t's sub-frame that a packet needs (its own repairs, its part of every
-   * pipe that covers it) in one pass, added into those packets */
+   * pipe that covers it) in one pass; the first part of a packet is coded
+   * straight into it, later ones (the other streams of a pipe) added */
   if (red > 0) {
     gsize most = (gsize) S * red;
     guint32 *seeds = g_new (guint32, most);
     guint8 **targets = g_new (guint8 *, most);
     guint8 **outs = g_new (guint8 *, most);
-    guint8 *parts = g_malloc (most * k);
+    guint8 *parts = scratch ((gpointer *) & self->parts, &self->parts_cap,
+        most * k);
+    guint8 *started = g_malloc0 (most);
     for (guint t = 0; t < S; t++) {
       gint count = 0;
       for (guint s = 0; s < S; s++)
@@ -368,11 +447,16 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
           if (!(mask >> t & 1))
             continue;
           guint32 seed = redundancy_seed (frame_id, s, r);
+          gsize packet = (gsize) s * red + r;
           seeds[count] = mask == 1ull << s ? seed
               : fountain_pipe_component_seed (seed, (int) t);
-          targets[count] = code + ((gsize) s * (n + red) + n + r) * packet_size
-              + FOUNTAIN_HEADER_SIZE;
-          outs[count] = parts + (gsize) count * k;
+          targets[count] = repairs + packet * k;
+          if (started[packet]) {
+            outs[count] = parts + (gsize) count * k;
+          } else {
+            outs[count] = targets[count];
+            started[packet] = 1;
+          }
           count++;
         }
       if (fountain_encode_repairs ((int) n, k, subs[t], count, seeds,
@@ -382,13 +466,13 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
         break;
       }
       for (gint j = 0; j < count; j++)
-        for (gsize b = 0; b < k; b++)
-          targets[j][b] ^= outs[j][b];
+        if (outs[j] != targets[j])
+          xor_into (targets[j], outs[j], k);
     }
     g_free (seeds);
     g_free (targets);
     g_free (outs);
-    g_free (parts);
+    g_free (started);
   }
   gint64 t1 = g_get_monotonic_time ();
 
@@ -410,13 +494,6 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   self->encode_ns += (guint64) (t1 - t0) * 1000;
   GST_OBJECT_UNLOCK (self);
 
-  for (guint s = 0; s < S; s++)
-    g_free (dg[s]);
-  g_free (dg);
-  g_free (meta);
-  g_free (code);
-  g_free (masks);
-  g_free (frame);
   gst_buffer_unmap (buf, &map);
   return GST_FLOW_OK;
 }
@@ -542,6 +619,8 @@ gst_cstp_sink_start (GstBaseSink * bsink)
   gboolean ok = resolve_destinations (self, &err);
   GST_OBJECT_UNLOCK (self);
   self->frame_id = 0;
+  self->pace_origin = 0;
+  self->pace_bytes = self->pace_rate = 0;
   if (!ok) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL), ("%s", err->message));
     g_error_free (err);
@@ -550,11 +629,26 @@ gst_cstp_sink_start (GstBaseSink * bsink)
   return ok;
 }
 
+static void
+free_scratch (GstCstpSink * self)
+{
+  g_clear_pointer (&self->padded, g_free);
+  g_clear_pointer (&self->dgs, g_free);
+  g_clear_pointer (&self->meta, g_free);
+  g_clear_pointer (&self->heads, g_free);
+  g_clear_pointer (&self->repairs, g_free);
+  g_clear_pointer (&self->masks, g_free);
+  g_clear_pointer (&self->parts, g_free);
+  self->padded_cap = self->dgs_cap = self->meta_cap = self->heads_cap = 0;
+  self->repairs_cap = self->masks_cap = self->parts_cap = 0;
+}
+
 static gboolean
 gst_cstp_sink_stop (GstBaseSink * bsink)
 {
   GstCstpSink *self = GST_CSTP_SINK (bsink);
   close_sockets (self);
+  free_scratch (self);
   g_clear_pointer (&self->caps_str, g_free);
   return TRUE;
 }
@@ -715,6 +809,7 @@ gst_cstp_sink_finalize (GObject * object)
   GstCstpSink *self = GST_CSTP_SINK (object);
 
   close_sockets (self);
+  free_scratch (self);
   g_free (self->host);
   g_free (self->destinations);
   g_free (self->multicast_iface);
