@@ -114,9 +114,11 @@ def run(frames, streams, sink_props=None, src_props=None, relays=None,
         if msg.type == Gst.MessageType.ERROR:
             raise AssertionError("sender: %s" % (msg.parse_error(),))
         deadline = time.monotonic() + timeout
+        last_out = None
         while time.monotonic() < deadline:
             sample = out.emit("try-pull-sample", 100 * Gst.MSECOND)
             if sample is not None:
+                last_out = time.monotonic()
                 b = sample.get_buffer()
                 ok, m = b.map(Gst.MapFlags.READ)
                 got.append((bytes(m.data), b.pts,
@@ -147,7 +149,10 @@ def run(frames, streams, sink_props=None, src_props=None, relays=None,
     relay_stats = [r.stop() for r in relay_objs]
     return {"out": got, "src": src_stats, "sink": sink_stats,
             "relays": relay_stats, "elapsed": elapsed, "messages": msgs,
-            "ports": ports}
+            "ports": ports,
+            # until the last frame came out (a frame lost at the end is
+            # only declared lost once its latency passed)
+            "elapsed_to_last": (last_out - t0) if last_out else elapsed}
 
 
 def check_frames(frames, out):
