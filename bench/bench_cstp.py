@@ -9,7 +9,12 @@
    same source symbols are lost. Python calls per packet are included in its
    times (one call per packet to decode), so its decode figure is a floor.
    Both codes: the best of 3 runs (the machine is shared).
-3. Goodput over loopback: S = 2, 4, 8 streams, 5 % loss (cstpsrc's seeded
+3. Recovery against overhead, the paper's Fig. 7: 4 streams of 1024
+   symbols, per-receiver loss drawn each frame (mean 2, 3, 4 %), frames
+   recovered whole against packets sent per stream, for our code with 5 %
+   pipe packets and without, and RaptorQ per stream; build/bench/
+   cstp-recovery.svg.
+4. Goodput over loopback: S = 2, 4, 8 streams, 5 % loss (cstpsrc's seeded
    simulate-loss, bursts of mean 4), cstpsink with 20 % overhead paced to
    4 Gbit/s over all streams (unpaced, the receiver's sockets overflow), 100
    frames of 4 MB in 8192-byte datagrams (loopback carries them whole; the
@@ -26,6 +31,8 @@ import os
 import subprocess
 import sys
 import time
+
+import bench_rtgpu  # the SVG writer
 
 here = os.path.dirname(os.path.abspath(__file__))
 RAPTORQ = "raptorq==2.0.0"
@@ -114,6 +121,108 @@ def run_raptorq(build, results):
                                         row["decode_gbps"], row["decoded"]))
 
 
+RAPTORQ_RECOVERY_CHILD = r"""
+import json, random, sys
+from raptorq import Encoder, Decoder
+frames, n, k, streams = int(sys.argv[1]), 1024, 16, 4
+rng = random.Random(7)
+for mean in (0.02, 0.03, 0.04):
+    for extra in (0, 10, 20, 30, 40, 50, 60, 80, 100, 150):
+        sent = n + (n * extra + 500) // 1000
+        whole = 0
+        for f in range(frames):
+            ok = True
+            for s in range(streams):
+                data = rng.randbytes(n * k)
+                packets = Encoder.with_defaults(data, k).get_encoded_packets(
+                    sent - n)
+                rate = 2 * mean * rng.random()
+                dec = Decoder.with_defaults(len(data), k)
+                out = None
+                for p in packets:
+                    if rng.random() < rate:
+                        continue
+                    out = dec.decode(p)
+                    if out is not None:
+                        break
+                if out != data:
+                    ok = False
+            whole += ok
+        print(json.dumps({"bench": "fountain-recovery", "code": "raptorq",
+                          "streams": streams, "n": n, "pipe": 0.0,
+                          "mean_loss": mean, "sent": sent, "frames": frames,
+                          "whole": whole}), flush=True)
+"""
+
+# Fig. 7 of the paper: frames recovered whole against packets sent per
+# stream; ours with and without pipe packets, RaptorQ per stream beside them
+RECOVERY_FRAMES = 500
+RECOVERY_FRAMES_RAPTORQ = 200
+
+
+def run_recovery(build, results, find_exe, outdir):
+    rows = []
+    exe = find_exe(build, "bench_fountain")
+    if exe:
+        r = subprocess.run([exe, "--recovery", str(RECOVERY_FRAMES)],
+                           capture_output=True, text=True, timeout=1200)
+        rows += [json.loads(line) for line in r.stdout.splitlines()
+                 if line.startswith("{")]
+    py = raptorq_python(build)
+    if py is not None:
+        r = subprocess.run([py, "-c", RAPTORQ_RECOVERY_CHILD,
+                            str(RECOVERY_FRAMES_RAPTORQ)], capture_output=True,
+                           text=True, timeout=3600)
+        if r.returncode != 0:
+            log("raptorq recovery failed: %s" % r.stderr[-300:])
+        rows += [json.loads(line) for line in r.stdout.splitlines()
+                 if line.startswith("{")]
+    for row in rows:
+        results.add(row)
+    for mean in (0.02, 0.03, 0.04):
+        line = []
+        for code, pipe, name in (("cstp", 0.05, "cstp p=5%"),
+                                 ("cstp", 0.0, "cstp p=0"),
+                                 ("raptorq", 0.0, "raptorq")):
+            pts = sorted((r["sent"], r["whole"], r["frames"]) for r in rows
+                         if r["code"] == code and r["pipe"] == pipe and
+                         r["mean_loss"] == mean)
+            if pts:
+                line.append("%s %s" % (name, " ".join(
+                    "%d:%d/%d" % p for p in pts)))
+        log("recovery, mean loss %d %%: %s" % (round(mean * 100),
+                                                "; ".join(line)))
+    if rows:
+        log("plot: %s" % recovery_plot(rows, outdir))
+
+
+def recovery_plot(rows, outdir):
+    sents = sorted({r["sent"] for r in rows})
+    p = bench_rtgpu.Panel(
+        "S = 4 streams of N = 1024 symbols", "packets sent per stream (N')",
+        "frames recovered whole", min(sents), max(sents), 0, 1, logx=False,
+        xticks=[x for x in (1024, 1050, 1075, 1100, 1125, 1150, 1175)
+                if x <= max(sents)], yticks=[0, 0.25, 0.5, 0.75, 1])
+    colors = {0.02: "#1e8449", 0.03: "#2471a3", 0.04: "#c0392b"}
+    for mean, color in colors.items():
+        for code, pipe, dash, name in (("cstp", 0.05, None, "cstp p = 5 %"),
+                                       ("cstp", 0.0, "6,3", "cstp p = 0"),
+                                       ("raptorq", 0.0, "2,3", "RaptorQ")):
+            pts = sorted((r["sent"], r["whole"] / r["frames"]) for r in rows
+                         if r["code"] == code and r["pipe"] == pipe and
+                         r["mean_loss"] == mean)
+            if pts:
+                p.line(pts, color, 2.0, dash=dash,
+                       label="%s, %d %%" % (name, round(mean * 100)))
+    return bench_rtgpu.svg(
+        [p], os.path.join(outdir, "cstp-recovery.svg"),
+        "The experiment of the paper's Fig. 7: each stream sends its N "
+        "sources and N' - N redundancy packets (p: share of pipe packets "
+        "over all 4 streams). Each frame, each receiver loses packets at a "
+        "rate drawn uniformly in [0, 2 m] for a mean m of 2, 3 or 4 % (the "
+        "colours). RaptorQ: each stream on its own, RFC 6330 from PyPI")
+
+
 def cstp_goodput(streams, frames=100, loss=0.05, rate=0):
     sys.path.insert(0, os.path.join(here, "..", "tests", "network"))
     import cstp_loopback as cl
@@ -178,6 +287,7 @@ def bench(build, results, run_one, find_exe):
                     row["n"], row["loss"] * 100, row["encode_gbps"],
                     row["scalar_encode_gbps"], row["decode_gbps"]))
     run_raptorq(build, results)
+    run_recovery(build, results, find_exe, os.path.join(build, "bench"))
     for s in (2, 4, 8):
         # paced to 4 Gbit/s in all: unpaced, the sockets overflow (17 % of
         # the datagrams at S = 4) while the receiver decodes

@@ -7,7 +7,18 @@
  * sub-frame's bits over the time to make its repairs, or to decode it, the
  * best of REPEAT runs (the machine is shared; the best is the code's). One
  * JSON line per case on stdout (and into --json FILE).
- * Usage: bench_fountain [--quick] [--json FILE] */
+ *
+ * --recovery: the experiment of Fig. 7 of Liu, Schulze, DeFanti, "CSTP: A
+ * parallel data transfer protocol using cross-stream coding" (2011) instead:
+ * S = 4 streams of N = 1024 symbols, each sending N' packets (its N sources,
+ * then N' - N redundancy packets drawn from D_s(x) = p x^S + (1 - p) x with
+ * p = 5 %); every frame, each receiver's loss rate is drawn uniformly in
+ * [0, 2 m] for an average m of 2, 3 or 4 %, its packets lost independently;
+ * the share of frames decoded whole through the cross-stream decoder, for
+ * N' from N to 1.15 N; and the same with p = 0 (no pipe packets: each
+ * stream on its own). Symbols of 16 bytes (the outcome depends on which
+ * packets arrive, not on their size). One JSON line per (m, N').
+ * Usage: bench_fountain [--quick] [--json FILE] [--recovery [FRAMES]] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,16 +33,118 @@ now (void)
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* xorshift64*: the loss draws of the recovery experiment */
+static uint64_t
+next_random (uint64_t * s)
+{
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545F4914F6CDD1Dull;
+}
+
+static double
+unit_random (uint64_t * s)
+{
+  return (next_random (s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void
+recovery (int frames, FILE * json)
+{
+  enum { S = 4, N = 1024, K = 16 };
+  static const double means[] = { 0.02, 0.03, 0.04 };
+  static const int extra_pct10[] = { 0, 10, 20, 30, 40, 50, 60, 80, 100, 150 };
+  static const double pipes[] = { 0.05, 0.0 };
+  static uint8_t frame[S * N * K];
+  const uint8_t *subs[S];
+  uint8_t pkt[FOUNTAIN_HEADER_SIZE + K];
+  uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+  for (int s = 0; s < S; s++)
+    subs[s] = frame + (size_t) s * N * K;
+  FountainFrameDecoder *d = fountain_frame_decoder_new (S, N, K, N);
+  for (size_t c = 0; c < sizeof pipes / sizeof pipes[0]; c++)
+    for (size_t a = 0; a < sizeof means / sizeof means[0]; a++)
+      for (size_t b = 0; b < sizeof extra_pct10 / sizeof extra_pct10[0]; b++) {
+        double p = pipes[c];
+        int sent = N + (N * extra_pct10[b] + 500) / 1000;
+        int whole = 0;
+        for (int f = 0; f < frames; f++) {
+          for (size_t i = 0; i < sizeof frame; i++)
+            frame[i] = (uint8_t) next_random (&rng);
+          fountain_frame_decoder_reset (d, (uint32_t) f);
+          for (int s = 0; s < S; s++) {
+            double rate = 2 * means[a] * unit_random (&rng);
+            for (int i = 0; i < sent; i++) {
+              if (unit_random (&rng) < rate)
+                continue;         /* lost: no need to make it */
+              FountainHeader h = {.streams = S,.stream = (uint8_t) s,
+                .frame_id = (uint32_t) f,.n = N,.symbol_size = K,
+                .frame_len = S * N * K
+              };
+              uint8_t *payload = pkt + FOUNTAIN_HEADER_SIZE;
+              if (i < N) {
+                h.kind = FOUNTAIN_KIND_SOURCE;
+                h.index_or_seed = (uint32_t) i;
+                memcpy (payload, subs[s] + (size_t) i * K, K);
+              } else {
+                uint32_t r = (uint32_t) (i - N);
+                uint64_t mask = fountain_stream_degree_draw_shared (p, 1.0, S, s,
+                    (uint32_t) f, r);
+                h.index_or_seed = (uint32_t) f * 0x10000u + (uint32_t) s * 0x1000u
+                    + r;
+                if (mask == 1ull << s) {
+                  h.kind = FOUNTAIN_KIND_REPAIR;
+                  fountain_encode_repair (N, K, subs[s], h.index_or_seed, payload);
+                } else {
+                  h.kind = FOUNTAIN_KIND_PIPE;
+                  h.pipe_mask = mask;
+                  fountain_encode_pipe (N, K, subs, mask, h.index_or_seed,
+                      payload);
+                }
+              }
+              fountain_frame_decoder_add (d, &h, payload);
+            }
+          }
+          int ok = fountain_frame_decoder_decode (d, NULL) == S;
+          for (int s = 0; ok && s < S; s++)
+            ok = memcmp (fountain_frame_decoder_stream (d, s), subs[s],
+                (size_t) N * K) == 0;
+          whole += ok;
+        }
+        char line[256];
+        snprintf (line, sizeof line, "{\"bench\":\"fountain-recovery\","
+            "\"code\":\"cstp\",\"streams\":%d,\"n\":%d,\"pipe\":%.2f,"
+            "\"mean_loss\":%.2f,\"sent\":%d,\"frames\":%d,\"whole\":%d}",
+            S, N, p, means[a], sent, frames, whole);
+        puts (line);
+        fflush (stdout);
+        if (json)
+          fprintf (json, "%s\n", line);
+      }
+  fountain_frame_decoder_free (d);
+}
+
 int
 main (int argc, char **argv)
 {
-  int quick = 0;
+  int quick = 0, recovery_frames = 0;
   FILE *json = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp (argv[i], "--quick") == 0)
       quick = 1;
     else if (strcmp (argv[i], "--json") == 0 && i + 1 < argc)
       json = fopen (argv[++i], "w");
+    else if (strcmp (argv[i], "--recovery") == 0)
+      recovery_frames = i + 1 < argc && argv[i + 1][0] != '-' ?
+          atoi (argv[++i]) : 200;
+  }
+  if (recovery_frames > 0) {
+    recovery (recovery_frames, json);
+    if (json)
+      fclose (json);
+    return 0;
   }
   const size_t k = 1280;
   static const int ns[] = { 512, 1024, 2048, 4096 };
