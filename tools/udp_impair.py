@@ -143,6 +143,10 @@ class Relay:
         try:
             self.rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             self._kernel_stamps = True
+            # when no socket of the system had timestamps on, the kernel
+            # turns them on in deferred work: a datagram of the next moments
+            # would carry the time it is read, not the time it came
+            time.sleep(0.05)
         except OSError:
             self._kernel_stamps = False
         self.port = self.rx.getsockname()[1]
