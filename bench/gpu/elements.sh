@@ -34,7 +34,7 @@ export CK_DEFAULT_TIMEOUT=300 GST_DEBUG_NO_COLOR=1 G_DEBUG=fatal-criticals
 
 fails=0
 for t in libs-gpustream libs-gpssrtp libs-scheduler elements-srtp elements-dxt \
-    elements-pools elements-nc elements-rtpnc elements-rtgpuqueue; do
+    elements-pools elements-nc elements-rtpnc elements-rtgpuqueue elements-cstp; do
   start=$(date +%s%N)
   "$rt/bin/$t" >"$logs/$t.log" 2>&1
   rc=$?

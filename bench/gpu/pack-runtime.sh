@@ -27,7 +27,8 @@ rm -rf "$rt"
 mkdir -p "$rt/lib" "$rt/gst" "$rt/plugins" "$rt/bin"
 cp "$build"/plugins/*/*.so "$rt/plugins/"
 cp -L "$build"/gst/gpustream/libgstgpustream-1.0.so.0 "$rt/lib/"
-for t in elements-srtp elements-dxt elements-pools elements-nc elements-rtpnc elements-rtgpuqueue; do
+for t in elements-srtp elements-dxt elements-pools elements-nc elements-rtpnc elements-rtgpuqueue \
+    elements-cstp; do
   cp "$build/tests/check/elements/$t" "$rt/bin/"
 done
 for t in gpssrtp gpustream scheduler; do

@@ -14,8 +14,9 @@
  * packets that add repairs of 2 or all S streams, so that the streams which
  * lose little lend their redundancy to those which lose much, without a
  * round trip. cstpsrc decodes. The wire format is
- * docs/elements/cstp-code.md. The code runs on the CPU (ISA-L's SIMD
- * GF(2^8) product); there is no GPU path yet.
+ * docs/elements/cstp-code.md. The redundancy is coded on the process's
+ * coder pool, as ncencoder's generations are: ISA-L on the CPU, the GPU
+ * with backend=gpu (or hybrid, or auto where a CUDA device is found).
  *
  * ## Example launch line
  * |[
@@ -38,6 +39,7 @@
 
 #include <gst/base/gstbasesink.h>
 #include <fountain/fountain.h>
+#include <gstgpustream.h>
 #include <rlnc/rlnc_seed.h>
 
 #include "cstpmulticast.h"
@@ -84,6 +86,8 @@ enum
   PROP_LOOP,
   PROP_MULTICAST_IFACE,
   PROP_STATS,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
 };
 
 GType
@@ -126,6 +130,7 @@ struct _GstCstpSink
   gint ttl_mc;
   gboolean loop;
   gchar *multicast_iface;
+  GstGpuStreamGpu gpu;          /* backend, cuda-device-id; the device */
 
   /* streaming state, set up in start () */
   guint n_streams;
@@ -307,6 +312,107 @@ send_frame (GstCstpSink * self, Datagram ** dg, guint per_stream,
   return TRUE;
 }
 
+/* The redundancy payloads of a frame: for each stream t, every repair
+ * combination of t's sub-frame that a packet needs (its own repairs, its
+ * part of every pipe that covers it); the first part of a packet is coded
+ * straight into it, later ones (the other streams of a pipe) added. One
+ * GF(2^8) product per stream, all S in flight at once on the process's
+ * coder pool (gstgpustream.h), where the backend says: its CPU coders
+ * (ISA-L), the GPU coder of the element's device, or whichever is idle
+ * first. The bytes are the same on each (a coefficient of a seed is
+ * rlnc_seed_coef everywhere), and those of fountain_encode_repairs. FALSE
+ * when a job failed. */
+static gboolean
+encode_redundancy (GstCstpSink * self, guint32 n, gsize k, guint32 red,
+    guint32 frame_id, const guint8 * const *subs, const guint64 * masks,
+    guint8 * repairs)
+{
+  guint S = self->n_streams;
+  GstGpuStreamBackend where = self->gpu.resolved;
+  gsize most = (gsize) S * red;
+  /* per stream t: its parts' seeds, the packets they go to, where each is
+   * coded; parts of a pipe beyond its first need room of their own */
+  guint32 *seeds = g_new (guint32, S * most);
+  guint8 **targets = g_new (guint8 *, S * most);
+  guint8 **outs = g_new (guint8 *, S * most);
+  gint *count = g_new0 (gint, S);
+  guint8 *started = g_malloc0 (most);
+  gsize extra = 0;
+  gboolean ok = TRUE;
+
+  for (guint t = 0; t < S; t++)
+    for (guint s = 0; s < S; s++)
+      for (guint32 r = 0; r < red; r++) {
+        guint64 mask = masks[(gsize) s * red + r];
+        if (mask >> t & 1 && started[(gsize) s * red + r])
+          extra++;
+        else if (mask >> t & 1)
+          started[(gsize) s * red + r] = 1;
+      }
+  guint8 *parts = scratch ((gpointer *) & self->parts, &self->parts_cap,
+      MAX (extra, 1) * k);
+  memset (started, 0, most);
+  extra = 0;
+  for (guint t = 0; t < S; t++) {
+    guint32 *ts = seeds + t * most;
+    guint8 **tt = targets + t * most, **to = outs + t * most;
+    for (guint s = 0; s < S; s++)
+      for (guint32 r = 0; r < red; r++) {
+        guint64 mask = masks[(gsize) s * red + r];
+        if (!(mask >> t & 1))
+          continue;
+        guint32 seed = redundancy_seed (frame_id, s, r);
+        gsize packet = (gsize) s * red + r;
+        gint j = count[t]++;
+        ts[j] = mask == 1ull << s ? seed
+            : fountain_pipe_component_seed (seed, (int) t);
+        tt[j] = repairs + packet * k;
+        if (started[packet]) {
+          to[j] = parts + extra++ * k;
+        } else {
+          to[j] = tt[j];
+          started[packet] = 1;
+        }
+      }
+  }
+
+  GstGpuStreamCoderJob **jobs = g_new0 (GstGpuStreamCoderJob *, S);
+  guint8 **coefs = g_new0 (guint8 *, S);
+  const guint8 **src = g_new (const guint8 *, (gsize) S * n);
+  for (guint t = 0; t < S; t++) {
+    if (count[t] == 0)
+      continue;
+    coefs[t] = g_malloc ((gsize) count[t] * n);
+    for (gint j = 0; j < count[t]; j++)
+      rlnc_seed_coefs (seeds[t * most + j], (int) n, coefs[t] + (gsize) j * n);
+    for (guint32 i = 0; i < n; i++)
+      src[(gsize) t * n + i] = subs[t] + (gsize) i * k;
+    GstGpuStreamGfProduct product = {.k = k,.m = (gint) n,.n = count[t],
+      .coefs = coefs[t],.src = src + (gsize) t * n,.out = outs + t * most
+    };
+    jobs[t] = gst_gpustream_coder_submit (&product, where,
+        self->gpu.cuda_context);
+  }
+  for (guint t = 0; t < S; t++) {
+    if (jobs[t] && !gst_gpustream_coder_job_wait (jobs[t]))
+      ok = FALSE;
+    g_free (coefs[t]);
+  }
+  g_free (jobs);
+  g_free (coefs);
+  g_free (src);
+  for (guint t = 0; ok && t < S; t++)
+    for (gint j = 0; j < count[t]; j++)
+      if (outs[t * most + j] != targets[t * most + j])
+        xor_into (targets[t * most + j], outs[t * most + j], k);
+  g_free (seeds);
+  g_free (targets);
+  g_free (outs);
+  g_free (count);
+  g_free (started);
+  return ok;
+}
+
 static GstFlowReturn
 gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 {
@@ -427,52 +533,12 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     }
   }
 
-  /* the redundancy payloads: for each stream t, every repair combination of
-   * t's sub-frame that a packet needs (its own repairs, its part of every
-   * pipe that covers it) in one pass; the first part of a packet is coded
-   * straight into it, later ones (the other streams of a pipe) added */
-  if (red > 0) {
-    gsize most = (gsize) S * red;
-    guint32 *seeds = g_new (guint32, most);
-    guint8 **targets = g_new (guint8 *, most);
-    guint8 **outs = g_new (guint8 *, most);
-    guint8 *parts = scratch ((gpointer *) & self->parts, &self->parts_cap,
-        most * k);
-    guint8 *started = g_malloc0 (most);
-    for (guint t = 0; t < S; t++) {
-      gint count = 0;
-      for (guint s = 0; s < S; s++)
-        for (guint32 r = 0; r < red; r++) {
-          guint64 mask = masks[(gsize) s * red + r];
-          if (!(mask >> t & 1))
-            continue;
-          guint32 seed = redundancy_seed (frame_id, s, r);
-          gsize packet = (gsize) s * red + r;
-          seeds[count] = mask == 1ull << s ? seed
-              : fountain_pipe_component_seed (seed, (int) t);
-          targets[count] = repairs + packet * k;
-          if (started[packet]) {
-            outs[count] = parts + (gsize) count * k;
-          } else {
-            outs[count] = targets[count];
-            started[packet] = 1;
-          }
-          count++;
-        }
-      if (fountain_encode_repairs ((int) n, k, subs[t], count, seeds,
-              outs) != 0) {
-        GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL),
-            ("out of memory encoding frame %u", frame_id));
-        break;
-      }
-      for (gint j = 0; j < count; j++)
-        if (outs[j] != targets[j])
-          xor_into (targets[j], outs[j], k);
-    }
-    g_free (seeds);
-    g_free (targets);
-    g_free (outs);
-    g_free (started);
+  if (red > 0 && !encode_redundancy (self, n, k, red, frame_id, subs, masks,
+          repairs)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("coding the redundancy of frame %u failed", frame_id));
+    gst_buffer_unmap (buf, &map);
+    return GST_FLOW_ERROR;
   }
   gint64 t1 = g_get_monotonic_time ();
 
@@ -665,7 +731,9 @@ gst_cstp_sink_get_stats (GstCstpSink * self)
       "frames", G_TYPE_UINT64, self->frames,
       "frames-rate-raised", G_TYPE_UINT64, self->frames_rate_raised,
       "bytes-sent", G_TYPE_UINT64, self->bytes_sent,
-      "encode-time", G_TYPE_UINT64, self->encode_ns, NULL);
+      "encode-time", G_TYPE_UINT64, self->encode_ns,
+      "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
+      NULL);
   guint64 total = 0;
   for (guint i = 0; self->packets_sent && i < self->n_streams; i++) {
     gchar name[48];
@@ -694,6 +762,9 @@ gst_cstp_sink_set_property (GObject * object, guint prop_id,
 {
   GstCstpSink *self = GST_CSTP_SINK (object);
 
+  if (gst_gpustream_gpu_set_property (GST_ELEMENT (self), &self->gpu, prop_id,
+          PROP_BACKEND, PROP_CUDA_DEVICE_ID, value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_STREAMS:
@@ -755,6 +826,9 @@ gst_cstp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     g_value_take_boxed (value, gst_cstp_sink_get_stats (self));
     return;
   }
+  if (gst_gpustream_gpu_get_property (GST_ELEMENT (self), &self->gpu, prop_id,
+          PROP_BACKEND, PROP_CUDA_DEVICE_ID, value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_STREAMS:
@@ -817,6 +891,45 @@ gst_cstp_sink_finalize (GObject * object)
   g_free (self->packets_sent);
   g_free (self->send_errors);
   G_OBJECT_CLASS (gst_cstp_sink_parent_class)->finalize (object);
+}
+
+static gboolean
+gst_cstp_sink_query (GstBaseSink * bsink, GstQuery * query)
+{
+  GstCstpSink *self = GST_CSTP_SINK (bsink);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT &&
+      gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self), &self->gpu,
+          query))
+    return TRUE;
+  return GST_BASE_SINK_CLASS (gst_cstp_sink_parent_class)->query (bsink,
+      query);
+}
+
+static void
+gst_cstp_sink_set_context (GstElement * element, GstContext * context)
+{
+  GstCstpSink *self = GST_CSTP_SINK (element);
+
+  gst_gpustream_gpu_set_context (element, &self->gpu, context);
+  GST_ELEMENT_CLASS (gst_cstp_sink_parent_class)->set_context (element,
+      context);
+}
+
+static GstStateChangeReturn
+gst_cstp_sink_change_state (GstElement * element, GstStateChange transition)
+{
+  GstCstpSink *self = GST_CSTP_SINK (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY &&
+      !gst_gpustream_gpu_start (element, &self->gpu))
+    return GST_STATE_CHANGE_FAILURE;
+  ret = GST_ELEMENT_CLASS (gst_cstp_sink_parent_class)->change_state (element,
+      transition);
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
+    gst_gpustream_gpu_stop (&self->gpu);
+  return ret;
 }
 
 static void
@@ -902,6 +1015,12 @@ gst_cstp_sink_class_init (GstCstpSinkClass * klass)
       "transfer protocol using cross-stream coding\", 2011)",
       "gst-gpustream");
 
+  gst_gpustream_gpu_install_properties (gobject_class, PROP_BACKEND,
+      PROP_CUDA_DEVICE_ID);
+
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_cstp_sink_change_state);
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_cstp_sink_set_context);
+  basesink_class->query = GST_DEBUG_FUNCPTR (gst_cstp_sink_query);
   basesink_class->set_caps = GST_DEBUG_FUNCPTR (gst_cstp_sink_set_caps);
   basesink_class->render = GST_DEBUG_FUNCPTR (gst_cstp_sink_render);
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_cstp_sink_start);
@@ -926,4 +1045,5 @@ gst_cstp_sink_init (GstCstpSink * self)
   self->max_latency = DEFAULT_MAX_LATENCY;
   self->ttl_mc = DEFAULT_TTL_MC;
   self->loop = DEFAULT_LOOP;
+  gst_gpustream_gpu_init (&self->gpu);
 }

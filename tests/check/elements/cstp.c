@@ -267,6 +267,131 @@ GST_START_TEST (test_frames_caps_flags)
 
 GST_END_TEST;
 
+/* backend=gpu usable here for cstpsink: a CUDA build with a device. */
+static gboolean
+gpu_available (void)
+{
+  GstElement *e = gst_element_factory_make ("cstpsink", NULL);
+  GstStateChangeReturn r;
+
+  fail_unless (e != NULL);
+  gst_util_set_object_arg (G_OBJECT (e), "backend", "gpu");
+  r = gst_element_set_state (e, GST_STATE_READY);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_object_unref (e);
+  return r != GST_STATE_CHANGE_FAILURE;
+}
+
+enum
+{ BACKEND_STREAMS = 3 };
+
+/* Every datagram cstpsink sent for frame with this backend, per stream in
+ * arrival order (loopback keeps it), as GBytes. */
+static GPtrArray **
+datagrams_of (const gchar * backend, GBytes * frame)
+{
+  GPtrArray **got = g_new (GPtrArray *, BACKEND_STREAMS);
+  int fds[BACKEND_STREAMS];
+  GString *dests = g_string_new (NULL);
+
+  for (int s = 0; s < BACKEND_STREAMS; s++) {
+    struct sockaddr_in a = {.sin_family = AF_INET };
+    socklen_t len = sizeof a;
+    int size = 4 << 20;
+    fds[s] = socket (AF_INET, SOCK_DGRAM, 0);
+    a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    fail_unless (bind (fds[s], (struct sockaddr *) &a, sizeof a) == 0);
+    setsockopt (fds[s], SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    getsockname (fds[s], (struct sockaddr *) &a, &len);
+    g_string_append_printf (dests, "%s127.0.0.1:%d", s ? "," : "",
+        ntohs (a.sin_port));
+    got[s] = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  }
+  gchar *desc = g_strdup_printf ("appsrc name=in ! cstpsink name=out "
+      "backend=%s "
+      "streams=%d destinations=%s packet-size=1032 overhead=0.3 "
+      "pipe-width=0.5 sync=false", backend, BACKEND_STREAMS, dests->str);
+  GstElement *p = gst_parse_launch (desc, NULL);
+  GstElement *in = gst_bin_get_by_name (GST_BIN (p), "in");
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE, "%s", desc);
+  gst_app_src_push_buffer (GST_APP_SRC (in), gst_buffer_new_wrapped_bytes
+      (frame));
+  gst_app_src_end_of_stream (GST_APP_SRC (in));
+  GstMessage *msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (p),
+      10 * GST_SECOND, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  fail_unless (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS, "%s", desc);
+  gst_message_unref (msg);
+  /* the coder it says it used is the one asked for */
+  GstElement *out = gst_bin_get_by_name (GST_BIN (p), "out");
+  GstStructure *st;
+  g_object_get (out, "stats", &st, NULL);
+  fail_unless_equals_string (gst_structure_get_string (st, "backend"),
+      backend);
+  gst_structure_free (st);
+  gst_object_unref (out);
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (in);
+  gst_object_unref (p);
+  for (int s = 0; s < BACKEND_STREAMS; s++) {
+    guint8 d[2048];
+    ssize_t n;
+    while ((n = recv (fds[s], d, sizeof d, MSG_DONTWAIT)) > 0)
+      g_ptr_array_add (got[s], g_bytes_new (d, n));
+    close (fds[s]);
+  }
+  g_free (desc);
+  g_string_free (dests, TRUE);
+  return got;
+}
+
+/* The redundancy of a frame through the coder pool (backend gpu or hybrid,
+ * where a CUDA device is found) is the CPU's byte for byte; without a device
+ * those backends refuse to start, saying why. */
+GST_START_TEST (test_backends_same_datagrams)
+{
+  GRand *rand = g_rand_new_with_seed (11);
+  gsize size = 50000;
+  guint8 *bytes = g_malloc (size);
+  for (gsize i = 0; i < size; i++)
+    bytes[i] = (guint8) g_rand_int (rand);
+  GBytes *frame = g_bytes_new_take (bytes, size);
+  GPtrArray **cpu = datagrams_of ("cpu", frame);
+  /* 17 sources and 6 redundancy packets a stream, and the frame packet */
+  for (int s = 0; s < BACKEND_STREAMS; s++)
+    fail_unless_equals_int (cpu[s]->len, 1 + 17 + 6);
+
+  if (!gpu_available ()) {
+    gchar *e = run_to_error ("appsrc name=in ! cstpsink backend=gpu "
+        "host=127.0.0.1 port=9", NULL);
+    fail_unless (e && strstr (e, "use backend=auto or cpu"), "%s", e);
+    g_free (e);
+    g_print ("no CUDA device: cstpsink backend=gpu / hybrid comparison "
+        "skipped\n");
+  } else {
+    static const gchar *backends[] = { "gpu", "hybrid" };
+    for (guint b = 0; b < G_N_ELEMENTS (backends); b++) {
+      GPtrArray **other = datagrams_of (backends[b], frame);
+      for (int s = 0; s < BACKEND_STREAMS; s++) {
+        fail_unless_equals_int (other[s]->len, cpu[s]->len);
+        for (guint i = 0; i < cpu[s]->len; i++)
+          fail_unless (g_bytes_equal (g_ptr_array_index (other[s], i),
+                  g_ptr_array_index (cpu[s], i)), "%s: stream %d datagram %u "
+              "differs from the CPU's", backends[b], s, i);
+        g_ptr_array_unref (other[s]);
+      }
+      g_free (other);
+    }
+  }
+  for (int s = 0; s < BACKEND_STREAMS; s++)
+    g_ptr_array_unref (cpu[s]);
+  g_free (cpu);
+  g_bytes_unref (frame);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
 static Suite *
 cstp_suite (void)
 {
@@ -278,6 +403,7 @@ cstp_suite (void)
   tcase_add_test (tc, test_frame_packet_bytes);
   tcase_add_test (tc, test_sink_errors);
   tcase_add_test (tc, test_frames_caps_flags);
+  tcase_add_test (tc, test_backends_same_datagrams);
   return s;
 }
 
