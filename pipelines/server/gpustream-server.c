@@ -937,7 +937,8 @@ gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
  * threads' wakeups, its connection), and GLib aborts the process when it
  * cannot make one: near the open-file limit new sessions are refused (503)
  * instead. The room kept covers the sessions the client threads may be
- * preparing at once and the connections that come meanwhile. */
+ * preparing at once and the connections that come meanwhile: 512, or a
+ * quarter of a lower limit (else a limit under 512 would refuse all). */
 #define DESCRIPTOR_ROOM 512
 static guint64 descriptor_limit;        /* RLIMIT_NOFILE, raised to its max */
 
@@ -971,7 +972,8 @@ room_for_a_session (void)
   while (readdir (dir) != NULL)
     open_now++;
   closedir (dir);
-  if (open_now + DESCRIPTOR_ROOM <= descriptor_limit)
+  if (open_now + MIN (DESCRIPTOR_ROOM, descriptor_limit / 4) <=
+      descriptor_limit)
     return TRUE;
   /* said at most every 10 s (a race between client threads only repeats
    * the line) */

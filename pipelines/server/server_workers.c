@@ -14,7 +14,9 @@
  * initialises GStreamer, its registry and its threads for itself: the
  * supervisor never runs a pipeline, and nothing of its state crosses into
  * a worker. */
+#define _GNU_SOURCE             /* accept4 */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -352,8 +354,65 @@ server_workers_supervise (gchar ** argv, const gchar * address, gint port,
 
 /* ---- a worker, or the one process: accepting clients ---- */
 
-/* The worker's side of the shared RTSP socket: of the workers woken for a
- * client, those that find it taken by another go back to waiting */
+/* One descriptor held back for the moment the process has no other: a
+ * client waiting on the listening socket then keeps it readable, and the
+ * main loop would wake for it again and again (accept failing with EMFILE)
+ * at full CPU until a descriptor is freed. */
+static int spare_fd = -1;
+
+static void
+keep_spare_descriptor (void)
+{
+  if (spare_fd < 0)
+    spare_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* TRUE when the process had no descriptor left for the client waiting:
+ * it was taken with the spare one, told 503 and closed. */
+static gboolean
+refuse_when_out_of_descriptors (GSocket * listener)
+{
+  static const char busy[] = "RTSP/1.0 503 Service Unavailable\r\n"
+      "Content-Length: 0\r\n\r\n";
+  static gint64 said;
+  int probe = fcntl (2, F_DUPFD_CLOEXEC, 0);
+  int fd;
+
+  if (probe >= 0) {
+    close (probe);
+    return FALSE;
+  }
+  if (errno != EMFILE && errno != ENFILE)
+    return FALSE;
+  if (spare_fd >= 0) {
+    close (spare_fd);
+    spare_fd = -1;
+  }
+  /* GSocket keeps its descriptor non-blocking: a client gone meanwhile
+   * makes this fail, not wait */
+  fd = accept4 (g_socket_get_fd (listener), NULL, NULL,
+      SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd >= 0) {
+    if (send (fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+      /* nothing to do: the connection is closed either way */
+    }
+    close (fd);
+  }
+  keep_spare_descriptor ();
+  gint64 now = g_get_monotonic_time ();
+  if (said == 0 || now - said > 10 * G_USEC_PER_SEC) {
+    said = now;
+    g_printerr ("gpustream-server: no file descriptor left: clients are "
+        "refused (503) as they connect until some are freed\n");
+  }
+  return TRUE;
+}
+
+/* The listening RTSP socket, the one process's or a worker's share of the
+ * supervisor's: of the workers woken for a client, those that find it taken
+ * by another go back to waiting. The client's connection is handed to the
+ * server (gst_rtsp_server_transfer_connection: the client object, its
+ * thread, as gst-rtsp-server's own accept would). */
 static gboolean
 accept_rtsp_client (GSocket * listener, GIOCondition condition,
     gpointer server)
@@ -364,6 +423,8 @@ accept_rtsp_client (GSocket * listener, GIOCondition condition,
   g_autofree gchar *ip = NULL;
   gint port = 0;
 
+  if (client == NULL && refuse_when_out_of_descriptors (listener))
+    return G_SOURCE_CONTINUE;
   if (client == NULL) {
     if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
       g_printerr ("gpustream-server: cannot accept an RTSP client: %s\n",
@@ -381,6 +442,30 @@ accept_rtsp_client (GSocket * listener, GIOCondition condition,
   gst_rtsp_server_transfer_connection (GST_RTSP_SERVER (server), client,
       ip ? ip : "0.0.0.0", port, NULL);
   return G_SOURCE_CONTINUE;
+}
+
+/* Clients of the listening socket fd go to server; FALSE (said) when fd is
+ * not a socket */
+static gboolean
+watch_rtsp_listener (GstRTSPServer * server, int fd)
+{
+  GError *err = NULL;
+  GSocket *listener = g_socket_new_from_fd (fd, &err);
+  GSource *source;
+
+  if (listener == NULL) {
+    g_printerr ("gpustream-server: RTSP socket %d: %s\n", fd, err->message);
+    g_clear_error (&err);
+    return FALSE;
+  }
+  keep_spare_descriptor ();
+  source = g_socket_create_source (listener, G_IO_IN, NULL);
+  g_source_set_callback (source, G_SOURCE_FUNC (accept_rtsp_client),
+      g_object_ref (server), g_object_unref);
+  g_source_attach (source, NULL);
+  g_source_unref (source);
+  g_object_unref (listener);
+  return TRUE;
 }
 
 static gboolean
@@ -401,31 +486,23 @@ server_workers_listen (GstRTSPServer * server, const gchar * address,
     gint port, const gchar * root_real)
 {
   if (opt_worker != NULL) {
-    GError *err = NULL;
-    GSocket *listener = g_socket_new_from_fd (worker_rtsp_fd, &err);
-    GSource *source;
-
-    if (listener == NULL) {
-      g_printerr ("gpustream-server: worker %d: socket %d: %s\n",
-          worker_index, worker_rtsp_fd, err->message);
-      g_clear_error (&err);
+    if (!watch_rtsp_listener (server, worker_rtsp_fd))
       return FALSE;
-    }
-    source = g_socket_create_source (listener, G_IO_IN, NULL);
-    g_source_set_callback (source, G_SOURCE_FUNC (accept_rtsp_client),
-        g_object_ref (server), g_object_unref);
-    g_source_attach (source, NULL);
-    g_source_unref (source);
-    g_object_unref (listener);
     return worker_http_fd < 0 || start_http (worker_http_fd, root_real);
   }
 
-  if (gst_rtsp_server_attach (server, NULL) == 0) {
-    g_printerr ("gpustream-server: cannot listen on %s:%d\n",
-        address ? address : "0.0.0.0", port);
+  gint rtsp_port = 0;
+  const gchar *why;
+  int rtsp_fd = bind_listener (address, port, &rtsp_port, &why);
+
+  if (rtsp_fd < 0) {
+    g_printerr ("gpustream-server: cannot listen on %s:%d: %s\n",
+        address ? address : "0.0.0.0", port, why);
     return FALSE;
   }
-  print_url ("rtsp", address, gst_rtsp_server_get_bound_port (server));
+  if (!watch_rtsp_listener (server, rtsp_fd))
+    return FALSE;
+  print_url ("rtsp", address, rtsp_port);
   if (opt_http_port >= 0) {
     gint http_port = 0;
     const gchar *reason;

@@ -419,6 +419,73 @@ class ServerSessions(unittest.TestCase):
             server.stdout.close()
         self.assertIn("file descriptors open: new sessions are refused", err)
 
+    def test_out_of_descriptors_refuses_without_spinning(self):
+        """With every descriptor taken by connections that send nothing,
+        the server takes each further client with a descriptor it held back,
+        answers 503 and closes it, instead of being woken for it again and
+        again at full CPU; once the connections close it serves again (and a
+        limit below the 512 it keeps free for sessions still serves)"""
+        import resource
+        limit = 100
+
+        def low_limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        server = subprocess.Popen(
+            [SERVER, "--port", "0", "--address", "127.0.0.1", self.media],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=low_limit)
+        url = server.stdout.readline().strip()
+        port = int(url.rsplit(":", 1)[1].strip("/"))
+        conns, refused = [], 0
+
+        def cpu_s():
+            with open("/proc/%d/stat" % server.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf(
+                "SC_CLK_TCK")
+        try:
+            for _ in range(150):
+                conns.append(socket.create_connection(("127.0.0.1", port),
+                                                      timeout=10))
+            time.sleep(1.0)
+            before = cpu_s()
+            time.sleep(3.0)
+            spent = cpu_s() - before
+            self.assertLess(spent, 0.5, "the server spun on its listening "
+                            "socket: %.2f s of CPU in 3 s" % spent)
+            self.assertIsNone(server.poll(), "the server died")
+            poller = select.poll()
+            for c in conns:
+                poller.register(c, select.POLLIN)
+            for fd, _ in poller.poll(0):
+                c = next(c for c in conns if c.fileno() == fd)
+                reply = c.recv(4096)
+                self.assertIn(reply, (b"", b"RTSP/1.0 503 Service Unavailable"
+                                      b"\r\nContent-Length: 0\r\n\r\n"))
+                refused += 1
+            self.assertGreater(refused, 0)
+            for c in conns:
+                c.close()
+            conns = []
+            deadline = time.monotonic() + 20
+            status = None
+            while time.monotonic() < deadline:
+                with socket.create_connection(("127.0.0.1", port),
+                                              timeout=10) as c:
+                    status, _ = rtsp_request(c, "DESCRIBE", url + "clip.ts", 1)
+                if status == "RTSP/1.0 200 OK":
+                    break
+                time.sleep(0.5)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+        finally:
+            for c in conns:
+                c.close()
+            server.terminate()
+            _, err = server.communicate(timeout=10)
+            server.stdout.close()
+        self.assertIn("no file descriptor left: clients are refused", err)
+
     def test_bad_command_lines(self):
         missing = os.path.join(self.tmp.name, "no-such-dir")
         for argv, says in (([missing], "is not a readable directory"),
