@@ -115,6 +115,22 @@ def server_lines(stream, wanted, timeout_s):
         stream, lambda lines: len(first_lines(lines)) == len(wanted), timeout_s))
 
 
+def start_server_with_file_limit(directory, limit):
+    """The server under an open-file limit (soft and hard) of limit, its
+    stderr a pipe of text; returns (process, URL, port)"""
+    import resource
+
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    server = subprocess.Popen(
+        [SERVER, "--port", "0", "--address", "127.0.0.1", directory],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=low_limit)
+    url = server.stdout.readline().strip()
+    return server, url, int(url.rsplit(":", 1)[1].strip("/"))
+
+
 def stop(server):
     server.terminate()
     server.wait(10)
@@ -365,18 +381,7 @@ class ServerSessions(unittest.TestCase):
         """Under a low open-file limit the server refuses sessions it has no
         descriptors for (503, and a line on stderr) instead of dying when
         GLib cannot make one; once sessions end it serves again"""
-        import resource
-        limit = 1000
-
-        def low_limit():
-            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
-        server = subprocess.Popen(
-            [SERVER, "--port", "0", "--address", "127.0.0.1", self.media],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            preexec_fn=low_limit)
-        url = server.stdout.readline().strip()
-        port = int(url.rsplit(":", 1)[1].strip("/"))
+        server, url, port = start_server_with_file_limit(self.media, 1000)
         conns, answers = [], []
         try:
             for i in range(80):
@@ -425,18 +430,7 @@ class ServerSessions(unittest.TestCase):
         answers 503 and closes it, instead of being woken for it again and
         again at full CPU; once the connections close it serves again (and a
         limit below the 512 it keeps free for sessions still serves)"""
-        import resource
-        limit = 100
-
-        def low_limit():
-            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
-        server = subprocess.Popen(
-            [SERVER, "--port", "0", "--address", "127.0.0.1", self.media],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            preexec_fn=low_limit)
-        url = server.stdout.readline().strip()
-        port = int(url.rsplit(":", 1)[1].strip("/"))
+        server, url, port = start_server_with_file_limit(self.media, 100)
         conns, refused = [], 0
 
         def cpu_s():
