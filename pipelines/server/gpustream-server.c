@@ -49,6 +49,7 @@
 #include <gst/sdp/gstmikey.h>
 
 #include "server_cache.h"
+#include "server_direct.h"
 #include "server_paths.h"
 #include "server_workers.h"
 
@@ -66,6 +67,7 @@ static gchar *opt_backend = NULL;
 static gchar *opt_proxy = NULL;
 static gint opt_cycle_us = 0;
 static gint opt_client_threads = 0;
+static gchar *opt_plain_sessions = NULL;
 
 static GOptionEntry option_entries[] = {
   {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
@@ -103,6 +105,11 @@ static GOptionEntry option_entries[] = {
         "connections share them in turn, so the count stays bounded "
         "whatever the number of clients. 0 (default): 16 serving a "
         "directory, one per connection with --proxy", "N"},
+  {"plain-sessions", 0, 0, G_OPTION_ARG_STRING, &opt_plain_sessions,
+        "How plain sessions of MPEG-TS files are served: shared (default: "
+        "one sending thread and one pair of UDP ports for all of them, the "
+        "packets read from the shared cache without a copy) or pipeline "
+        "(a GStreamer pipeline each, as every other mount)", "MODE"},
   {"proxy", 0, 0, G_OPTION_ARG_STRING, &opt_proxy,
         "Serve no directory: re-serve every path of this RTSP server (the "
         "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>; "
@@ -1275,6 +1282,14 @@ main (int argc, char **argv)
         "not %s\n", opt_backend);
     return 2;
   }
+  if (opt_plain_sessions == NULL)
+    opt_plain_sessions = g_strdup ("shared");
+  if (!g_strv_contains ((const gchar *[]) {"shared", "pipeline", NULL},
+          opt_plain_sessions)) {
+    g_printerr ("gpustream-server: --plain-sessions is shared or pipeline, "
+        "not %s\n", opt_plain_sessions);
+    return 2;
+  }
   if (opt_proxy != NULL) {
     g_autoptr (GstUri) origin = gst_uri_from_string (opt_proxy);
     const gchar *scheme = origin ? gst_uri_get_scheme (origin) : NULL;
@@ -1331,6 +1346,14 @@ main (int argc, char **argv)
   gst_rtsp_session_pool_set_max_sessions (pool, opt_max_sessions);
 
   /* no mount points yet: each file is mounted on its first request */
+
+  if (proxy_base == NULL && strcmp (opt_plain_sessions, "shared") == 0 &&
+      !server_direct_start (server, root_real, opt_address,
+          opt_session_timeout, &err)) {
+    g_printerr ("gpustream-server: %s\n", err->message);
+    g_clear_error (&err);
+    return 1;
+  }
 
   if (!server_workers_listen (server, opt_address, opt_port,
           proxy_base ? NULL : root_real))

@@ -29,6 +29,7 @@
 
 #include <gio/gio.h>
 
+#include "server_direct.h"
 #include "server_http.h"
 #include "server_workers.h"
 
@@ -438,9 +439,13 @@ accept_rtsp_client (GSocket * listener, GIOCondition condition,
         (G_INET_SOCKET_ADDRESS (remote)));
     port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (remote));
   }
-  /* the server owns the client's socket from here */
-  gst_rtsp_server_transfer_connection (GST_RTSP_SERVER (server), client,
-      ip ? ip : "0.0.0.0", port, NULL);
+  /* the server (or the shared sender's side of it) owns the client's
+   * socket from here */
+  if (server_direct_enabled ())
+    server_direct_take (client, ip ? ip : "0.0.0.0", port);
+  else
+    gst_rtsp_server_transfer_connection (GST_RTSP_SERVER (server), client,
+        ip ? ip : "0.0.0.0", port, NULL);
   return G_SOURCE_CONTINUE;
 }
 

@@ -145,10 +145,12 @@ class ServerDocs(unittest.TestCase):
             server.terminate()
             self.assertEqual(server.wait(15), 0)
             server.stdout.close()
+            server_err = server.stderr.read().decode(errors="replace")
             server.stderr.close()
         for line, run in zip(clients, results):
             self.assertEqual(run.returncode, 0,
-                             "%s\n%s" % (line, run.stderr[-2000:]))
+                             "%s\n%s\nthe server said:\n%s" % (
+                                 line, run.stderr[-2000:], server_err[-2000:]))
         with open(os.path.join(media, "movie.ts"), "rb") as f:
             want = f.read()
         with open(os.path.join(tmp, "movie.ts"), "rb") as f:

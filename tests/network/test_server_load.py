@@ -84,8 +84,9 @@ class ServerLoad(unittest.TestCase):
             self.assertGreater(s["response_ms"], 0, s)
             self.assertLess(s["response_ms"], RESPONSE_BOUND_MS, s)
             self.assertGreater(s["setup_ms"], 0, s)
-            # the first packet may come with the PLAY answer
-            self.assertLessEqual(s["setup_ms"], s["response_ms"], s)
+            # the first packet leaves with the PLAY answer: over UDP it may
+            # be read first, by a fraction of a millisecond
+            self.assertLessEqual(s["setup_ms"], s["response_ms"] + 2, s)
         self.assertEqual(report["full_rate"], sessions)
         self.assertTrue(report["passed"])
         self.assertEqual(rc, 0)
@@ -104,9 +105,11 @@ class ServerLoad(unittest.TestCase):
         for s in report["per_session"]:
             self.assertGreater(s["bytes"], 300000, s)
         # the server was sampled while it served: its threads, open files
+        # (a connection each; the shared sender's threads do not grow)
         self.assertGreater(len(report["server_process_series"]), 4)
-        self.assertGreater(report["server_process"]["threads_max"], 10)
-        self.assertGreater(report["server_process"]["fds_max"], 20)
+        self.assertGreater(report["server_process"]["threads_max"], 2)
+        self.assertGreater(report["server_process"]["fds_max"],
+                           report["peak_concurrent"])
         self.assertIn("cpu_mean", report["generator"])
 
     def test_nc_and_srtp_mounts_at_rate(self):

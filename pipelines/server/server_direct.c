@@ -1,0 +1,817 @@
+/* server_direct.c: plain MPEG-TS sessions on the shared sender
+ * (server_direct.h) */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <gst/rtsp/gstrtspconnection.h>
+#include <gst/rtsp/gstrtsprange.h>
+#include <gst/rtsp/gstrtsptransport.h>
+
+#include "server_direct.h"
+#include "server_paths.h"
+#include "server_sender.h"
+
+/* a first request line longer than this goes to gst-rtsp-server, which
+ * answers it */
+#define FIRST_LINE_MAX 4096
+/* interleaved packets a connection may have queued before its session
+ * waits (about 10 s of a 750 kbit/s stream) */
+#define CONNECTION_BACKLOG 1024
+#define PUBLIC_METHODS "OPTIONS, DESCRIBE, SETUP, PLAY, PAUSE, TEARDOWN, " \
+  "GET_PARAMETER, SET_PARAMETER"
+#define SESSION_DATA "gpustream-direct"
+
+typedef struct
+{
+  GstRTSPServer *server;
+  GstRTSPSessionPool *pool;
+  gchar *root_real;
+  guint session_timeout;
+  ServerSender *sender;
+  GMainContext *context;
+  /* the sessions on UDP by their client's RTCP address, for the receiver
+   * reports that keep them alive */
+  GMutex lock;
+  GHashTable *by_rtcp;
+} Direct;
+
+static Direct *direct;
+
+/* one RTSP connection served here */
+typedef struct
+{
+  GstRTSPConnection *conn;
+  GstRTSPWatch *watch;
+  gchar *ip;
+  gint port;
+  /* the sessions set up on it: ended with it, as gst-rtsp-server ends its
+   * clients' */
+  GList *sessions;
+  gboolean shut;
+} DirectConn;
+
+/* what a GstRTSPSession of the pool holds when it is ours */
+typedef struct
+{
+  ServerSenderMedia *media;
+  /* NULL once stopped (its connection closed) */
+  ServerSenderSession *send;
+  gchar *control;
+  guint64 rtcp_key;
+} DirectSession;
+
+/* ---- sessions ---- */
+
+static guint64
+address_key (const struct sockaddr_in *sa)
+{
+  return ((guint64) ntohl (sa->sin_addr.s_addr) << 16) | ntohs (sa->sin_port);
+}
+
+static void
+direct_session_stop (DirectSession * ds)
+{
+  ServerSenderSession *send;
+
+  g_mutex_lock (&direct->lock);
+  send = ds->send;
+  ds->send = NULL;
+  if (ds->rtcp_key != 0)
+    g_hash_table_remove (direct->by_rtcp, &ds->rtcp_key);
+  ds->rtcp_key = 0;
+  g_mutex_unlock (&direct->lock);
+  if (send != NULL)
+    server_sender_session_free (send);
+}
+
+/* when the pool's session is gone (teardown, expiry, connection closed) */
+static void
+direct_session_free (gpointer data)
+{
+  DirectSession *ds = data;
+
+  direct_session_stop (ds);
+  server_sender_media_unref (ds->media);
+  g_free (ds->control);
+  g_free (ds);
+}
+
+/* our session named by the request's Session header, with a reference,
+ * touched; NULL when there is none */
+static GstRTSPSession *
+find_session (GstRTSPMessage * request, DirectSession ** ds)
+{
+  gchar *value = NULL;
+  g_autofree gchar *id = NULL;
+  GstRTSPSession *session;
+
+  if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_SESSION, &value,
+          0) != GST_RTSP_OK)
+    return NULL;
+  id = g_strndup (value, strcspn (value, ";"));
+  session = gst_rtsp_session_pool_find (direct->pool, g_strstrip (id));
+  if (session == NULL)
+    return NULL;
+  *ds = g_object_get_data (G_OBJECT (session), SESSION_DATA);
+  if (*ds == NULL || (*ds)->send == NULL) {
+    g_object_unref (session);
+    return NULL;
+  }
+  gst_rtsp_session_touch (session);
+  return session;
+}
+
+static void
+conn_forget_session (DirectConn * c, GstRTSPSession * session)
+{
+  GList *link = g_list_find (c->sessions, session);
+
+  if (link != NULL) {
+    c->sessions = g_list_delete_link (c->sessions, link);
+    g_object_unref (session);
+  }
+}
+
+/* ---- requests ---- */
+
+static void
+set_session_header (GstRTSPMessage * response, GstRTSPSession * session)
+{
+  gst_rtsp_message_remove_header (response, GST_RTSP_HDR_SESSION, -1);
+  gst_rtsp_message_take_header (response, GST_RTSP_HDR_SESSION,
+      g_strdup_printf ("%s;timeout=%u",
+          gst_rtsp_session_get_sessionid (session), direct->session_timeout));
+}
+
+/* the file of a request's URL when it is a plain mount served here */
+static gchar *
+request_file (const gchar * uri_string)
+{
+  GstRTSPUrl *url = NULL;
+  g_autofree gchar *mount_path = NULL;
+  MountKind kind = MOUNT_PLAIN;
+  gchar *file;
+
+  if (uri_string == NULL || gst_rtsp_url_parse (uri_string, &url) !=
+      GST_RTSP_OK || url == NULL)
+    return NULL;
+  file = request_source (direct->root_real, NULL, url, &mount_path, &kind);
+  gst_rtsp_url_free (url);
+  if (file != NULL && kind != MOUNT_PLAIN)
+    g_clear_pointer (&file, g_free);
+  return file;
+}
+
+static GstRTSPStatusCode
+handle_describe (DirectConn * c, const gchar * uri, GstRTSPMessage * response)
+{
+  g_autofree gchar *file = request_file (uri);
+  ServerSenderMedia *media;
+  GString *sdp;
+
+  if (file == NULL || (media = server_sender_media_get (file, NULL)) == NULL)
+    return GST_RTSP_STS_NOT_FOUND;
+  server_sender_media_unref (media);
+  sdp = g_string_new (NULL);
+  g_string_append_printf (sdp, "v=0\r\n"
+      "o=- %u 1 IN IP4 %s\r\n"
+      "s=Session streamed by gpustream-server\r\n"
+      "t=0 0\r\n"
+      "a=tool:gpustream-server\r\n"
+      "a=control:*\r\n"
+      "a=range:npt=0-\r\n"
+      "m=video 0 RTP/AVP %d\r\n"
+      "c=IN IP4 0.0.0.0\r\n"
+      "a=rtpmap:%d MP2T/90000\r\n"
+      "a=control:stream=0\r\n", g_random_int (),
+      strchr (c->ip, ':') ? "127.0.0.1" : c->ip, SERVER_SENDER_PT,
+      SERVER_SENDER_PT);
+  gst_rtsp_message_add_header (response, GST_RTSP_HDR_CONTENT_TYPE,
+      "application/sdp");
+  gst_rtsp_message_take_header (response, GST_RTSP_HDR_CONTENT_BASE,
+      g_str_has_suffix (uri, "/") ? g_strdup (uri) :
+      g_strconcat (uri, "/", NULL));
+  gst_rtsp_message_take_body (response, (guint8 *) sdp->str, sdp->len);
+  g_string_free (sdp, FALSE);
+  return GST_RTSP_STS_OK;
+}
+
+/* the first transport of the client's list that is served here */
+static gboolean
+choose_transport (GstRTSPMessage * request, GstRTSPTransport * chosen)
+{
+  gchar *value = NULL;
+  g_auto (GStrv) choices = NULL;
+
+  if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_TRANSPORT, &value,
+          0) != GST_RTSP_OK)
+    return FALSE;
+  choices = g_strsplit (value, ",", 0);
+  for (guint i = 0; choices[i] != NULL; i++) {
+    gst_rtsp_transport_init (chosen);
+    if (gst_rtsp_transport_parse (choices[i], chosen) != GST_RTSP_OK)
+      continue;
+    if (chosen->trans == GST_RTSP_TRANS_RTP &&
+        chosen->profile == GST_RTSP_PROFILE_AVP &&
+        ((chosen->lower_transport == GST_RTSP_LOWER_TRANS_UDP &&
+                chosen->client_port.min > 0 &&
+                chosen->client_port.min < 65535) ||
+            chosen->lower_transport == GST_RTSP_LOWER_TRANS_TCP))
+      return TRUE;
+    gst_rtsp_transport_init (chosen);
+  }
+  return FALSE;
+}
+
+/* the sender's writer of a session interleaved in connection c */
+static gboolean
+write_interleaved (gpointer data, guint8 * frame, gsize size)
+{
+  DirectConn *c = data;
+
+  return gst_rtsp_watch_write_data (c->watch, frame, size, NULL) ==
+      GST_RTSP_OK;
+}
+
+static GstRTSPStatusCode
+handle_setup (DirectConn * c, const gchar * uri, GstRTSPMessage * request,
+    GstRTSPMessage * response)
+{
+  g_autofree gchar *file = request_file (uri);
+  GstRTSPTransport transport = { 0 };
+  GstRTSPSession *session;
+  DirectSession *ds;
+  gchar *value = NULL;
+  gchar *reply;
+
+  if (file == NULL)
+    return GST_RTSP_STS_NOT_FOUND;
+  /* one stream: a second SETUP in a session has nothing to add */
+  if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_SESSION, &value,
+          0) == GST_RTSP_OK)
+    return GST_RTSP_STS_AGGREGATE_OPERATION_NOT_ALLOWED;
+  if (!choose_transport (request, &transport))
+    return GST_RTSP_STS_UNSUPPORTED_TRANSPORT;
+  ds = g_new0 (DirectSession, 1);
+  ds->media = server_sender_media_get (file, NULL);
+  if (ds->media == NULL) {
+    g_free (ds);
+    gst_rtsp_transport_init (&transport);
+    return GST_RTSP_STS_NOT_FOUND;
+  }
+  /* NULL at --max-sessions */
+  session = gst_rtsp_session_pool_create (direct->pool);
+  if (session == NULL) {
+    server_sender_media_unref (ds->media);
+    g_free (ds);
+    gst_rtsp_transport_init (&transport);
+    return GST_RTSP_STS_SERVICE_UNAVAILABLE;
+  }
+  gst_rtsp_session_set_timeout (session, direct->session_timeout);
+  ds->control = g_strdup (uri);
+
+  if (transport.lower_transport == GST_RTSP_LOWER_TRANS_TCP) {
+    guint rtp = transport.interleaved.min >= 0 &&
+        transport.interleaved.min < 255 ? transport.interleaved.min : 0;
+
+    ds->send = server_sender_session_new_tcp (direct->sender, ds->media,
+        rtp, write_interleaved, c);
+    /* alive as long as its connection is */
+    gst_rtsp_session_prevent_expire (session);
+    reply = g_strdup_printf ("RTP/AVP/TCP;unicast;interleaved=%u-%u;"
+        "ssrc=%08X;mode=\"PLAY\"", rtp, rtp + 1,
+        server_sender_session_ssrc (ds->send));
+  } else {
+    struct sockaddr_in rtp_to = { 0 }, rtcp_to;
+    gint rtcp_port = transport.client_port.max > 0 ?
+        transport.client_port.max : transport.client_port.min + 1;
+
+    /* the client's own address: a Transport destination is not obeyed */
+    rtp_to.sin_family = AF_INET;
+    inet_pton (AF_INET, c->ip, &rtp_to.sin_addr);
+    rtcp_to = rtp_to;
+    rtp_to.sin_port = htons (transport.client_port.min);
+    rtcp_to.sin_port = htons (rtcp_port);
+    ds->send = server_sender_session_new_udp (direct->sender, ds->media,
+        &rtp_to, &rtcp_to);
+    ds->rtcp_key = address_key (&rtcp_to);
+    g_mutex_lock (&direct->lock);
+    g_hash_table_insert (direct->by_rtcp, &ds->rtcp_key, session);
+    g_mutex_unlock (&direct->lock);
+    reply = g_strdup_printf ("RTP/AVP;unicast;client_port=%d-%d;"
+        "server_port=%u-%u;ssrc=%08X;mode=\"PLAY\"",
+        transport.client_port.min, rtcp_port,
+        server_sender_rtp_port (direct->sender),
+        server_sender_rtp_port (direct->sender) + 1,
+        server_sender_session_ssrc (ds->send));
+  }
+  gst_rtsp_transport_init (&transport);
+  g_object_set_data_full (G_OBJECT (session), SESSION_DATA, ds,
+      direct_session_free);
+  c->sessions = g_list_prepend (c->sessions, session);
+  gst_rtsp_message_take_header (response, GST_RTSP_HDR_TRANSPORT, reply);
+  set_session_header (response, session);
+  return GST_RTSP_STS_OK;
+}
+
+/* *start: the session to start once the answer is on its way (interleaved
+ * packets must not go before it) */
+static GstRTSPStatusCode
+handle_play (GstRTSPMessage * request, GstRTSPMessage * response,
+    GstRTSPSession ** start)
+{
+  DirectSession *ds = NULL;
+  GstRTSPSession *session = find_session (request, &ds);
+  gchar *value = NULL;
+  GstRTSPTimeRange *range = NULL;
+  GstRTSPTimeRange answer = { 0 };
+  gint64 from_ns = -1;
+  guint64 start_ns, duration;
+  guint16 seq;
+  guint32 rtptime;
+
+  if (session == NULL)
+    return GST_RTSP_STS_SESSION_NOT_FOUND;
+  duration = server_sender_media_duration (ds->media);
+  if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_RANGE, &value,
+          0) == GST_RTSP_OK) {
+    if (gst_rtsp_range_parse (value, &range) != GST_RTSP_OK ||
+        range->unit != GST_RTSP_RANGE_NPT) {
+      gst_rtsp_range_free (range);
+      g_object_unref (session);
+      return GST_RTSP_STS_HEADER_FIELD_NOT_VALID_FOR_RESOURCE;
+    }
+    if (range->min.type == GST_RTSP_TIME_SECONDS) {
+      if (range->min.seconds < 0 || range->min.seconds * 1e9 > duration) {
+        gst_rtsp_range_free (range);
+        g_object_unref (session);
+        return GST_RTSP_STS_INVALID_RANGE;
+      }
+      from_ns = range->min.seconds * 1e9;
+    }
+    gst_rtsp_range_free (range);
+  }
+  server_sender_session_seek (ds->send, from_ns, &seq, &rtptime, &start_ns);
+  *start = g_object_ref (session);
+  answer.unit = GST_RTSP_RANGE_NPT;
+  answer.min.type = GST_RTSP_TIME_SECONDS;
+  answer.min.seconds = start_ns / 1e9;
+  /* open-ended, as for the pipeline sessions: the stream's last clock
+   * reference is not its last presentation time, and a client clips what
+   * comes after a stop time given here */
+  answer.max.type = GST_RTSP_TIME_END;
+  gst_rtsp_message_take_header (response, GST_RTSP_HDR_RANGE,
+      gst_rtsp_range_to_string (&answer));
+  gst_rtsp_message_take_header (response, GST_RTSP_HDR_RTP_INFO,
+      g_strdup_printf ("url=%s;seq=%u;rtptime=%u", ds->control, seq, rtptime));
+  set_session_header (response, session);
+  g_object_unref (session);
+  return GST_RTSP_STS_OK;
+}
+
+static GstRTSPStatusCode
+handle_session_request (DirectConn * c, GstRTSPMethod method,
+    GstRTSPMessage * request, GstRTSPMessage * response)
+{
+  DirectSession *ds = NULL;
+  GstRTSPSession *session = find_session (request, &ds);
+
+  if (session == NULL) {
+    /* keep-alives without a session are answered too */
+    if (method == GST_RTSP_GET_PARAMETER || method == GST_RTSP_SET_PARAMETER)
+      return GST_RTSP_STS_OK;
+    return GST_RTSP_STS_SESSION_NOT_FOUND;
+  }
+  set_session_header (response, session);
+  if (method == GST_RTSP_PAUSE) {
+    server_sender_session_pause (ds->send);
+  } else if (method == GST_RTSP_TEARDOWN) {
+    direct_session_stop (ds);
+    conn_forget_session (c, session);
+    gst_rtsp_session_pool_remove (direct->pool, session);
+  }
+  g_object_unref (session);
+  return GST_RTSP_STS_OK;
+}
+
+/* Whether this thread answers the request: everything about a plain
+ * MPEG-TS file or one of its sessions */
+static gboolean
+request_is_ours (GstRTSPMethod method, const gchar * uri,
+    GstRTSPMessage * request)
+{
+  g_autofree gchar *file = NULL;
+  DirectSession *ds;
+  GstRTSPSession *session;
+  gchar *value;
+
+  switch (method) {
+    case GST_RTSP_OPTIONS:
+      return TRUE;
+    case GST_RTSP_DESCRIBE:
+    case GST_RTSP_SETUP:
+      file = request_file (uri);
+      return file != NULL;
+    case GST_RTSP_PLAY:
+    case GST_RTSP_PAUSE:
+    case GST_RTSP_TEARDOWN:
+    case GST_RTSP_GET_PARAMETER:
+    case GST_RTSP_SET_PARAMETER:
+      if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_SESSION, &value,
+              0) != GST_RTSP_OK)
+        return TRUE;
+      session = find_session (request, &ds);
+      if (session == NULL)
+        return FALSE;
+      g_object_unref (session);
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+/* The request as it came (its headers in the library's order; headers it
+ * does not know are left out) */
+static gchar *
+request_text (GstRTSPMessage * request)
+{
+  GstRTSPMethod method;
+  const gchar *uri;
+  GstRTSPVersion version;
+  GString *text = g_string_new (NULL);
+  guint8 *body = NULL;
+  guint body_size = 0;
+
+  gst_rtsp_message_parse_request (request, &method, &uri, &version);
+  g_string_append_printf (text, "%s %s RTSP/1.0\r\n",
+      gst_rtsp_method_as_text (method), uri);
+  for (GstRTSPHeaderField field = GST_RTSP_HDR_ACCEPT;
+      field < GST_RTSP_HDR_LAST; field++) {
+    gchar *value;
+
+    if (field == GST_RTSP_HDR_CONTENT_LENGTH)
+      continue;
+    for (gint i = 0; gst_rtsp_message_get_header (request, field, &value,
+            i) == GST_RTSP_OK; i++)
+      g_string_append_printf (text, "%s: %s\r\n",
+          gst_rtsp_header_as_text (field), value);
+  }
+  gst_rtsp_message_get_body (request, &body, &body_size);
+  if (body_size > 0)
+    g_string_append_printf (text, "Content-Length: %u\r\n", body_size);
+  g_string_append (text, "\r\n");
+  if (body_size > 0)
+    g_string_append_len (text, (const gchar *) body, body_size);
+  return g_string_free (text, FALSE);
+}
+
+static void conn_shut (DirectConn * c);
+
+/* A connection with no session here asks for something served by
+ * gst-rtsp-server (another mount on the same connection): it goes there,
+ * the request first. Its socket is handed over as a copy, since this
+ * connection closes its own. */
+static void
+conn_hand_over (DirectConn * c, GstRTSPMessage * request)
+{
+  g_autofree gchar *text = request_text (request);
+  GSocket *mine = gst_rtsp_connection_get_read_socket (c->conn);
+  int fd = fcntl (g_socket_get_fd (mine), F_DUPFD_CLOEXEC, 0);
+  GSocket *copy = fd >= 0 ? g_socket_new_from_fd (fd, NULL) : NULL;
+
+  if (copy != NULL)
+    gst_rtsp_server_transfer_connection (direct->server, copy, c->ip,
+        c->port, text);
+  else if (fd >= 0)
+    close (fd);
+  conn_shut (c);
+}
+
+static GstRTSPResult
+on_message (GstRTSPWatch * watch, GstRTSPMessage * request, gpointer data)
+{
+  DirectConn *c = data;
+  GstRTSPMethod method;
+  const gchar *uri = NULL;
+  GstRTSPVersion version;
+  GstRTSPMessage response = { 0 };
+  GstRTSPStatusCode code;
+  GstRTSPSession *start = NULL;
+
+  if (gst_rtsp_message_get_type (request) != GST_RTSP_MESSAGE_REQUEST)
+    return GST_RTSP_OK;
+  if (gst_rtsp_message_parse_request (request, &method, &uri,
+          &version) != GST_RTSP_OK)
+    return GST_RTSP_OK;
+  if (c->sessions == NULL && !request_is_ours (method, uri, request)) {
+    conn_hand_over (c, request);
+    return GST_RTSP_OK;
+  }
+  gst_rtsp_message_init_response (&response, GST_RTSP_STS_OK, NULL, request);
+  switch (method) {
+    case GST_RTSP_OPTIONS:
+      gst_rtsp_message_add_header (&response, GST_RTSP_HDR_PUBLIC,
+          PUBLIC_METHODS);
+      code = GST_RTSP_STS_OK;
+      break;
+    case GST_RTSP_DESCRIBE:
+      code = handle_describe (c, uri, &response);
+      break;
+    case GST_RTSP_SETUP:
+      code = handle_setup (c, uri, request, &response);
+      break;
+    case GST_RTSP_PLAY:
+      code = handle_play (request, &response, &start);
+      break;
+    case GST_RTSP_PAUSE:
+    case GST_RTSP_TEARDOWN:
+    case GST_RTSP_GET_PARAMETER:
+    case GST_RTSP_SET_PARAMETER:
+      code = handle_session_request (c, method, request, &response);
+      break;
+    case GST_RTSP_INVALID:
+      code = GST_RTSP_STS_BAD_REQUEST;
+      break;
+    default:
+      code = GST_RTSP_STS_METHOD_NOT_ALLOWED;
+      gst_rtsp_message_add_header (&response, GST_RTSP_HDR_ALLOW,
+          PUBLIC_METHODS);
+      break;
+  }
+  if (code != GST_RTSP_STS_OK) {
+    /* the error alone: no header or body of the half-made answer */
+    gst_rtsp_message_unset (&response);
+    gst_rtsp_message_init_response (&response, code, NULL, request);
+    gst_rtsp_message_remove_header (&response, GST_RTSP_HDR_SESSION, -1);
+  }
+  gst_rtsp_message_add_header (&response, GST_RTSP_HDR_SERVER,
+      "gpustream-server");
+  gst_rtsp_watch_send_message (watch, &response, NULL);
+  gst_rtsp_message_unset (&response);
+  if (start != NULL) {
+    DirectSession *ds = g_object_get_data (G_OBJECT (start), SESSION_DATA);
+
+    g_mutex_lock (&direct->lock);
+    if (ds->send != NULL)
+      server_sender_session_start (ds->send);
+    g_mutex_unlock (&direct->lock);
+    g_object_unref (start);
+  }
+  return GST_RTSP_OK;
+}
+
+/* ---- connections ---- */
+
+/* The connection is gone: its sessions end, the sender stops writing to
+ * it, and the watch (the last reference after this) goes */
+static void
+conn_shut (DirectConn * c)
+{
+  if (c->shut)
+    return;
+  c->shut = TRUE;
+  for (GList * l = c->sessions; l != NULL; l = l->next) {
+    GstRTSPSession *session = l->data;
+    DirectSession *ds = g_object_get_data (G_OBJECT (session), SESSION_DATA);
+
+    if (ds != NULL)
+      direct_session_stop (ds);
+    gst_rtsp_session_pool_remove (direct->pool, session);
+  }
+  g_list_free_full (c->sessions, g_object_unref);
+  c->sessions = NULL;
+  /* the sender writes no more to it: the watch may go */
+  g_source_destroy ((GSource *) c->watch);
+  gst_rtsp_watch_unref (c->watch);
+}
+
+static GstRTSPResult
+on_closed (GstRTSPWatch * watch, gpointer data)
+{
+  conn_shut (data);
+  return GST_RTSP_OK;
+}
+
+/* A request the parser refused: 400, as gst-rtsp-server answers, written
+ * at once since the watch closes the connection next */
+static GstRTSPResult
+on_error_full (GstRTSPWatch * watch, GstRTSPResult result,
+    GstRTSPMessage * message, guint id, gpointer data)
+{
+  DirectConn *c = data;
+
+  if (result == GST_RTSP_EPARSE) {
+    GstRTSPMessage response = { 0 };
+
+    gst_rtsp_message_init_response (&response, GST_RTSP_STS_BAD_REQUEST,
+        NULL, NULL);
+    gst_rtsp_connection_send_usec (c->conn, &response, G_USEC_PER_SEC / 10);
+    gst_rtsp_message_unset (&response);
+  }
+  return GST_RTSP_OK;
+}
+
+/* the watch stopped without a close (a failed write with nothing to read) */
+static GstRTSPResult
+on_error (GstRTSPWatch * watch, GstRTSPResult result, gpointer data)
+{
+  conn_shut (data);
+  return GST_RTSP_OK;
+}
+
+/* the watch's last reference went, after conn_shut */
+static void
+conn_free (gpointer data)
+{
+  DirectConn *c = data;
+
+  gst_rtsp_connection_free (c->conn);
+  g_free (c->ip);
+  g_free (c);
+}
+
+static GstRTSPWatchFuncs watch_funcs = {
+  .message_received = on_message,
+  .closed = on_closed,
+  .error_full = on_error_full,
+  .error = on_error,
+};
+
+static void
+serve_here (GSocket * socket, const gchar * ip, gint port, const gchar * head)
+{
+  DirectConn *c = g_new0 (DirectConn, 1);
+
+  if (gst_rtsp_connection_create_from_socket (socket, ip, port, head,
+          &c->conn) != GST_RTSP_OK) {
+    g_free (c);
+    return;
+  }
+  gst_rtsp_connection_set_content_length_limit (c->conn,
+      gst_rtsp_server_get_content_length_limit (direct->server));
+  c->ip = g_strdup (ip);
+  c->port = port;
+  c->watch = gst_rtsp_watch_new (c->conn, &watch_funcs, c, conn_free);
+  gst_rtsp_watch_set_send_backlog (c->watch, 0, CONNECTION_BACKLOG);
+  /* our reference on the watch is kept until conn_shut: the sender may
+   * write to it until then */
+  gst_rtsp_watch_attach (c->watch, direct->context);
+}
+
+/* ---- the first request line of a new client ---- */
+
+typedef struct
+{
+  GSocket *socket;
+  gchar *ip;
+  gint port;
+  GString *head;
+} Pending;
+
+static void
+pending_free (gpointer data)
+{
+  Pending *p = data;
+
+  g_clear_object (&p->socket);
+  g_free (p->ip);
+  g_string_free (p->head, TRUE);
+  g_free (p);
+}
+
+/* TRUE when the request line asks for a plain MPEG-TS file served here */
+static gboolean
+first_line_is_ours (const gchar * head)
+{
+  g_autofree gchar *line = g_strndup (head, strcspn (head, "\r\n"));
+  g_auto (GStrv) words = g_strsplit (line, " ", 0);
+  g_autofree gchar *file = NULL;
+  ServerSenderMedia *media;
+
+  if (g_strv_length (words) != 3 || !g_str_has_prefix (words[2], "RTSP/"))
+    return FALSE;
+  file = request_file (words[1]);
+  if (file == NULL || (media = server_sender_media_get (file, NULL)) == NULL)
+    return FALSE;
+  server_sender_media_unref (media);
+  return TRUE;
+}
+
+static gboolean
+on_pending_readable (GSocket * socket, GIOCondition condition, gpointer data)
+{
+  Pending *p = data;
+  gchar buf[FIRST_LINE_MAX];
+  gssize n = g_socket_receive (socket, buf, FIRST_LINE_MAX - p->head->len,
+      NULL, NULL);
+
+  if (n == 0 || (n < 0 && !(condition & G_IO_IN)))
+    return G_SOURCE_REMOVE;     /* gone before a request */
+  if (n < 0)
+    return G_SOURCE_CONTINUE;
+  /* a NUL would end the text handed on: what follows it is dropped, and
+   * the request, malformed anyway, refused where it goes */
+  g_string_append_len (p->head, buf, strnlen (buf, n));
+  if (strpbrk (p->head->str, "\r\n") == NULL &&
+      p->head->len < FIRST_LINE_MAX - 1 && (gsize) n == strnlen (buf, n))
+    return G_SOURCE_CONTINUE;
+  if (first_line_is_ours (p->head->str))
+    serve_here (p->socket, p->ip, p->port, p->head->str);
+  else
+    gst_rtsp_server_transfer_connection (direct->server,
+        g_object_ref (p->socket), p->ip, p->port, p->head->str);
+  return G_SOURCE_REMOVE;
+}
+
+void
+server_direct_take (GSocket * socket, const gchar * ip, gint port)
+{
+  Pending *p = g_new0 (Pending, 1);
+  GSource *source;
+
+  p->socket = socket;
+  p->ip = g_strdup (ip);
+  p->port = port;
+  p->head = g_string_new (NULL);
+  g_socket_set_blocking (socket, FALSE);
+  source = g_socket_create_source (socket, G_IO_IN | G_IO_HUP | G_IO_ERR,
+      NULL);
+  g_source_set_callback (source, G_SOURCE_FUNC (on_pending_readable), p,
+      pending_free);
+  g_source_attach (source, direct->context);
+  g_source_unref (source);
+}
+
+/* ---- receiver reports ---- */
+
+static gboolean
+on_rtcp (GSocket * socket, GIOCondition condition, gpointer data)
+{
+  guint8 buf[1500];
+  struct sockaddr_in from;
+  socklen_t len = sizeof from;
+
+  while (recvfrom (g_socket_get_fd (socket), buf, sizeof buf, MSG_DONTWAIT,
+          (struct sockaddr *) &from, &len) >= 0) {
+    guint64 key = address_key (&from);
+    GstRTSPSession *session;
+
+    g_mutex_lock (&direct->lock);
+    session = g_hash_table_lookup (direct->by_rtcp, &key);
+    if (session != NULL)
+      gst_rtsp_session_touch (session);
+    g_mutex_unlock (&direct->lock);
+    len = sizeof from;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static gpointer
+direct_thread (gpointer data)
+{
+  GMainLoop *loop = g_main_loop_new (direct->context, FALSE);
+
+  g_main_context_push_thread_default (direct->context);
+  g_main_loop_run (loop);
+  return NULL;
+}
+
+gboolean
+server_direct_start (GstRTSPServer * server, const gchar * root_real,
+    const gchar * address, guint session_timeout, GError ** err)
+{
+  ServerSender *sender = server_sender_get (address, err);
+  GSocket *rtcp;
+  GSource *source;
+
+  if (sender == NULL)
+    return FALSE;
+  rtcp = g_socket_new_from_fd (server_sender_rtcp_fd (sender), err);
+  if (rtcp == NULL)
+    return FALSE;
+  direct = g_new0 (Direct, 1);
+  direct->server = g_object_ref (server);
+  direct->pool = gst_rtsp_server_get_session_pool (server);
+  direct->root_real = g_strdup (root_real);
+  direct->session_timeout = session_timeout;
+  direct->sender = sender;
+  direct->context = g_main_context_new ();
+  g_mutex_init (&direct->lock);
+  direct->by_rtcp = g_hash_table_new (g_int64_hash, g_int64_equal);
+  source = g_socket_create_source (rtcp, G_IO_IN, NULL);
+  g_source_set_callback (source, G_SOURCE_FUNC (on_rtcp), NULL, NULL);
+  g_source_attach (source, direct->context);
+  g_source_unref (source);
+  /* the socket stays the sender's: this GSocket only watches it */
+  g_thread_unref (g_thread_new ("rtsp-direct", direct_thread, NULL));
+  return TRUE;
+}
+
+gboolean
+server_direct_enabled (void)
+{
+  return direct != NULL;
+}

@@ -1,0 +1,32 @@
+/* server_direct.h: gpustream-server's RTSP clients of plain MPEG-TS files,
+ * served by the shared sender (server_sender.h) instead of a pipeline per
+ * session.
+ *
+ * A new connection's first request line decides: a request for a plain
+ * mount of a 188-byte MPEG-TS file with clock references stays here, every
+ * other connection (network-coded and SRTP mounts, other containers, the
+ * proxy, RTSP over HTTP) goes to gst-rtsp-server with what was read of it.
+ * Here, one thread answers every connection's requests (GstRTSPWatch) and
+ * keeps the sessions in gst-rtsp-server's session pool, the one the other
+ * clients use: --max-sessions, --session-timeout and the expiry of
+ * silent sessions count them all. */
+#ifndef GPUSTREAM_SERVER_DIRECT_H
+#define GPUSTREAM_SERVER_DIRECT_H
+
+#include <gio/gio.h>
+#include <gst/rtsp-server/rtsp-server.h>
+
+/* Serves plain MPEG-TS sessions of the files under root_real from now on,
+ * sending from address (NULL: all); FALSE and err when the sender cannot
+ * start */
+gboolean server_direct_start (GstRTSPServer * server, const gchar * root_real,
+    const gchar * address, guint session_timeout, GError ** err);
+
+/* TRUE when server_direct_start was called */
+gboolean server_direct_enabled (void);
+
+/* Takes a client just accepted (socket: transfer full): served here, or
+ * handed to gst-rtsp-server, once its first request line came */
+void server_direct_take (GSocket * socket, const gchar * ip, gint port);
+
+#endif /* GPUSTREAM_SERVER_DIRECT_H */

@@ -1,0 +1,568 @@
+/* server_sender.c: the shared sender of plain MPEG-TS sessions
+ * (server_sender.h) */
+#define _GNU_SOURCE             /* sendmmsg */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+
+#include "server_sender.h"
+
+/* packets per sendmmsg call */
+#define BATCH 256
+/* the thread sleeps at least this long between rounds: packets leave up to
+ * this late, in batches, instead of one wake per packet */
+#define TICK_US 2000
+/* packets of one session per round at most: a session far behind (after a
+ * stall) catches up over a few rounds, not in one burst */
+#define CATCH_UP_PACKETS 32
+/* RTCP sender reports: the first a second into playing, then every 5 s */
+#define SR_FIRST_US G_USEC_PER_SEC
+#define SR_INTERVAL_US (5 * G_USEC_PER_SEC)
+#define RTP_HEADER 12
+#define SEND_BUFFER (4 * 1024 * 1024)
+#define CNAME "gpustream-server"
+
+/* ---- media: a file of the cache and its schedule ---- */
+
+struct _ServerSenderMedia
+{
+  gint refcount;
+  ServerCacheFile *file;
+  ServerMpegtsIndex *index;
+  /* when the last session of it ended */
+  gint64 idle_since;
+};
+
+/* a media nobody plays is kept this long, for the next request of it (each
+ * DESCRIBE and SETUP asks: its index is a pass over the whole file) */
+#define MEDIA_LINGER_US (30 * G_USEC_PER_SEC)
+
+/* media by cache file: the sessions of one file share its schedule */
+static GMutex media_lock;
+static GHashTable *media_by_file;
+
+static void
+media_free (ServerSenderMedia * media)
+{
+  server_mpegts_index_free (media->index);
+  server_cache_file_unref (media->file);
+  g_free (media);
+}
+
+static gboolean
+media_expired (gpointer key, gpointer value, gpointer now)
+{
+  ServerSenderMedia *media = value;
+
+  if (media->refcount > 0 ||
+      *(gint64 *) now - media->idle_since < MEDIA_LINGER_US)
+    return FALSE;
+  media_free (media);
+  return TRUE;
+}
+
+ServerSenderMedia *
+server_sender_media_get (const gchar * path, GError ** err)
+{
+  ServerCacheFile *file = server_cache_open (path, err);
+  ServerSenderMedia *media;
+  const gchar *why = NULL;
+
+  if (file == NULL)
+    return NULL;
+  gint64 now = g_get_monotonic_time ();
+
+  g_mutex_lock (&media_lock);
+  if (media_by_file == NULL)
+    media_by_file = g_hash_table_new (NULL, NULL);
+  g_hash_table_foreach_remove (media_by_file, media_expired, &now);
+  media = g_hash_table_lookup (media_by_file, file);
+  if (media != NULL) {
+    media->refcount++;
+    g_mutex_unlock (&media_lock);
+    server_cache_file_unref (file);
+    return media;
+  }
+  media = g_new0 (ServerSenderMedia, 1);
+  media->index = server_mpegts_index_new (server_cache_file_data (file),
+      server_cache_file_size (file), &why);
+  if (media->index == NULL) {
+    g_mutex_unlock (&media_lock);
+    g_set_error (err, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", path,
+        why);
+    server_cache_file_unref (file);
+    g_free (media);
+    return NULL;
+  }
+  media->refcount = 1;
+  media->file = file;
+  g_hash_table_insert (media_by_file, file, media);
+  g_mutex_unlock (&media_lock);
+  return media;
+}
+
+/* kept, idle, until a later get finds it past its linger */
+void
+server_sender_media_unref (ServerSenderMedia * media)
+{
+  g_mutex_lock (&media_lock);
+  if (--media->refcount == 0)
+    media->idle_since = g_get_monotonic_time ();
+  g_mutex_unlock (&media_lock);
+}
+
+guint64
+server_sender_media_duration (const ServerSenderMedia * media)
+{
+  return media->index->duration_ns;
+}
+
+/* ---- the sender ---- */
+
+struct _ServerSender
+{
+  GMutex lock;
+  GCond wake;
+  int rtp_fd;
+  int rtcp_fd;
+  guint rtp_port;
+  GPtrArray *sessions;
+  ServerSenderStats stats;
+  /* the round's packets for sendmmsg */
+  struct mmsghdr msgs[BATCH];
+  struct iovec iov[BATCH][2];
+  guint8 headers[BATCH][RTP_HEADER];
+  guint queued;
+};
+
+struct _ServerSenderSession
+{
+  ServerSender *sender;
+  ServerSenderMedia *media;
+  /* UDP: where RTP and RTCP go; TCP: the connection's writer */
+  struct sockaddr_in rtp_to;
+  struct sockaddr_in rtcp_to;
+  ServerSenderWrite write;
+  gpointer user_data;
+  guint8 channel;
+  guint32 ssrc;
+  guint16 seq;
+  guint32 rtp_base;
+  /* the next chunk to send */
+  guint next;
+  gboolean playing;
+  /* play started at monotonic anchor_us, file time anchor_ns */
+  gint64 anchor_us;
+  guint64 anchor_ns;
+  gint64 next_report_us;
+  guint32 packets;
+  guint32 octets;
+};
+
+static guint32
+rtp_time (const ServerSenderSession * s, guint64 ns)
+{
+  return s->rtp_base + (guint32) (ns * 9 / 100000);
+}
+
+static gint64
+chunk_due_us (const ServerSenderSession * s, guint chunk)
+{
+  return s->anchor_us + (gint64) (s->media->index->due_ns[chunk] -
+      s->anchor_ns) / 1000;
+}
+
+static void
+write_rtp_header (guint8 * h, ServerSenderSession * s, guint32 ts)
+{
+  h[0] = 0x80;
+  h[1] = SERVER_SENDER_PT;
+  GST_WRITE_UINT16_BE (h + 2, s->seq);
+  GST_WRITE_UINT32_BE (h + 4, ts);
+  GST_WRITE_UINT32_BE (h + 8, s->ssrc);
+}
+
+static void
+flush_queued (ServerSender * self)
+{
+  guint done = 0;
+
+  while (done < self->queued) {
+    int n = sendmmsg (self->rtp_fd, self->msgs + done, self->queued - done, 0);
+
+    self->stats.send_calls++;
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      /* the first packet's destination refused it: skip that one */
+      self->stats.send_errors++;
+      n = 1;
+    } else {
+      self->stats.packets += n;
+    }
+    done += n;
+  }
+  self->queued = 0;
+}
+
+/* Sends (or queues) the session's next chunk; FALSE when its connection
+ * cannot take it now */
+static gboolean
+send_chunk (ServerSender * self, ServerSenderSession * s)
+{
+  const ServerMpegtsIndex *index = s->media->index;
+  gsize offset = (gsize) s->next * SERVER_MPEGTS_CHUNK;
+  gsize len = MIN (SERVER_MPEGTS_CHUNK, index->size - offset);
+  const guint8 *payload = server_cache_file_data (s->media->file) + offset;
+  guint32 ts = rtp_time (s, index->due_ns[s->next]);
+
+  if (s->write != NULL) {
+    guint8 *frame = g_malloc (4 + RTP_HEADER + len);
+
+    frame[0] = '$';
+    frame[1] = s->channel;
+    GST_WRITE_UINT16_BE (frame + 2, RTP_HEADER + len);
+    write_rtp_header (frame + 4, s, ts);
+    memcpy (frame + 4 + RTP_HEADER, payload, len);
+    if (!s->write (s->user_data, frame, 4 + RTP_HEADER + len))
+      return FALSE;
+    self->stats.packets++;
+  } else {
+    guint i = self->queued++;
+    struct msghdr *m = &self->msgs[i].msg_hdr;
+
+    write_rtp_header (self->headers[i], s, ts);
+    self->iov[i][0].iov_base = self->headers[i];
+    self->iov[i][0].iov_len = RTP_HEADER;
+    /* the payload straight from the file's mapping */
+    self->iov[i][1].iov_base = (void *) payload;
+    self->iov[i][1].iov_len = len;
+    memset (m, 0, sizeof *m);
+    m->msg_name = &s->rtp_to;
+    m->msg_namelen = sizeof s->rtp_to;
+    m->msg_iov = self->iov[i];
+    m->msg_iovlen = 2;
+    if (self->queued == BATCH)
+      flush_queued (self);
+  }
+  s->seq++;
+  s->next++;
+  s->packets++;
+  s->octets += len;
+  return TRUE;
+}
+
+/* An RTCP sender report with the CNAME, and a BYE when the stream ends */
+static void
+send_report (ServerSender * self, ServerSenderSession * s, gint64 now,
+    gboolean bye)
+{
+  guint8 packet[4 + 28 + 28 + 8];
+  guint8 *p = packet + 4;
+  gint64 real = g_get_real_time ();
+  guint64 file_ns = s->anchor_ns + (guint64) (now - s->anchor_us) * 1000;
+  gsize size;
+
+  /* SR: RFC 3550 6.4.1, no report blocks */
+  p[0] = 0x80;
+  p[1] = 200;
+  GST_WRITE_UINT16_BE (p + 2, 6);
+  GST_WRITE_UINT32_BE (p + 4, s->ssrc);
+  GST_WRITE_UINT32_BE (p + 8, (guint32) (real / G_USEC_PER_SEC +
+          G_GINT64_CONSTANT (2208988800)));
+  GST_WRITE_UINT32_BE (p + 12, (guint32) (((guint64) (real % G_USEC_PER_SEC)
+              << 32) / G_USEC_PER_SEC));
+  GST_WRITE_UINT32_BE (p + 16, rtp_time (s, file_ns));
+  GST_WRITE_UINT32_BE (p + 20, s->packets);
+  GST_WRITE_UINT32_BE (p + 24, s->octets);
+  p += 28;
+  /* SDES with one CNAME item, padded to a word */
+  memset (p, 0, 28);
+  p[0] = 0x81;
+  p[1] = 202;
+  GST_WRITE_UINT16_BE (p + 2, 6);
+  GST_WRITE_UINT32_BE (p + 4, s->ssrc);
+  p[8] = 1;
+  p[9] = sizeof CNAME - 1;
+  memcpy (p + 10, CNAME, sizeof CNAME - 1);
+  p += 28;
+  if (bye) {
+    p[0] = 0x81;
+    p[1] = 203;
+    GST_WRITE_UINT16_BE (p + 2, 1);
+    GST_WRITE_UINT32_BE (p + 4, s->ssrc);
+    p += 8;
+  }
+  size = p - (packet + 4);
+  if (s->write != NULL) {
+    guint8 *frame = g_memdup2 (packet, size + 4);
+
+    frame[0] = '$';
+    frame[1] = s->channel + 1;
+    GST_WRITE_UINT16_BE (frame + 2, size);
+    /* a report the connection cannot take now is left out; the BYE's
+     * place is taken by the connection's EOS */
+    s->write (s->user_data, frame, size + 4);
+  } else if (sendto (self->rtcp_fd, packet + 4, size, MSG_DONTWAIT,
+          (struct sockaddr *) &s->rtcp_to, sizeof s->rtcp_to) < 0) {
+    self->stats.send_errors++;
+  }
+}
+
+/* Sends what is due of session s; the time of its next packet in *wake */
+static void
+serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
+    gint64 * wake)
+{
+  const ServerMpegtsIndex *index = s->media->index;
+  guint sent = 0;
+
+  while (s->next < index->n_chunks) {
+    gint64 due = chunk_due_us (s, s->next);
+
+    if (due > now) {
+      *wake = MIN (*wake, due);
+      break;
+    }
+    if (sent == CATCH_UP_PACKETS || !send_chunk (self, s)) {
+      *wake = now;
+      break;
+    }
+    sent++;
+  }
+  if (s->next >= index->n_chunks) {
+    /* the queued packets go before the BYE */
+    flush_queued (self);
+    send_report (self, s, now, TRUE);
+    s->playing = FALSE;
+  } else if (now >= s->next_report_us) {
+    send_report (self, s, now, FALSE);
+    s->next_report_us = now + SR_INTERVAL_US;
+  }
+}
+
+static gpointer
+sender_thread (gpointer data)
+{
+  ServerSender *self = data;
+
+  g_mutex_lock (&self->lock);
+  for (;;) {
+    gint64 now = g_get_monotonic_time ();
+    gint64 wake = now + G_USEC_PER_SEC;
+
+    for (guint i = 0; i < self->sessions->len; i++) {
+      ServerSenderSession *s = g_ptr_array_index (self->sessions, i);
+
+      if (s->playing)
+        serve_session (self, s, now, &wake);
+    }
+    flush_queued (self);
+    g_cond_wait_until (&self->wake, &self->lock, MAX (wake, now + TICK_US));
+  }
+  return NULL;
+}
+
+/* an even port for RTP and the next for RTCP, both on address */
+static gboolean
+bind_pair (ServerSender * self, const gchar * address, GError ** err)
+{
+  struct sockaddr_in sa = { 0 };
+
+  sa.sin_family = AF_INET;
+  if (address != NULL && inet_pton (AF_INET, address, &sa.sin_addr) != 1) {
+    g_set_error (err, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+        "the shared sender sends from IPv4 addresses, not %s", address);
+    return FALSE;
+  }
+  for (int attempt = 0; attempt < 64; attempt++) {
+    int rtp = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int rtcp = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    socklen_t len = sizeof sa;
+    int size = SEND_BUFFER;
+
+    if (rtp < 0 || rtcp < 0) {
+      g_set_error (err, G_IO_ERROR, g_io_error_from_errno (errno),
+          "cannot make the shared sender's sockets: %s", g_strerror (errno));
+      if (rtp >= 0)
+        close (rtp);
+      if (rtcp >= 0)
+        close (rtcp);
+      return FALSE;
+    }
+    sa.sin_port = 0;
+    if (bind (rtp, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+        getsockname (rtp, (struct sockaddr *) &sa, &len) == 0 &&
+        ntohs (sa.sin_port) % 2 == 0 && ntohs (sa.sin_port) < 65535) {
+      sa.sin_port = htons (ntohs (sa.sin_port) + 1);
+      if (bind (rtcp, (struct sockaddr *) &sa, sizeof sa) == 0) {
+        setsockopt (rtp, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+        self->rtp_fd = rtp;
+        self->rtcp_fd = rtcp;
+        self->rtp_port = ntohs (sa.sin_port) - 1;
+        return TRUE;
+      }
+    }
+    close (rtp);
+    close (rtcp);
+  }
+  g_set_error (err, G_IO_ERROR, G_IO_ERROR_ADDRESS_IN_USE,
+      "no pair of free UDP ports for the shared sender");
+  return FALSE;
+}
+
+ServerSender *
+server_sender_get (const gchar * address, GError ** err)
+{
+  static GMutex lock;
+  static ServerSender *sender;
+  ServerSender *self;
+
+  g_mutex_lock (&lock);
+  if (sender != NULL) {
+    g_mutex_unlock (&lock);
+    return sender;
+  }
+  self = g_new0 (ServerSender, 1);
+  if (!bind_pair (self, address, err)) {
+    g_free (self);
+    g_mutex_unlock (&lock);
+    return NULL;
+  }
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->wake);
+  self->sessions = g_ptr_array_new ();
+  /* it serves until the process ends */
+  g_thread_unref (g_thread_new ("shared-sender", sender_thread, self));
+  sender = self;
+  g_mutex_unlock (&lock);
+  return sender;
+}
+
+guint
+server_sender_rtp_port (ServerSender * sender)
+{
+  return sender->rtp_port;
+}
+
+int
+server_sender_rtcp_fd (ServerSender * sender)
+{
+  return sender->rtcp_fd;
+}
+
+static ServerSenderSession *
+session_new (ServerSender * sender, ServerSenderMedia * media)
+{
+  ServerSenderSession *s = g_new0 (ServerSenderSession, 1);
+
+  g_mutex_lock (&media_lock);
+  media->refcount++;
+  g_mutex_unlock (&media_lock);
+  s->sender = sender;
+  s->media = media;
+  s->ssrc = g_random_int ();
+  s->seq = g_random_int_range (0, 65536);
+  s->rtp_base = g_random_int ();
+  g_mutex_lock (&sender->lock);
+  g_ptr_array_add (sender->sessions, s);
+  sender->stats.sessions++;
+  g_mutex_unlock (&sender->lock);
+  return s;
+}
+
+ServerSenderSession *
+server_sender_session_new_udp (ServerSender * sender,
+    ServerSenderMedia * media, const struct sockaddr_in *rtp_to,
+    const struct sockaddr_in *rtcp_to)
+{
+  ServerSenderSession *s = session_new (sender, media);
+
+  s->rtp_to = *rtp_to;
+  s->rtcp_to = *rtcp_to;
+  return s;
+}
+
+ServerSenderSession *
+server_sender_session_new_tcp (ServerSender * sender,
+    ServerSenderMedia * media, guint8 rtp_channel, ServerSenderWrite write,
+    gpointer user_data)
+{
+  ServerSenderSession *s = session_new (sender, media);
+
+  s->channel = rtp_channel;
+  s->write = write;
+  s->user_data = user_data;
+  return s;
+}
+
+guint32
+server_sender_session_ssrc (ServerSenderSession * session)
+{
+  return session->ssrc;
+}
+
+void
+server_sender_session_seek (ServerSenderSession * s, gint64 from_ns,
+    guint16 * seq, guint32 * rtptime, guint64 * start_ns)
+{
+  const ServerMpegtsIndex *index = s->media->index;
+  ServerSender *self = s->sender;
+
+  g_mutex_lock (&self->lock);
+  s->playing = FALSE;
+  if (from_ns >= 0)
+    s->next = server_mpegts_index_seek (index, from_ns);
+  s->anchor_ns = s->next < index->n_chunks ? index->due_ns[s->next] :
+      index->duration_ns;
+  *seq = s->seq;
+  *rtptime = rtp_time (s, s->anchor_ns);
+  *start_ns = s->anchor_ns;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+server_sender_session_start (ServerSenderSession * s)
+{
+  ServerSender *self = s->sender;
+
+  g_mutex_lock (&self->lock);
+  s->anchor_us = g_get_monotonic_time ();
+  s->next_report_us = s->anchor_us + SR_FIRST_US;
+  s->playing = TRUE;
+  g_cond_signal (&self->wake);
+  g_mutex_unlock (&self->lock);
+}
+
+void
+server_sender_session_pause (ServerSenderSession * s)
+{
+  g_mutex_lock (&s->sender->lock);
+  s->playing = FALSE;
+  g_mutex_unlock (&s->sender->lock);
+}
+
+void
+server_sender_session_free (ServerSenderSession * s)
+{
+  ServerSender *self = s->sender;
+
+  g_mutex_lock (&self->lock);
+  g_ptr_array_remove_fast (self->sessions, s);
+  self->stats.sessions--;
+  g_mutex_unlock (&self->lock);
+  server_sender_media_unref (s->media);
+  g_free (s);
+}
+
+void
+server_sender_get_stats (ServerSender * sender, ServerSenderStats * stats)
+{
+  g_mutex_lock (&sender->lock);
+  *stats = sender->stats;
+  g_mutex_unlock (&sender->lock);
+}

@@ -1,0 +1,85 @@
+/* server_sender.h: the shared sender of gpustream-server's plain MPEG-TS
+ * sessions.
+ *
+ * One thread and one pair of UDP sockets (RTP, RTCP) send every such
+ * session of the process: each session is a position in a file of the
+ * content cache and a destination, not a pipeline. On each wake the thread
+ * sends every session's packets that are due, all of them in one sendmmsg
+ * call per 256, each packet its RTP header and a pointer into the file's
+ * mapping (no copy). A session interleaved in its RTSP connection (RTP over
+ * TCP) is written to that connection instead. Threads and descriptors do
+ * not grow with the sessions.
+ *
+ * After Jin Zhao, Xinya Zhang, Xin Wang, "An Architecture Design of
+ * GPU-Accelerated VoD Streaming Servers with Network Coding", 2010 (one
+ * sending engine for all sessions) and Woo-Yeong Jeong, Youngjae Lee,
+ * Jin-Soo Kim, "A High-Performance Media Streaming Architecture based on
+ * KVM", 2018 (zero-copy delivery from one content cache). */
+#ifndef GPUSTREAM_SERVER_SENDER_H
+#define GPUSTREAM_SERVER_SENDER_H
+
+#include <netinet/in.h>
+#include <glib.h>
+
+#include "server_cache.h"
+#include "server_mpegts.h"
+
+/* RTP/MP2T, RFC 3551 */
+#define SERVER_SENDER_PT 33
+
+typedef struct _ServerSender ServerSender;
+typedef struct _ServerSenderMedia ServerSenderMedia;
+typedef struct _ServerSenderSession ServerSenderSession;
+
+/* The process's sender, started on first use with its sockets bound on
+ * address (NULL: all), or NULL and err */
+ServerSender *server_sender_get (const gchar * address, GError ** err);
+/* the RTP port of its sockets; RTCP is the next one */
+guint server_sender_rtp_port (ServerSender * sender);
+/* the RTCP socket, where the clients' receiver reports come (read by the
+ * caller) */
+int server_sender_rtcp_fd (ServerSender * sender);
+
+/* A file and its send schedule, shared by the sessions playing it, or NULL
+ * and err (not a file, not 188-byte MPEG-TS with clock references) */
+ServerSenderMedia *server_sender_media_get (const gchar * path,
+    GError ** err);
+void server_sender_media_unref (ServerSenderMedia * media);
+guint64 server_sender_media_duration (const ServerSenderMedia * media);
+
+/* Writes one interleaved frame (the 4-byte header included) to an RTSP
+ * connection, taking data; FALSE when the connection cannot take it now
+ * (the session then waits and tries again, it loses nothing) */
+typedef gboolean (*ServerSenderWrite) (gpointer user_data, guint8 * data,
+    gsize size);
+
+ServerSenderSession *server_sender_session_new_udp (ServerSender * sender,
+    ServerSenderMedia * media, const struct sockaddr_in *rtp_to,
+    const struct sockaddr_in *rtcp_to);
+ServerSenderSession *server_sender_session_new_tcp (ServerSender * sender,
+    ServerSenderMedia * media, guint8 rtp_channel, ServerSenderWrite write,
+    gpointer user_data);
+guint32 server_sender_session_ssrc (ServerSenderSession * session);
+/* Stops it at from_ns into the file (where it is when from_ns < 0), and
+ * says the sequence number and RTP time of the next packet and the time it
+ * is at (the Range and RTP-Info of the PLAY answer) */
+void server_sender_session_seek (ServerSenderSession * session,
+    gint64 from_ns, guint16 * seq, guint32 * rtptime, guint64 * start_ns);
+/* plays from there, at the file's pace from now */
+void server_sender_session_start (ServerSenderSession * session);
+void server_sender_session_pause (ServerSenderSession * session);
+/* stops it and frees it: nothing is sent for it once this returns */
+void server_sender_session_free (ServerSenderSession * session);
+
+typedef struct
+{
+  guint sessions;
+  guint64 packets;
+  guint64 send_calls;
+  /* packets a full socket buffer or a closed destination did not take */
+  guint64 send_errors;
+} ServerSenderStats;
+
+void server_sender_get_stats (ServerSender * sender, ServerSenderStats * stats);
+
+#endif /* GPUSTREAM_SERVER_SENDER_H */

@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""gpustream-server's shared sender (plain sessions of MPEG-TS files): the
+RTP packets are the file's bytes in order at the file's pace, with the
+sequence number and RTP time the PLAY answer announced, RTCP sender reports
+and a BYE at the end; seeking, pausing and resuming; hundreds of sessions
+without a thread or a socket each; a connection that then asks for another
+mount is handed to gst-rtsp-server; --plain-sessions pipeline serves them
+as before."""
+
+import os
+import select
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import gi
+
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gst_client  # noqa: E402
+from test_server_sessions import (rtsp_exchange, rtsp_request,  # noqa: E402
+                                  start_server, stop)
+
+FRAMES = 60     # 2 s at 30 frames/s
+CHUNK = 7 * 188
+
+
+def resources(pid):
+    proc = "/proc/%d" % pid
+    return len(os.listdir(proc + "/fd")), len(os.listdir(proc + "/task"))
+
+
+def udp_pair():
+    """Two UDP sockets on consecutive loopback ports (RTP, RTCP)"""
+    for _ in range(50):
+        rtp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        rtp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        rtp.bind(("127.0.0.1", 0))
+        port = rtp.getsockname()[1]
+        rtcp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            rtcp.bind(("127.0.0.1", port + 1))
+            return rtp, rtcp
+        except OSError:
+            rtp.close()
+            rtcp.close()
+    raise RuntimeError("no pair of free UDP ports")
+
+
+def session_id(headers):
+    return headers["session"].split(";")[0]
+
+
+def rtp_info(headers):
+    fields = dict(part.split("=", 1) for part in headers["rtp-info"].split(";")
+                  if "=" in part)
+    return int(fields["seq"]), int(fields["rtptime"])
+
+
+def parse_rtp(packet):
+    first, pt, seq, ts, ssrc = struct.unpack("!BBHII", packet[:12])
+    return first >> 6, pt & 0x7F, seq, ts, ssrc, packet[12:]
+
+
+def rtcp_types(packet):
+    """(packet type, SSRC) of each packet of a compound RTCP packet"""
+    out = []
+    while len(packet) >= 8:
+        length = (struct.unpack("!H", packet[2:4])[0] + 1) * 4
+        out.append((packet[1], struct.unpack("!I", packet[4:8])[0]))
+        packet = packet[length:]
+    return out
+
+
+class ServerShared(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        Gst.init(None)
+        cls.tmp = tempfile.TemporaryDirectory(prefix="gpustream-shared-")
+        cls.media = os.path.join(cls.tmp.name, "media")
+        os.mkdir(cls.media)
+        cls.clip = os.path.join(cls.media, "clip.ts")
+        p = Gst.parse_launch(
+            "videotestsrc num-buffers=%d ! video/x-raw,width=320,height=240,"
+            "framerate=30/1 ! x264enc speed-preset=ultrafast key-int-max=30 ! "
+            "mpegtsmux ! filesink location=%s" % (FRAMES, cls.clip))
+        p.set_state(Gst.State.PLAYING)
+        msg = p.get_bus().timed_pop_filtered(
+            60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        p.set_state(Gst.State.NULL)
+        assert msg is not None and msg.type == Gst.MessageType.EOS
+        with open(cls.clip, "rb") as f:
+            cls.data = f.read()
+        cls.server, cls.url, cls.port = start_server(cls.media)
+
+    @classmethod
+    def tearDownClass(cls):
+        stop(cls.server)
+        cls.tmp.cleanup()
+
+    def setup_play(self, conn, rtp, extra_play=""):
+        """SETUP over UDP to rtp's ports and PLAY; returns (session header,
+        SETUP headers, PLAY headers)"""
+        u = self.url + "clip.ts"
+        port = rtp.getsockname()[1]
+        status, setup = rtsp_request(
+            conn, "SETUP", u + "/stream=0", 1,
+            "Transport: RTP/AVP;unicast;client_port=%d-%d\r\n" % (port, port + 1))
+        self.assertEqual(status, "RTSP/1.0 200 OK")
+        session = "Session: %s\r\n" % session_id(setup)
+        status, play = rtsp_request(conn, "PLAY", u, 2, session + extra_play)
+        self.assertEqual(status, "RTSP/1.0 200 OK")
+        return session, setup, play
+
+    def test_packets_are_the_files_bytes_at_its_pace(self):
+        rtp, rtcp = udp_pair()
+        with rtp, rtcp, socket.create_connection(("127.0.0.1", self.port),
+                                                 timeout=10) as c:
+            status, headers, sdp = rtsp_exchange(c, "DESCRIBE", self.url + "clip.ts", 0,
+                                                 "Accept: application/sdp\r\n")
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            self.assertIn("m=video 0 RTP/AVP 33\r\n", sdp)
+            self.assertIn("a=rtpmap:33 MP2T/90000\r\n", sdp)
+            session, setup, play = self.setup_play(c, rtp)
+            ssrc = int(setup["transport"].split("ssrc=")[1].split(";")[0], 16)
+            self.assertIn("server_port=", setup["transport"])
+            seq0, ts0 = rtp_info(play)
+            self.assertTrue(play["range"].startswith("npt=0"), play["range"])
+            packets, reports, start = [], [], time.monotonic()
+            bye = False
+            while not bye and time.monotonic() - start < 15:
+                ready, _, _ = select.select([rtp, rtcp], [], [], 1)
+                if rtp in ready:
+                    packets.append((time.monotonic(), rtp.recv(2048)))
+                if rtcp in ready:
+                    types = rtcp_types(rtcp.recv(2048))
+                    reports += types
+                    bye = any(t == 203 for t, _ in types)
+            # the packets still queued behind the BYE
+            rtp.setblocking(False)
+            try:
+                while True:
+                    packets.append((time.monotonic(), rtp.recv(2048)))
+            except BlockingIOError:
+                pass
+            status, _ = rtsp_request(c, "TEARDOWN", self.url + "clip.ts", 3, session)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+        self.assertTrue(bye, "no RTCP BYE at the end of the file")
+        self.assertIn((200, ssrc), reports, "no sender report")
+        payload = b""
+        for i, (_, packet) in enumerate(packets):
+            version, pt, seq, ts, pssrc, body = parse_rtp(packet)
+            self.assertEqual((version, pt, pssrc), (2, 33, ssrc))
+            self.assertEqual(seq, (seq0 + i) & 0xFFFF, "sequence gap at %d" % i)
+            if i == 0:
+                self.assertEqual(ts, ts0)
+            payload += body
+        self.assertEqual(len(payload), len(self.data))
+        self.assertTrue(payload == self.data, "the payloads are not the file")
+        # paced at the file's clock, not sent at once: 2 s of media over
+        # more than one second
+        self.assertGreater(packets[-1][0] - packets[0][0], 1.0)
+
+    def test_seek_pause_resume(self):
+        rtp, rtcp = udp_pair()
+        u = self.url + "clip.ts"
+        with rtp, rtcp, socket.create_connection(("127.0.0.1", self.port),
+                                                 timeout=10) as c:
+            session, _, play = self.setup_play(c, rtp, "Range: npt=1-\r\n")
+            self.assertTrue(play["range"].startswith("npt=1"), play["range"])
+            seq0, _ = rtp_info(play)
+            rtp.settimeout(5)
+            _, _, seq, _, _, body = parse_rtp(rtp.recv(2048))
+            self.assertEqual(seq, seq0)
+            offset = self.data.find(body)
+            # a chunk past the start, where it is in the file
+            self.assertGreater(offset, 0)
+            self.assertEqual(offset % CHUNK, 0)
+            status, _ = rtsp_request(c, "PAUSE", u, 3, session)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            # what was sent before the pause; then nothing
+            last_seq, last_body = seq, body
+            rtp.settimeout(0.3)
+            try:
+                while True:
+                    _, _, last_seq, _, _, last_body = parse_rtp(rtp.recv(2048))
+            except socket.timeout:
+                pass
+            rtp.settimeout(0.5)
+            with self.assertRaises(socket.timeout):
+                rtp.recv(2048)
+            status, play = rtsp_request(c, "PLAY", u, 4, session)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            seq1, _ = rtp_info(play)
+            rtp.settimeout(5)
+            _, _, seq, _, _, body = parse_rtp(rtp.recv(2048))
+            # it goes on where it stopped
+            self.assertEqual(seq, (last_seq + 1) & 0xFFFF)
+            self.assertEqual(seq1, seq)
+            self.assertEqual(self.data.find(body), self.data.find(last_body) + CHUNK)
+            status, _ = rtsp_request(c, "PLAY", u, 5, session + "Range: npt=500-\r\n")
+            self.assertEqual(status, "RTSP/1.0 457 Invalid Range")
+            status, _ = rtsp_request(c, "TEARDOWN", u, 6, session)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            status, _ = rtsp_request(c, "PLAY", u, 7, session)
+            self.assertEqual(status, "RTSP/1.0 454 Session Not Found")
+
+    def test_sessions_cost_no_thread_and_no_socket(self):
+        """300 playing sessions: one descriptor each (the connection), no
+        thread each; closed, they leave nothing behind"""
+        sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sink.bind(("127.0.0.1", 0))
+        port = sink.getsockname()[1]
+        u = self.url + "clip.ts"
+        conns = []
+        before = resources(self.server.pid)
+        try:
+            for i in range(300):
+                c = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                conns.append(c)
+                status, setup = rtsp_request(
+                    c, "SETUP", u + "/stream=0", 1,
+                    "Transport: RTP/AVP;unicast;client_port=%d-%d\r\n" % (port, port + 1))
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+                status, _ = rtsp_request(c, "PLAY", u, 2,
+                                         "Session: %s\r\n" % session_id(setup))
+                self.assertEqual(status, "RTSP/1.0 200 OK")
+            fds, threads = resources(self.server.pid)
+            self.assertLessEqual(fds, before[0] + 300 + 4)
+            self.assertEqual(threads, before[1])
+            # all of them are being sent
+            sink.settimeout(5)
+            self.assertTrue(sink.recv(2048))
+        finally:
+            for c in conns:
+                c.close()
+            sink.close()
+        deadline = time.monotonic() + 10
+        while (resources(self.server.pid)[0] > before[0]
+               and time.monotonic() < deadline):
+            time.sleep(0.2)
+        self.assertLessEqual(resources(self.server.pid)[0], before[0])
+
+    def test_other_mounts_on_the_same_connection(self):
+        """A connection that started on a plain MPEG-TS file goes on with
+        the network-coded mount and an unknown path: gst-rtsp-server answers
+        those"""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:
+            status, _, sdp = rtsp_exchange(c, "DESCRIBE", self.url + "clip.ts", 1)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            self.assertIn("MP2T/90000", sdp)
+            status, headers, sdp = rtsp_exchange(c, "DESCRIBE", self.url + "nc/clip.ts", 2,
+                                                 "Accept: application/sdp\r\n")
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            self.assertEqual(headers["cseq"], "2")
+            self.assertIn("X-RLNC", sdp)
+            status, _ = rtsp_request(c, "DESCRIBE", self.url + "missing.ts", 3)
+            self.assertEqual(status, "RTSP/1.0 404 Not Found")
+
+    def test_bad_requests(self):
+        u = self.url + "clip.ts"
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:
+            status, _ = rtsp_request(c, "OPTIONS", u, 1)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            status, _ = rtsp_request(c, "SETUP", u + "/stream=0", 2,
+                                     "Transport: RTP/AVP;multicast\r\n")
+            self.assertEqual(status, "RTSP/1.0 461 Unsupported transport")
+            status, _ = rtsp_request(c, "SETUP", u + "/stream=0", 3)
+            self.assertEqual(status, "RTSP/1.0 461 Unsupported transport")
+            status, _ = rtsp_request(c, "PLAY", u, 4, "Session: nothing\r\n")
+            self.assertEqual(status, "RTSP/1.0 454 Session Not Found")
+            status, _ = rtsp_request(c, "PLAY", u, 5)
+            self.assertEqual(status, "RTSP/1.0 454 Session Not Found")
+            status, _ = rtsp_request(c, "GET_PARAMETER", u, 6)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            c.sendall(b"DESCRIBE " + u.encode() + b" RTSP/1.0\r\nCSeq 7\r\n\r\n")
+            self.assertTrue(c.recv(4096).startswith(b"RTSP/1.0 400 Bad Request"))
+        # the server still serves
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:
+            status, _ = rtsp_request(c, "DESCRIBE", u, 1)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+
+    def test_rtspsrc_over_udp_and_tcp_and_the_pipeline_mode(self):
+        """rtspsrc decodes every frame from the shared sender over TCP, nine
+        in ten over UDP; and with --plain-sessions pipeline, every frame
+        with threads of its own"""
+        for protocols in ("tcp", "udp"):
+            err, frames = gst_client.play(
+                "rtspsrc location=%sclip.ts protocols=%s udp-buffer-size=4194304 "
+                "! rtpmp2tdepay ! tsdemux ! h264parse ! avdec_h264 ! "
+                "fakesink name=count sync=false" % (self.url, protocols), 30, "count")
+            self.assertIsNone(err, protocols)
+            if protocols == "tcp":
+                self.assertEqual(len(frames), FRAMES)
+            else:
+                self.assertGreaterEqual(len(frames), FRAMES * 9 // 10)
+        server, url, _ = start_server(self.media, "--plain-sessions", "pipeline")
+        try:
+            err, frames = gst_client.play(
+                "rtspsrc location=%sclip.ts protocols=tcp ! rtpmp2tdepay ! "
+                "tsdemux ! h264parse ! avdec_h264 ! fakesink name=count "
+                "sync=false" % url, 30, "count")
+            self.assertIsNone(err)
+            self.assertEqual(len(frames), FRAMES)
+        finally:
+            stop(server)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
