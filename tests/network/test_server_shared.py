@@ -11,7 +11,6 @@ import os
 import select
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
 import time
