@@ -48,6 +48,7 @@
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/sdp/gstmikey.h>
 
+#include "gstgpustream.h"
 #include "server_cache.h"
 #include "server_direct.h"
 #include "server_paths.h"
@@ -1021,6 +1022,31 @@ on_new_session (GstRTSPClient * client, GstRTSPSession * session,
   gst_rtsp_session_set_timeout (session, opt_session_timeout);
 }
 
+static GstGpuStreamBackend
+backend_from_nick (const gchar * nick)
+{
+  if (strcmp (nick, "cpu") == 0)
+    return GST_GPUSTREAM_BACKEND_CPU;
+  if (strcmp (nick, "gpu") == 0)
+    return GST_GPUSTREAM_BACKEND_GPU;
+  if (strcmp (nick, "hybrid") == 0)
+    return GST_GPUSTREAM_BACKEND_HYBRID;
+  return GST_GPUSTREAM_BACKEND_AUTO;
+}
+
+/* SRTP sessions of MPEG-TS files go to the shared sender, which protects
+ * each round's packets of all of them in one batch, unless --cycle puts
+ * them on the device's scheduler, or --backend asks for a GPU there is not
+ * (their gpusrtpenc then refuses, saying why) */
+static gboolean
+shared_srtp (void)
+{
+  if (opt_cycle_us > 0)
+    return FALSE;
+  return strcmp (opt_backend, "cpu") == 0 || strcmp (opt_backend, "auto") == 0
+      || gst_gpustream_gpu_available ();
+}
+
 /* The server: its clients are GpsClients */
 #define GPS_TYPE_SERVER (gps_server_get_type ())
 G_DECLARE_FINAL_TYPE (GpsServer, gps_server, GPS, SERVER, GstRTSPServer);
@@ -1349,7 +1375,8 @@ main (int argc, char **argv)
 
   if (proxy_base == NULL && strcmp (opt_plain_sessions, "shared") == 0 &&
       !server_direct_start (server, root_real, opt_address,
-          opt_session_timeout, &err)) {
+          opt_session_timeout, shared_srtp (), backend_from_nick (opt_backend),
+          &err)) {
     g_printerr ("gpustream-server: %s\n", err->message);
     g_clear_error (&err);
     return 1;

@@ -1,6 +1,7 @@
 /* server_direct.c: plain MPEG-TS sessions on the shared sender
  * (server_direct.h) */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <string.h>
@@ -9,10 +10,12 @@
 #include <gst/rtsp/gstrtspconnection.h>
 #include <gst/rtsp/gstrtsprange.h>
 #include <gst/rtsp/gstrtsptransport.h>
+#include <gst/sdp/gstmikey.h>
 
 #include "server_direct.h"
 #include "server_paths.h"
 #include "server_sender.h"
+#include "gpssrtp.h"
 
 /* a first request line longer than this goes to gst-rtsp-server, which
  * answers it */
@@ -30,6 +33,8 @@ typedef struct
   GstRTSPSessionPool *pool;
   gchar *root_real;
   guint session_timeout;
+  /* SRTP mounts are served here too */
+  gboolean srtp;
   ServerSender *sender;
   GMainContext *context;
   /* the sessions on UDP by their client's RTCP address, for the receiver
@@ -51,6 +56,10 @@ typedef struct
    * clients' */
   GList *sessions;
   gboolean shut;
+  /* the key and SSRC the last DESCRIBE of an SRTP mount gave out in its
+   * SDP (MIKEY), for the SETUP that follows it */
+  gchar *offer_file;
+  ServerSenderKey offer;
 } DirectConn;
 
 /* what a GstRTSPSession of the pool holds when it is ours */
@@ -61,6 +70,8 @@ typedef struct
   ServerSenderSession *send;
   gchar *control;
   guint64 rtcp_key;
+  /* SRTP: the URL path, for the line said when it ends */
+  gchar *srtp_path;
 } DirectSession;
 
 /* ---- sessions ---- */
@@ -75,6 +86,7 @@ static void
 direct_session_stop (DirectSession * ds)
 {
   ServerSenderSession *send;
+  guint32 packets = 0, octets = 0;
 
   g_mutex_lock (&direct->lock);
   send = ds->send;
@@ -83,8 +95,18 @@ direct_session_stop (DirectSession * ds)
     g_hash_table_remove (direct->by_rtcp, &ds->rtcp_key);
   ds->rtcp_key = 0;
   g_mutex_unlock (&direct->lock);
-  if (send != NULL)
-    server_sender_session_free (send);
+  if (send == NULL)
+    return;
+  server_sender_session_counts (send, &packets, &octets);
+  server_sender_session_free (send);
+  /* what an SRTP session protected, as its gpusrtpenc says it on the
+   * other mounts */
+  if (ds->srtp_path != NULL && packets > 0) {
+    g_print ("srtp %s stream 0: shared sender protected %u packets, %u "
+        "bytes (backend %s)\n", ds->srtp_path, packets, octets,
+        server_sender_backend (direct->sender));
+    fflush (stdout);
+  }
 }
 
 /* when the pool's session is gone (teardown, expiry, connection closed) */
@@ -96,6 +118,7 @@ direct_session_free (gpointer data)
   direct_session_stop (ds);
   server_sender_media_unref (ds->media);
   g_free (ds->control);
+  g_free (ds->srtp_path);
   g_free (ds);
 }
 
@@ -146,29 +169,72 @@ set_session_header (GstRTSPMessage * response, GstRTSPSession * session)
           gst_rtsp_session_get_sessionid (session), direct->session_timeout));
 }
 
-/* the file of a request's URL when it is a plain mount served here */
+/* The file of a request's URL when its mount is served here (plain, or
+ * SRTP when SRTP is), its kind in *kind and its path in *path */
 static gchar *
-request_file (const gchar * uri_string)
+request_file (const gchar * uri_string, MountKind * kind, gchar ** path)
 {
   GstRTSPUrl *url = NULL;
   g_autofree gchar *mount_path = NULL;
-  MountKind kind = MOUNT_PLAIN;
   gchar *file;
 
+  *kind = MOUNT_PLAIN;
   if (uri_string == NULL || gst_rtsp_url_parse (uri_string, &url) !=
       GST_RTSP_OK || url == NULL)
     return NULL;
-  file = request_source (direct->root_real, NULL, url, &mount_path, &kind);
+  file = request_source (direct->root_real, NULL, url, &mount_path, kind);
   gst_rtsp_url_free (url);
-  if (file != NULL && kind != MOUNT_PLAIN)
+  if (file != NULL && *kind != MOUNT_PLAIN &&
+      !(*kind == MOUNT_SRTP && direct->srtp))
     g_clear_pointer (&file, g_free);
+  if (file != NULL && path != NULL)
+    *path = g_steal_pointer (&mount_path);
   return file;
+}
+
+/* The SDP media lines of an SRTP stream: the profile, the key by MIKEY
+ * (RFC 4567, as gst-rtsp-server writes it for srtpenc) and the SSRC it is
+ * for */
+static gboolean
+append_srtp_media (GString * sdp, const ServerSenderKey * key)
+{
+  g_autoptr (GstBuffer) buf = gst_buffer_new_memdup (key->key,
+      sizeof key->key);
+  g_autoptr (GstCaps) caps = gst_gpu_srtp_make_src_caps (NULL, FALSE, buf,
+      NULL, GST_GPU_SRTP_CIPHER_AES_128_ICM, GST_GPU_SRTP_AUTH_HMAC_SHA1_80,
+      GST_GPU_SRTP_CIPHER_AES_128_ICM, GST_GPU_SRTP_AUTH_HMAC_SHA1_80);
+  GstMIKEYMessage *msg = gst_mikey_message_new_from_caps (caps);
+  g_autofree gchar *base64 = NULL;
+
+  if (msg == NULL)
+    return FALSE;
+  gst_mikey_message_add_cs_srtp (msg, 0, key->ssrc, 0);
+  base64 = gst_mikey_message_base64_encode (msg);
+  gst_mikey_message_unref (msg);
+  if (base64 == NULL)
+    return FALSE;
+  g_string_append_printf (sdp, "m=video 0 RTP/SAVP %d\r\n"
+      "c=IN IP4 0.0.0.0\r\n"
+      "a=rtpmap:%d MP2T/90000\r\n"
+      "a=control:stream=0\r\n"
+      "a=key-mgmt:mikey %s\r\n"
+      "a=ssrc:%u cname:gpustream-server\r\n", SERVER_SENDER_PT,
+      SERVER_SENDER_PT, base64, key->ssrc);
+  return TRUE;
+}
+
+static gboolean
+new_key (ServerSenderKey * key)
+{
+  key->ssrc = g_random_int ();
+  return gst_gpu_srtp_random_bytes (key->key, sizeof key->key);
 }
 
 static GstRTSPStatusCode
 handle_describe (DirectConn * c, const gchar * uri, GstRTSPMessage * response)
 {
-  g_autofree gchar *file = request_file (uri);
+  MountKind kind;
+  g_autofree gchar *file = request_file (uri, &kind, NULL);
   ServerSenderMedia *media;
   GString *sdp;
 
@@ -182,13 +248,22 @@ handle_describe (DirectConn * c, const gchar * uri, GstRTSPMessage * response)
       "t=0 0\r\n"
       "a=tool:gpustream-server\r\n"
       "a=control:*\r\n"
-      "a=range:npt=0-\r\n"
-      "m=video 0 RTP/AVP %d\r\n"
-      "c=IN IP4 0.0.0.0\r\n"
-      "a=rtpmap:%d MP2T/90000\r\n"
-      "a=control:stream=0\r\n", g_random_int (),
-      strchr (c->ip, ':') ? "127.0.0.1" : c->ip, SERVER_SENDER_PT,
-      SERVER_SENDER_PT);
+      "a=range:npt=0-\r\n", g_random_int (),
+      strchr (c->ip, ':') ? "127.0.0.1" : c->ip);
+  if (kind == MOUNT_SRTP) {
+    /* a key and SSRC for this client, taken by its SETUP */
+    if (!new_key (&c->offer) || !append_srtp_media (sdp, &c->offer)) {
+      g_string_free (sdp, TRUE);
+      return GST_RTSP_STS_INTERNAL_SERVER_ERROR;
+    }
+    g_free (c->offer_file);
+    c->offer_file = g_strdup (file);
+  } else {
+    g_string_append_printf (sdp, "m=video 0 RTP/AVP %d\r\n"
+        "c=IN IP4 0.0.0.0\r\n"
+        "a=rtpmap:%d MP2T/90000\r\n"
+        "a=control:stream=0\r\n", SERVER_SENDER_PT, SERVER_SENDER_PT);
+  }
   gst_rtsp_message_add_header (response, GST_RTSP_HDR_CONTENT_TYPE,
       "application/sdp");
   gst_rtsp_message_take_header (response, GST_RTSP_HDR_CONTENT_BASE,
@@ -199,9 +274,27 @@ handle_describe (DirectConn * c, const gchar * uri, GstRTSPMessage * response)
   return GST_RTSP_STS_OK;
 }
 
+/* A SETUP URL is the mount's, or its one stream's (stream=0, as the SDP
+ * names it) */
+static gboolean
+names_the_stream (const gchar * uri, const gchar * mount_path)
+{
+  GstRTSPUrl *url = NULL;
+  gboolean ok;
+
+  if (gst_rtsp_url_parse (uri, &url) != GST_RTSP_OK || url == NULL)
+    return FALSE;
+  ok = strcmp (url->abspath, mount_path) == 0 ||
+      (g_str_has_prefix (url->abspath, mount_path) &&
+      strcmp (url->abspath + strlen (mount_path), "/stream=0") == 0);
+  gst_rtsp_url_free (url);
+  return ok;
+}
+
 /* the first transport of the client's list that is served here */
 static gboolean
-choose_transport (GstRTSPMessage * request, GstRTSPTransport * chosen)
+choose_transport (GstRTSPMessage * request, GstRTSPProfile profile,
+    GstRTSPTransport * chosen)
 {
   gchar *value = NULL;
   g_auto (GStrv) choices = NULL;
@@ -215,7 +308,7 @@ choose_transport (GstRTSPMessage * request, GstRTSPTransport * chosen)
     if (gst_rtsp_transport_parse (choices[i], chosen) != GST_RTSP_OK)
       continue;
     if (chosen->trans == GST_RTSP_TRANS_RTP &&
-        chosen->profile == GST_RTSP_PROFILE_AVP &&
+        chosen->profile == profile &&
         ((chosen->lower_transport == GST_RTSP_LOWER_TRANS_UDP &&
                 chosen->client_port.min > 0 &&
                 chosen->client_port.min < 65535) ||
@@ -240,21 +333,36 @@ static GstRTSPStatusCode
 handle_setup (DirectConn * c, const gchar * uri, GstRTSPMessage * request,
     GstRTSPMessage * response)
 {
-  g_autofree gchar *file = request_file (uri);
+  MountKind kind;
+  g_autofree gchar *path = NULL;
+  g_autofree gchar *file = request_file (uri, &kind, &path);
   GstRTSPTransport transport = { 0 };
   GstRTSPSession *session;
   DirectSession *ds;
+  ServerSenderKey key;
+  const gchar *profile = kind == MOUNT_SRTP ? "RTP/SAVP" : "RTP/AVP";
   gchar *value = NULL;
   gchar *reply;
 
-  if (file == NULL)
+  if (file == NULL || !names_the_stream (uri, path))
     return GST_RTSP_STS_NOT_FOUND;
   /* one stream: a second SETUP in a session has nothing to add */
   if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_SESSION, &value,
           0) == GST_RTSP_OK)
     return GST_RTSP_STS_AGGREGATE_OPERATION_NOT_ALLOWED;
-  if (!choose_transport (request, &transport))
+  if (!choose_transport (request, kind == MOUNT_SRTP ?
+          GST_RTSP_PROFILE_SAVP : GST_RTSP_PROFILE_AVP, &transport))
     return GST_RTSP_STS_UNSUPPORTED_TRANSPORT;
+  if (kind == MOUNT_SRTP) {
+    /* the key of this connection's SDP of the file; a SETUP without one
+     * gets a key nobody knows */
+    if (g_strcmp0 (c->offer_file, file) == 0)
+      key = c->offer;
+    else if (!new_key (&key)) {
+      gst_rtsp_transport_init (&transport);
+      return GST_RTSP_STS_INTERNAL_SERVER_ERROR;
+    }
+  }
   ds = g_new0 (DirectSession, 1);
   ds->media = server_sender_media_get (file, NULL);
   if (ds->media == NULL) {
@@ -272,17 +380,19 @@ handle_setup (DirectConn * c, const gchar * uri, GstRTSPMessage * request,
   }
   gst_rtsp_session_set_timeout (session, direct->session_timeout);
   ds->control = g_strdup (uri);
+  if (kind == MOUNT_SRTP)
+    ds->srtp_path = strip_stream_control (path);
 
   if (transport.lower_transport == GST_RTSP_LOWER_TRANS_TCP) {
     guint rtp = transport.interleaved.min >= 0 &&
         transport.interleaved.min < 255 ? transport.interleaved.min : 0;
 
     ds->send = server_sender_session_new_tcp (direct->sender, ds->media,
-        rtp, write_interleaved, c);
+        kind == MOUNT_SRTP ? &key : NULL, rtp, write_interleaved, c);
     /* alive as long as its connection is */
     gst_rtsp_session_prevent_expire (session);
-    reply = g_strdup_printf ("RTP/AVP/TCP;unicast;interleaved=%u-%u;"
-        "ssrc=%08X;mode=\"PLAY\"", rtp, rtp + 1,
+    reply = g_strdup_printf ("%s/TCP;unicast;interleaved=%u-%u;"
+        "ssrc=%08X;mode=\"PLAY\"", profile, rtp, rtp + 1,
         server_sender_session_ssrc (ds->send));
   } else {
     struct sockaddr_in rtp_to = { 0 }, rtcp_to;
@@ -296,13 +406,13 @@ handle_setup (DirectConn * c, const gchar * uri, GstRTSPMessage * request,
     rtp_to.sin_port = htons (transport.client_port.min);
     rtcp_to.sin_port = htons (rtcp_port);
     ds->send = server_sender_session_new_udp (direct->sender, ds->media,
-        &rtp_to, &rtcp_to);
+        kind == MOUNT_SRTP ? &key : NULL, &rtp_to, &rtcp_to);
     ds->rtcp_key = address_key (&rtcp_to);
     g_mutex_lock (&direct->lock);
     g_hash_table_insert (direct->by_rtcp, &ds->rtcp_key, session);
     g_mutex_unlock (&direct->lock);
-    reply = g_strdup_printf ("RTP/AVP;unicast;client_port=%d-%d;"
-        "server_port=%u-%u;ssrc=%08X;mode=\"PLAY\"",
+    reply = g_strdup_printf ("%s;unicast;client_port=%d-%d;"
+        "server_port=%u-%u;ssrc=%08X;mode=\"PLAY\"", profile,
         transport.client_port.min, rtcp_port,
         server_sender_rtp_port (direct->sender),
         server_sender_rtp_port (direct->sender) + 1,
@@ -406,6 +516,7 @@ request_is_ours (GstRTSPMethod method, const gchar * uri,
   g_autofree gchar *file = NULL;
   DirectSession *ds;
   GstRTSPSession *session;
+  MountKind kind;
   gchar *value;
 
   switch (method) {
@@ -413,7 +524,7 @@ request_is_ours (GstRTSPMethod method, const gchar * uri,
       return TRUE;
     case GST_RTSP_DESCRIBE:
     case GST_RTSP_SETUP:
-      file = request_file (uri);
+      file = request_file (uri, &kind, NULL);
       return file != NULL;
     case GST_RTSP_PLAY:
     case GST_RTSP_PAUSE:
@@ -630,6 +741,8 @@ conn_free (gpointer data)
 
   gst_rtsp_connection_free (c->conn);
   g_free (c->ip);
+  g_free (c->offer_file);
+  memset (&c->offer, 0, sizeof c->offer);
   g_free (c);
 }
 
@@ -690,10 +803,11 @@ first_line_is_ours (const gchar * head)
   g_auto (GStrv) words = g_strsplit (line, " ", 0);
   g_autofree gchar *file = NULL;
   ServerSenderMedia *media;
+  MountKind kind;
 
   if (g_strv_length (words) != 3 || !g_str_has_prefix (words[2], "RTSP/"))
     return FALSE;
-  file = request_file (words[1]);
+  file = request_file (words[1], &kind, NULL);
   if (file == NULL || (media = server_sender_media_get (file, NULL)) == NULL)
     return FALSE;
   server_sender_media_unref (media);
@@ -781,9 +895,10 @@ direct_thread (gpointer data)
 
 gboolean
 server_direct_start (GstRTSPServer * server, const gchar * root_real,
-    const gchar * address, guint session_timeout, GError ** err)
+    const gchar * address, guint session_timeout, gboolean srtp,
+    GstGpuStreamBackend backend, GError ** err)
 {
-  ServerSender *sender = server_sender_get (address, err);
+  ServerSender *sender = server_sender_get (address, backend, err);
   GSocket *rtcp;
   GSource *source;
 
@@ -797,6 +912,7 @@ server_direct_start (GstRTSPServer * server, const gchar * root_real,
   direct->pool = gst_rtsp_server_get_session_pool (server);
   direct->root_real = g_strdup (root_real);
   direct->session_timeout = session_timeout;
+  direct->srtp = srtp;
   direct->sender = sender;
   direct->context = g_main_context_new ();
   g_mutex_init (&direct->lock);

@@ -16,11 +16,14 @@
 #include <gio/gio.h>
 #include <gst/rtsp-server/rtsp-server.h>
 
+#include "gstgpustream.h"
+
 /* Serves plain MPEG-TS sessions of the files under root_real from now on,
- * sending from address (NULL: all); FALSE and err when the sender cannot
- * start */
+ * and SRTP ones too when srtp (protected on backend), sending from address
+ * (NULL: all); FALSE and err when the sender cannot start */
 gboolean server_direct_start (GstRTSPServer * server, const gchar * root_real,
-    const gchar * address, guint session_timeout, GError ** err);
+    const gchar * address, guint session_timeout, gboolean srtp,
+    GstGpuStreamBackend backend, GError ** err);
 
 /* TRUE when server_direct_start was called */
 gboolean server_direct_enabled (void);

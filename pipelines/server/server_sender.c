@@ -10,6 +10,7 @@
 #include <gio/gio.h>
 
 #include "server_sender.h"
+#include "gpssrtp.h"
 
 /* packets per sendmmsg call */
 #define BATCH 256
@@ -23,6 +24,8 @@
 #define SR_FIRST_US G_USEC_PER_SEC
 #define SR_INTERVAL_US (5 * G_USEC_PER_SEC)
 #define RTP_HEADER 12
+/* an SRTP packet: header, payload, the tag of the longest profile */
+#define SEALED_MAX (RTP_HEADER + SERVER_MPEGTS_CHUNK + 16 + GSRTP_MAX_MKI)
 #define SEND_BUFFER (4 * 1024 * 1024)
 #define CNAME "gpustream-server"
 
@@ -132,11 +135,20 @@ struct _ServerSender
   guint rtp_port;
   GPtrArray *sessions;
   ServerSenderStats stats;
+  /* where SRTP sessions are protected (CPU or GPU), for all of them at once */
+  GstGpuStreamBackend backend;
+  GstObject *cuda_context;
   /* the round's packets for sendmmsg */
   struct mmsghdr msgs[BATCH];
   struct iovec iov[BATCH][2];
   guint8 headers[BATCH][RTP_HEADER];
   guint queued;
+  /* the round's SRTP packets (copies, protected in place before sending)
+   * and the message each one is */
+  guint8 sealed[BATCH][SEALED_MAX];
+  GsSrtpPacket srtp[BATCH];
+  guint srtp_slot[BATCH];
+  guint srtp_queued;
 };
 
 struct _ServerSenderSession
@@ -149,6 +161,8 @@ struct _ServerSenderSession
   ServerSenderWrite write;
   gpointer user_data;
   guint8 channel;
+  /* NULL: plain RTP */
+  GsSrtpCtx *srtp;
   guint32 ssrc;
   guint16 seq;
   guint32 rtp_base;
@@ -186,11 +200,47 @@ write_rtp_header (guint8 * h, ServerSenderSession * s, guint32 ts)
   GST_WRITE_UINT32_BE (h + 8, s->ssrc);
 }
 
+/* Protects packets in place through the process's SRTP batch path, the
+ * one gpusrtpenc uses; counts them */
+static void
+protect (ServerSender * self, GsSrtpPacket * pkts, guint n)
+{
+  gboolean used_gpu = FALSE;
+
+  gst_gpustream_srtp_protect_batch (pkts, n, self->backend,
+      self->cuda_context, &used_gpu);
+  self->stats.srtp_batches++;
+  self->stats.srtp_packets += n;
+  if (used_gpu)
+    self->stats.srtp_gpu_batches++;
+}
+
 static void
 flush_queued (ServerSender * self)
 {
-  guint done = 0;
+  guint done = 0, kept = 0;
 
+  if (self->srtp_queued > 0) {
+    /* one batch for every SRTP session's packets of the round */
+    protect (self, self->srtp, self->srtp_queued);
+    for (guint k = 0; k < self->srtp_queued; k++) {
+      guint i = self->srtp_slot[k];
+
+      self->iov[i][0].iov_len = self->srtp[k].len;
+      /* a stream whose index ran out (2^48 packets) sends nothing */
+      if (self->srtp[k].result != GSRTP_OK)
+        self->msgs[i].msg_hdr.msg_iovlen = 0;
+    }
+    self->srtp_queued = 0;
+    for (guint i = 0; i < self->queued; i++) {
+      if (self->msgs[i].msg_hdr.msg_iovlen == 0) {
+        self->stats.send_errors++;
+        continue;
+      }
+      self->msgs[kept++] = self->msgs[i];
+    }
+    self->queued = kept;
+  }
   while (done < self->queued) {
     int n = sendmmsg (self->rtp_fd, self->msgs + done, self->queued - done, 0);
 
@@ -209,6 +259,24 @@ flush_queued (ServerSender * self)
   self->queued = 0;
 }
 
+/* One packet protected at once (interleaved, RTCP): FALSE when it cannot
+ * be (index exhausted) */
+static gboolean
+protect_one (ServerSender * self, ServerSenderSession * s, guint8 * data,
+    gsize * len, gsize cap, gboolean is_rtcp)
+{
+  GsSrtpPacket pkt = { 0 };
+
+  pkt.ctx = s->srtp;
+  pkt.data = data;
+  pkt.len = *len;
+  pkt.cap = cap;
+  pkt.is_rtcp = is_rtcp;
+  protect (self, &pkt, 1);
+  *len = pkt.len;
+  return pkt.result == GSRTP_OK;
+}
+
 /* Sends (or queues) the session's next chunk; FALSE when its connection
  * cannot take it now */
 static gboolean
@@ -221,16 +289,44 @@ send_chunk (ServerSender * self, ServerSenderSession * s)
   guint32 ts = rtp_time (s, index->due_ns[s->next]);
 
   if (s->write != NULL) {
-    guint8 *frame = g_malloc (4 + RTP_HEADER + len);
+    guint8 *frame = g_malloc (4 + SEALED_MAX);
+    gsize size = RTP_HEADER + len;
 
-    frame[0] = '$';
-    frame[1] = s->channel;
-    GST_WRITE_UINT16_BE (frame + 2, RTP_HEADER + len);
     write_rtp_header (frame + 4, s, ts);
     memcpy (frame + 4 + RTP_HEADER, payload, len);
-    if (!s->write (s->user_data, frame, 4 + RTP_HEADER + len))
+    if (s->srtp != NULL && !protect_one (self, s, frame + 4, &size,
+            SEALED_MAX, FALSE)) {
+      g_free (frame);
+      return FALSE;
+    }
+    frame[0] = '$';
+    frame[1] = s->channel;
+    GST_WRITE_UINT16_BE (frame + 2, size);
+    if (!s->write (s->user_data, frame, 4 + size))
       return FALSE;
     self->stats.packets++;
+  } else if (s->srtp != NULL) {
+    guint i = self->queued++;
+    guint k = self->srtp_queued++;
+    struct msghdr *m = &self->msgs[i].msg_hdr;
+
+    /* a copy, protected with the round's other SRTP packets at the flush */
+    write_rtp_header (self->sealed[i], s, ts);
+    memcpy (self->sealed[i] + RTP_HEADER, payload, len);
+    memset (&self->srtp[k], 0, sizeof self->srtp[k]);
+    self->srtp[k].ctx = s->srtp;
+    self->srtp[k].data = self->sealed[i];
+    self->srtp[k].len = RTP_HEADER + len;
+    self->srtp[k].cap = SEALED_MAX;
+    self->srtp_slot[k] = i;
+    self->iov[i][0].iov_base = self->sealed[i];
+    memset (m, 0, sizeof *m);
+    m->msg_name = &s->rtp_to;
+    m->msg_namelen = sizeof s->rtp_to;
+    m->msg_iov = self->iov[i];
+    m->msg_iovlen = 1;
+    if (self->queued == BATCH)
+      flush_queued (self);
   } else {
     guint i = self->queued++;
     struct msghdr *m = &self->msgs[i].msg_hdr;
@@ -261,7 +357,8 @@ static void
 send_report (ServerSender * self, ServerSenderSession * s, gint64 now,
     gboolean bye)
 {
-  guint8 packet[4 + 28 + 28 + 8];
+  /* room for SRTCP's index, tag and MKI */
+  guint8 packet[4 + 28 + 28 + 8 + 4 + 16 + GSRTP_MAX_MKI];
   guint8 *p = packet + 4;
   gint64 real = g_get_real_time ();
   guint64 file_ns = s->anchor_ns + (guint64) (now - s->anchor_us) * 1000;
@@ -298,6 +395,9 @@ send_report (ServerSender * self, ServerSenderSession * s, gint64 now,
     p += 8;
   }
   size = p - (packet + 4);
+  if (s->srtp != NULL && !protect_one (self, s, packet + 4, &size,
+          sizeof packet - 4, TRUE))
+    return;
   if (s->write != NULL) {
     guint8 *frame = g_memdup2 (packet, size + 4);
 
@@ -416,7 +516,8 @@ bind_pair (ServerSender * self, const gchar * address, GError ** err)
 }
 
 ServerSender *
-server_sender_get (const gchar * address, GError ** err)
+server_sender_get (const gchar * address, GstGpuStreamBackend backend,
+    GError ** err)
 {
   static GMutex lock;
   static ServerSender *sender;
@@ -436,6 +537,11 @@ server_sender_get (const gchar * address, GError ** err)
   g_mutex_init (&self->lock);
   g_cond_init (&self->wake);
   self->sessions = g_ptr_array_new ();
+  self->backend = backend;
+  if (backend != GST_GPUSTREAM_BACKEND_CPU && gst_gpustream_gpu_available ())
+    self->cuda_context = gst_gpustream_cuda_context_new (0, NULL);
+  if (self->cuda_context == NULL)
+    self->backend = GST_GPUSTREAM_BACKEND_CPU;
   /* it serves until the process ends */
   g_thread_unref (g_thread_new ("shared-sender", sender_thread, self));
   sender = self;
@@ -456,7 +562,8 @@ server_sender_rtcp_fd (ServerSender * sender)
 }
 
 static ServerSenderSession *
-session_new (ServerSender * sender, ServerSenderMedia * media)
+session_new (ServerSender * sender, ServerSenderMedia * media,
+    const ServerSenderKey * key)
 {
   ServerSenderSession *s = g_new0 (ServerSenderSession, 1);
 
@@ -465,7 +572,12 @@ session_new (ServerSender * sender, ServerSenderMedia * media)
   g_mutex_unlock (&media_lock);
   s->sender = sender;
   s->media = media;
-  s->ssrc = g_random_int ();
+  s->ssrc = key != NULL ? key->ssrc : g_random_int ();
+  if (key != NULL) {
+    s->srtp = g_malloc0 (sizeof (GsSrtpCtx));
+    gsrtp_ctx_init (s->srtp, GSRTP_AES_CM_128_HMAC_SHA1_80,
+        GSRTP_AES_CM_128_HMAC_SHA1_80, key->key, sizeof key->key, 0);
+  }
   s->seq = g_random_int_range (0, 65536);
   s->rtp_base = g_random_int ();
   g_mutex_lock (&sender->lock);
@@ -477,10 +589,10 @@ session_new (ServerSender * sender, ServerSenderMedia * media)
 
 ServerSenderSession *
 server_sender_session_new_udp (ServerSender * sender,
-    ServerSenderMedia * media, const struct sockaddr_in *rtp_to,
-    const struct sockaddr_in *rtcp_to)
+    ServerSenderMedia * media, const ServerSenderKey * key,
+    const struct sockaddr_in *rtp_to, const struct sockaddr_in *rtcp_to)
 {
-  ServerSenderSession *s = session_new (sender, media);
+  ServerSenderSession *s = session_new (sender, media, key);
 
   s->rtp_to = *rtp_to;
   s->rtcp_to = *rtcp_to;
@@ -489,10 +601,10 @@ server_sender_session_new_udp (ServerSender * sender,
 
 ServerSenderSession *
 server_sender_session_new_tcp (ServerSender * sender,
-    ServerSenderMedia * media, guint8 rtp_channel, ServerSenderWrite write,
-    gpointer user_data)
+    ServerSenderMedia * media, const ServerSenderKey * key,
+    guint8 rtp_channel, ServerSenderWrite write, gpointer user_data)
 {
-  ServerSenderSession *s = session_new (sender, media);
+  ServerSenderSession *s = session_new (sender, media, key);
 
   s->channel = rtp_channel;
   s->write = write;
@@ -556,7 +668,27 @@ server_sender_session_free (ServerSenderSession * s)
   self->stats.sessions--;
   g_mutex_unlock (&self->lock);
   server_sender_media_unref (s->media);
+  if (s->srtp != NULL) {
+    gsrtp_ctx_clear (s->srtp);
+    g_free (s->srtp);
+  }
   g_free (s);
+}
+
+void
+server_sender_session_counts (ServerSenderSession * s, guint32 * packets,
+    guint32 * octets)
+{
+  g_mutex_lock (&s->sender->lock);
+  *packets = s->packets;
+  *octets = s->octets;
+  g_mutex_unlock (&s->sender->lock);
+}
+
+const gchar *
+server_sender_backend (ServerSender * sender)
+{
+  return gst_gpustream_backend_nick (sender->backend);
 }
 
 void

@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <glib.h>
 
+#include "gstgpustream.h"
 #include "server_cache.h"
 #include "server_mpegts.h"
 
@@ -32,8 +33,13 @@ typedef struct _ServerSenderMedia ServerSenderMedia;
 typedef struct _ServerSenderSession ServerSenderSession;
 
 /* The process's sender, started on first use with its sockets bound on
- * address (NULL: all), or NULL and err */
-ServerSender *server_sender_get (const gchar * address, GError ** err);
+ * address (NULL: all), or NULL and err. Its SRTP sessions are protected on
+ * backend: the GPU (AUTO, GPU, HYBRID) where a device is usable, else the
+ * CPU. */
+ServerSender *server_sender_get (const gchar * address,
+    GstGpuStreamBackend backend, GError ** err);
+/* where its SRTP sessions are protected: "cpu" or "gpu" */
+const gchar *server_sender_backend (ServerSender * sender);
 /* the RTP port of its sockets; RTCP is the next one */
 guint server_sender_rtp_port (ServerSender * sender);
 /* the RTCP socket, where the clients' receiver reports come (read by the
@@ -53,12 +59,21 @@ guint64 server_sender_media_duration (const ServerSenderMedia * media);
 typedef gboolean (*ServerSenderWrite) (gpointer user_data, guint8 * data,
     gsize size);
 
+/* An SRTP session's SSRC and master key (AES_CM_128_HMAC_SHA1_80, key then
+ * salt), the same for RTP and RTCP */
+typedef struct
+{
+  guint32 ssrc;
+  guint8 key[30];
+} ServerSenderKey;
+
+/* key NULL: plain RTP */
 ServerSenderSession *server_sender_session_new_udp (ServerSender * sender,
-    ServerSenderMedia * media, const struct sockaddr_in *rtp_to,
-    const struct sockaddr_in *rtcp_to);
+    ServerSenderMedia * media, const ServerSenderKey * key,
+    const struct sockaddr_in *rtp_to, const struct sockaddr_in *rtcp_to);
 ServerSenderSession *server_sender_session_new_tcp (ServerSender * sender,
-    ServerSenderMedia * media, guint8 rtp_channel, ServerSenderWrite write,
-    gpointer user_data);
+    ServerSenderMedia * media, const ServerSenderKey * key,
+    guint8 rtp_channel, ServerSenderWrite write, gpointer user_data);
 guint32 server_sender_session_ssrc (ServerSenderSession * session);
 /* Stops it at from_ns into the file (where it is when from_ns < 0), and
  * says the sequence number and RTP time of the next packet and the time it
@@ -68,6 +83,9 @@ void server_sender_session_seek (ServerSenderSession * session,
 /* plays from there, at the file's pace from now */
 void server_sender_session_start (ServerSenderSession * session);
 void server_sender_session_pause (ServerSenderSession * session);
+/* RTP packets and payload bytes it sent */
+void server_sender_session_counts (ServerSenderSession * session,
+    guint32 * packets, guint32 * octets);
 /* stops it and frees it: nothing is sent for it once this returns */
 void server_sender_session_free (ServerSenderSession * session);
 
@@ -78,6 +96,10 @@ typedef struct
   guint64 send_calls;
   /* packets a full socket buffer or a closed destination did not take */
   guint64 send_errors;
+  /* SRTP: packets protected, in how many batches, how many on the GPU */
+  guint64 srtp_packets;
+  guint64 srtp_batches;
+  guint64 srtp_gpu_batches;
 } ServerSenderStats;
 
 void server_sender_get_stats (ServerSender * sender, ServerSenderStats * stats);

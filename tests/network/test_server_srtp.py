@@ -4,7 +4,8 @@ write: the SDP is RTP/SAVP with the key in a=key-mgmt:mikey, as
 gst-rtsp-server writes it for srtpenc; stock rtspsrc plays the mount and
 decodes the file's own frames; the packets on the wire are SRTP, which
 libsrtp (srtpdec) opens with the SDP's key back to the file's bytes, and the
-server reports that gpusrtpenc protected them. --backend reaches the
+server reports what protected them (MPEG-TS: the shared sender, one batch
+for all sessions; MP4: each session's gpusrtpenc). --backend reaches the
 encoders; clients that vanish have their sessions freed while another keeps
 playing; bad requests get the status that says why."""
 
@@ -159,9 +160,10 @@ class ServerSrtp(unittest.TestCase):
                     self.assertGreaterEqual(
                         sum(d in file_frames for d in digests),
                         FRAMES * 9 // 10, (len(digests), FRAMES))
-            # every session's encoder said what it protected
-            wanted = ["srtp /srtp/%s stream 0: gpusrtpenc protected " % name
-                      for name in ("clip.ts", "clip.mp4")]
+            # every session said what it protected: MPEG-TS through the
+            # shared sender, MP4 through its pipeline's gpusrtpenc
+            wanted = ["srtp /srtp/clip.ts stream 0: shared sender protected ",
+                      "srtp /srtp/clip.mp4 stream 0: gpusrtpenc protected "]
             self.assertEqual(sorted(server_lines(server.stdout, wanted, 10)),
                              sorted(wanted))
         finally:
@@ -198,11 +200,11 @@ class ServerSrtp(unittest.TestCase):
                 r"protected \d+ packets, \d+ bytes \(backend cpu, "
                 r"[1-9]\d* scheduled batches\)$")
 
-    def test_wire_is_srtp_from_gpusrtpenc(self):
+    def test_wire_is_srtp(self):
         """A raw RTSP client takes the mount over UDP: every packet is SRTP
         (longer by the tag, payload not MPEG-TS), srtpdec opens each one with
         the key of the SDP, the payloads are the file byte for byte, and the
-        server's gpusrtpenc counted at least the packets that arrived"""
+        server's shared sender counted at least the packets that arrived"""
         server, url, port = start_server(self.media, "--backend", "cpu")
         rtp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         rtp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
@@ -241,7 +243,7 @@ class ServerSrtp(unittest.TestCase):
                             break
                 status, _, _ = rtsp_exchange(c, "TEARDOWN", u, 5, session)
                 self.assertEqual(status, "RTSP/1.0 200 OK")
-            wanted = "srtp /srtp/clip.ts stream 0: gpusrtpenc protected "
+            wanted = "srtp /srtp/clip.ts stream 0: shared sender protected "
             line = server_lines(server.stdout, [wanted], 10).get(wanted)
         finally:
             rtp.close()
@@ -277,11 +279,12 @@ class ServerSrtp(unittest.TestCase):
         self.assertTrue(line.endswith("(backend cpu)"), line)
 
     def test_backends(self):
-        """--backend reaches every SRTP session's gpusrtpenc: where the
-        element can run with it, rtspsrc decodes the file's frames and the
-        server names the backend that ran; where it cannot (gpu or hybrid
-        without a CUDA device), the mount is refused with 503 and the
-        element's reason on stderr"""
+        """--backend reaches every SRTP session: where gpusrtpenc can run
+        with it, rtspsrc decodes the file's frames and the server names the
+        backend that ran (the shared sender protects with the same batch
+        path); where it cannot (gpu or hybrid without a CUDA device), the
+        mount is left to the pipelines, whose gpusrtpenc refuses: 503 and
+        the element's reason on stderr"""
         for backend in ("cpu", "gpu", "hybrid"):
             # in a pipeline: its bus keeps the element's reason
             probe = Gst.parse_launch("bin ( gpusrtpenc backend=%s )" % backend)
@@ -304,7 +307,7 @@ class ServerSrtp(unittest.TestCase):
                         "fakesink name=frames sync=false" % url, 30)
                     self.assertIsNone(err, backend)
                     self.assertEqual(digests, self.frames["clip.ts"], backend)
-                    wanted = "srtp /srtp/clip.ts stream 0: gpusrtpenc protected "
+                    wanted = "srtp /srtp/clip.ts stream 0: shared sender protected "
                     line = server_lines(server.stdout, [wanted], 10).get(wanted)
                     self.assertIsNotNone(line, backend)
                     # auto and hybrid resolve to what ran
@@ -360,7 +363,7 @@ class ServerSrtp(unittest.TestCase):
             self.assertEqual(len(ended), vanishing + 1, ended)
             for line in ended:
                 self.assertTrue(line.startswith(
-                    "srtp /srtp/clip.ts stream 0: gpusrtpenc protected "), line)
+                    "srtp /srtp/clip.ts stream 0: shared sender protected "), line)
         finally:
             steady.set_state(Gst.State.NULL)
             stop(server)
