@@ -204,9 +204,9 @@ def main():
     p.add_argument("--soak-seconds", type=int,
                    help="reliability: seconds of soak (default 60, or GS_BENCH_SOAK_SECONDS)")
     p.add_argument("--quick", action="store_true",
-                   help="server: a shorter run (about 3 minutes instead of 15)")
+                   help="server: a shorter run (about 3 minutes instead of 35)")
     p.add_argument("--server-max", type=int,
-                   help="server: the most sessions a step tries (512; 256 with --quick)")
+                   help="server: the most sessions a step tries (4096; 256 with --quick)")
     p.add_argument("--server-channels",
                    help="server: channel counts, comma-separated (1,30,200; 1,200 with --quick)")
     a = p.parse_args()

@@ -12,9 +12,12 @@ i mod 4, so that the page cache holds four files whatever C is.
 Servers, each started afresh for every (server, mode, C):
   peer       tests/tools/stock_rtsp_server.py: one unshared media factory per
              file, ( filesrc ! tsparse set-timestamps=true ! rtpmp2tpay )
-  plain      gpustream-server, /<file>: the same pipeline per client
-  nc         gpustream-server, /nc/<file>: network-coded (CPU backend)
-  srtp       gpustream-server, /srtp/<file>: SRTP (CPU backend)
+  plain      gpustream-server, /<file>: the shared sender (one thread and one
+             UDP port pair for every session, packets from the content cache)
+  nc         gpustream-server, /nc/<file>: network-coded (CPU backend), a
+             pipeline per session
+  srtp       gpustream-server, /srtp/<file>: SRTP on the shared sender, each
+             round's packets of all sessions protected in one batch (CPU)
 
 Load: tests/tools/rtsp_load.py, one process, raw RTSP and UDP sockets. A step
 of N sessions: Poisson arrivals at 100 a second, each channel picked by Zipf
@@ -30,9 +33,10 @@ A step that fails is run once more (other work on the machine disturbs
 single runs), and fails when it fails again. Capacity: N doubles from 128
 (64) while steps pass, then is bisected between the last pass and the first
 failure to within 35 % (50 %); a search stops after 6 sizes (3) and goes no
-higher than 512 sessions (256), which keeps a run within 15 minutes (3;
-./run bench server --server-max 1024 goes further, --server-channels 1,30
-picks the channel counts);
+higher than 4096 sessions (256): far enough to find where the peer fails
+(its pipeline per session meets the open-file limit near 1,200), so that
+the ratios are measured, in about 35 minutes (3; --server-max N changes the
+limit, --server-channels 1,30 picks the channel counts);
 where no step failed the capacity is a lower bound
 ("lower_bound": true), as it is where the generator used most of a core.
 
@@ -334,7 +338,7 @@ def bench(build, results, quick=False, max_sessions=None, channels=None):
     signal.signal(signal.SIGTERM, _terminate)
     cfg = ({"seconds": 20, "rate": 100.0, "plateau": 2.0, "start": 64, "max_n": 256,
             "max_steps": 3, "resolution": 0.5, "channels": (1, 200)} if quick else
-           {"seconds": 60, "rate": 100.0, "plateau": 2.0, "start": 128, "max_n": 512,
+           {"seconds": 60, "rate": 100.0, "plateau": 2.0, "start": 128, "max_n": 4096,
             "max_steps": 6, "resolution": 0.35, "channels": (1, 30, 200)})
     if max_sessions:
         cfg["max_n"] = max_sessions
