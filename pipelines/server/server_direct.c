@@ -52,6 +52,8 @@ typedef struct
   GstRTSPWatch *watch;
   gchar *ip;
   gint port;
+  /* the server's address on it, for the SDP's origin */
+  gchar *local_ip;
   /* the sessions set up on it: ended with it, as gst-rtsp-server ends its
    * clients' */
   GList *sessions;
@@ -248,8 +250,7 @@ handle_describe (DirectConn * c, const gchar * uri, GstRTSPMessage * response)
       "t=0 0\r\n"
       "a=tool:gpustream-server\r\n"
       "a=control:*\r\n"
-      "a=range:npt=0-\r\n", g_random_int (),
-      strchr (c->ip, ':') ? "127.0.0.1" : c->ip);
+      "a=range:npt=0-\r\n", g_random_int (), c->local_ip);
   if (kind == MOUNT_SRTP) {
     /* a key and SSRC for this client, taken by its SETUP */
     if (!new_key (&c->offer) || !append_srtp_media (sdp, &c->offer)) {
@@ -741,6 +742,7 @@ conn_free (gpointer data)
 
   gst_rtsp_connection_free (c->conn);
   g_free (c->ip);
+  g_free (c->local_ip);
   g_free (c->offer_file);
   memset (&c->offer, 0, sizeof c->offer);
   g_free (c);
@@ -767,6 +769,14 @@ serve_here (GSocket * socket, const gchar * ip, gint port, const gchar * head)
       gst_rtsp_server_get_content_length_limit (direct->server));
   c->ip = g_strdup (ip);
   c->port = port;
+  {
+    g_autoptr (GSocketAddress) local = g_socket_get_local_address (socket,
+        NULL);
+
+    c->local_ip = G_IS_INET_SOCKET_ADDRESS (local) ?
+        g_inet_address_to_string (g_inet_socket_address_get_address
+        (G_INET_SOCKET_ADDRESS (local))) : g_strdup ("0.0.0.0");
+  }
   c->watch = gst_rtsp_watch_new (c->conn, &watch_funcs, c, conn_free);
   gst_rtsp_watch_set_send_backlog (c->watch, 0, CONNECTION_BACKLOG);
   /* our reference on the watch is kept until conn_shut: the sender may
@@ -781,6 +791,8 @@ typedef struct
   GSocket *socket;
   gchar *ip;
   gint port;
+  /* the server's address on it, for the SDP's origin */
+  gchar *local_ip;
   GString *head;
 } Pending;
 
@@ -843,8 +855,16 @@ on_pending_readable (GSocket * socket, GIOCondition condition, gpointer data)
 void
 server_direct_take (GSocket * socket, const gchar * ip, gint port)
 {
-  Pending *p = g_new0 (Pending, 1);
+  Pending *p;
   GSource *source;
+
+  /* the shared sender sends from IPv4 sockets */
+  if (g_socket_get_family (socket) != G_SOCKET_FAMILY_IPV4) {
+    gst_rtsp_server_transfer_connection (direct->server, socket, ip, port,
+        NULL);
+    return;
+  }
+  p = g_new0 (Pending, 1);
 
   p->socket = socket;
   p->ip = g_strdup (ip);
