@@ -491,7 +491,9 @@ class ServerSessions(unittest.TestCase):
                            (["--nc-block-size", "0", self.media], "out of range"),
                            (["--cycle", "50", self.media], "cycle 0 or >= 100"),
                            (["--backend", "fpga", self.media],
-                            "--backend is auto, cpu, gpu or hybrid")):
+                            "--backend is auto, cpu, gpu or hybrid"),
+                           (["--plain-sessions", "threads", self.media],
+                            "--plain-sessions is shared or pipeline")):
             run = subprocess.run([SERVER, *argv], capture_output=True,
                                  text=True, timeout=10)
             self.assertEqual(run.returncode, 2, argv)
