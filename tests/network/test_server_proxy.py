@@ -25,8 +25,8 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from test_server_sessions import (rtsp_exchange, server_lines,  # noqa: E402
-                                  start_server, stop)
+from server_helpers import (rtsp_exchange, server_lines,  # noqa: E402
+                            start_server, stop)
 from test_server_srtp import (decoded_file_frames, frame_digests,  # noqa: E402
                               srtp_caps_from_sdp)
 from test_server_vod import make_media, run_to_eos  # noqa: E402

@@ -20,121 +20,14 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
+from server_helpers import (read_lines, rtsp_request,  # noqa: E402
+                            setup_udp, start_server,
+                            start_server_with_file_limit, stop)
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 FRAMES = 60   # 2 s at 30 frames/s
-
-
-def start_server(directory, *options, stderr=None):
-    """The server on a free loopback port, serving directory (None: the
-    options say what, e.g. --proxy); returns (process, its URL, its port)"""
-    server = subprocess.Popen(
-        [SERVER, "--port", "0", "--address", "127.0.0.1", *options]
-        + ([directory] if directory is not None else []),
-        stdout=subprocess.PIPE, stderr=stderr, text=True)
-    url = server.stdout.readline().strip()
-    assert url.startswith("rtsp://127.0.0.1:"), url
-    return server, url, int(url.rsplit(":", 1)[1].strip("/"))
-
-
-def rtsp_request(sock, method, url, cseq, extra=""):
-    """Sends one request on an open connection; returns (status line, headers)"""
-    return rtsp_exchange(sock, method, url, cseq, extra)[:2]
-
-
-def rtsp_exchange(sock, method, url, cseq, extra=""):
-    """Sends one request on an open connection; returns (status line,
-    headers, body)"""
-    sock.sendall(("%s %s RTSP/1.0\r\nCSeq: %d\r\n%s\r\n"
-                  % (method, url, cseq, extra)).encode())
-    reply = b""
-    while b"\r\n\r\n" not in reply:
-        chunk = sock.recv(4096)
-        if not chunk:
-            break
-        reply += chunk
-    head, _, body = reply.partition(b"\r\n\r\n")
-    lines = head.decode().split("\r\n")
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    # read the body (an SDP) too, so that the next reply starts clean
-    while len(body) < int(headers.get("content-length", 0)):
-        body += sock.recv(4096)
-    return lines[0], headers, body.decode()
-
-
-def setup_udp(port, path):
-    """A raw SETUP (no DESCRIBE before it) on a new connection, left open;
-    no PLAY follows, so nothing is sent to the client port (any free one)"""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-        udp.bind(("127.0.0.1", 0))
-        client_port = udp.getsockname()[1]
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    status, headers = rtsp_request(
-        sock, "SETUP", "rtsp://127.0.0.1:%d%s/stream=0" % (port, path), 1,
-        "Transport: RTP/AVP;unicast;client_port=%d-%d\r\n"
-        % (client_port, client_port + 1))
-    return sock, status, headers
-
-
-def read_lines(stream, enough, timeout_s):
-    """Reads lines from the server's stdout or stderr until enough(lines)
-    holds or the timeout passes; returns the lines"""
-    lines = []
-    text = ""
-    deadline = time.monotonic() + timeout_s
-    # from the descriptor: select() does not see lines a buffered reader holds
-    while not enough(lines) and time.monotonic() < deadline:
-        ready, _, _ = select.select([stream], [], [],
-                                   max(0, deadline - time.monotonic()))
-        chunk = os.read(stream.fileno(), 65536) if ready else b""
-        if not chunk:
-            break
-        text += chunk.decode()
-        *complete, text = text.split("\n")
-        lines += complete
-    return lines
-
-
-def server_lines(stream, wanted, timeout_s):
-    """Reads the server's stdout or stderr until, for each of the prefixes
-    wanted, a line starts with it; returns {prefix: its first line}, without
-    those that did not come within the timeout"""
-    def first_lines(lines):
-        found = {}
-        for line in lines:
-            for prefix in wanted:
-                if line.startswith(prefix) and prefix not in found:
-                    found[prefix] = line.strip()
-        return found
-    return first_lines(read_lines(
-        stream, lambda lines: len(first_lines(lines)) == len(wanted), timeout_s))
-
-
-def start_server_with_file_limit(directory, limit):
-    """The server under an open-file limit (soft and hard) of limit, its
-    stderr a pipe of text; returns (process, URL, port)"""
-    import resource
-
-    def low_limit():
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
-    server = subprocess.Popen(
-        [SERVER, "--port", "0", "--address", "127.0.0.1", directory],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=low_limit)
-    url = server.stdout.readline().strip()
-    return server, url, int(url.rsplit(":", 1)[1].strip("/"))
-
-
-def stop(server):
-    server.terminate()
-    server.wait(10)
-    server.stdout.close()
 
 
 class ServerSessions(unittest.TestCase):

@@ -23,8 +23,8 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from test_server_sessions import (rtsp_exchange, rtsp_request,  # noqa: E402
-                                  start_server, stop)
+from server_helpers import (rtsp_exchange, rtsp_request,  # noqa: E402
+                            start_server, stop)
 
 FRAMES = 60     # 2 s at 30 frames/s
 CHUNK = 7 * 188

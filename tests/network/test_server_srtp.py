@@ -27,8 +27,8 @@ from gi.repository import Gst, GstSdp  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from test_server_sessions import (read_lines, rtsp_exchange,  # noqa: E402
-                                  server_lines, start_server, stop)
+from server_helpers import (read_lines, rtsp_exchange,  # noqa: E402
+                            server_lines, start_server, stop)
 from test_server_vod import FRAMES, make_media  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")

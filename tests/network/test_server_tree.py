@@ -21,7 +21,7 @@ gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_server_sessions import read_lines, stop  # noqa: E402
+from server_helpers import read_lines, stop  # noqa: E402
 from test_server_srtp import frame_digests  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")

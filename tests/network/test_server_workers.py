@@ -25,7 +25,7 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from test_server_sessions import read_lines  # noqa: E402
+from server_helpers import read_lines  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 BIG = 5 * 1024 * 1024 + 12345   # a multi-megabyte file, not a whole page
