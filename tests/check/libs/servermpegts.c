@@ -1,0 +1,154 @@
+/* The send schedule of an MPEG-TS file (pipelines/server/server_mpegts.c),
+ * the shared sender's clock: on transport streams made here with known
+ * clock references (PCR), each chunk of seven packets is due at the PCR
+ * time interpolated at its first packet; PCR wrap-around, discontinuities
+ * and packets before the first PCR; refusals of what is not MPEG-TS. */
+#include <gst/check/gstcheck.h>
+#include <string.h>
+
+#include "server_mpegts.h"
+
+#define PCR_PID 0x100
+#define HZ 27000000ULL
+
+/* n packets; every `every` packets one carries PCR pcr0 + k * step (27 MHz
+ * ticks), starting at packet `first` */
+static guint8 *
+make_ts (guint n, guint first, guint every, guint64 pcr0, guint64 step)
+{
+  guint8 *ts = g_malloc0 ((gsize) n * 188);
+
+  for (guint i = 0; i < n; i++) {
+    guint8 *p = ts + (gsize) i * 188;
+
+    p[0] = 0x47;
+    p[1] = PCR_PID >> 8;
+    p[2] = PCR_PID & 0xff;
+    p[3] = 0x10;                /* payload only */
+    if (i >= first && (i - first) % every == 0) {
+      guint64 pcr = (pcr0 + (i - first) / every * step) % ((1ULL << 33) * 300);
+      guint64 base = pcr / 300, ext = pcr % 300;
+
+      p[3] = 0x30;              /* adaptation field and payload */
+      p[4] = 7;
+      p[5] = 0x10;              /* PCR flag */
+      p[6] = base >> 25;
+      p[7] = base >> 17;
+      p[8] = base >> 9;
+      p[9] = base >> 1;
+      p[10] = ((base & 1) << 7) | 0x7e | (ext >> 8);
+      p[11] = ext & 0xff;
+    }
+  }
+  return ts;
+}
+
+GST_START_TEST (test_chunks_follow_the_clock)
+{
+  /* one PCR every 10 packets, 10 ms apart: 1 ms a packet, 7 ms a chunk */
+  guint n = 700;
+  g_autofree guint8 *ts = make_ts (n, 0, 10, 5 * HZ, HZ / 100);
+  const gchar *why = NULL;
+  ServerMpegtsIndex *index = server_mpegts_index_new (ts, n * 188, &why);
+
+  fail_unless (index != NULL, "%s", why);
+  fail_unless_equals_int (index->n_chunks, 100);
+  fail_unless_equals_uint64 (index->size, n * 188);
+  for (guint c = 0; c < index->n_chunks; c++)
+    fail_unless_equals_uint64 (index->due_ns[c], c * 7 * G_GUINT64_CONSTANT
+        (1000000));
+  /* after the last PCR (packet 690): its rate goes on */
+  fail_unless_equals_uint64 (index->duration_ns, 699 * 1000000);
+  fail_unless_equals_int (server_mpegts_index_seek (index, 0), 0);
+  fail_unless_equals_int (server_mpegts_index_seek (index, 7000000), 1);
+  fail_unless_equals_int (server_mpegts_index_seek (index, 7000001), 2);
+  fail_unless_equals_int (server_mpegts_index_seek (index, G_MAXUINT64), 100);
+  server_mpegts_index_free (index);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_before_the_first_pcr_and_partial_packets)
+{
+  guint n = 100;
+  g_autofree guint8 *ts = make_ts (n, 35, 10, 0, HZ / 100);
+  const gchar *why = NULL;
+  /* half a packet at the end is not sent */
+  ServerMpegtsIndex *index = server_mpegts_index_new (ts, n * 188 - 94, &why);
+
+  fail_unless (index != NULL, "%s", why);
+  fail_unless_equals_uint64 (index->size, (n - 1) * 188);
+  fail_unless_equals_int (index->n_chunks, (n - 1 + 6) / 7);
+  /* chunks 0..5 start before packet 35: due at once */
+  for (guint c = 0; c * 7 <= 35; c++)
+    fail_unless_equals_uint64 (index->due_ns[c], 0);
+  fail_unless_equals_uint64 (index->due_ns[6], (42 - 35) * 1000000);
+  server_mpegts_index_free (index);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_wrap_and_discontinuity)
+{
+  guint n = 400;
+  /* the 33-bit PCR base wraps half-way */
+  guint64 wrap = (1ULL << 33) * 300;
+  g_autofree guint8 *ts = make_ts (n, 0, 10, wrap - 20 * HZ / 100, HZ / 100);
+  const gchar *why = NULL;
+  ServerMpegtsIndex *index = server_mpegts_index_new (ts, n * 188, &why);
+
+  fail_unless (index != NULL, "%s", why);
+  for (guint c = 0; c < index->n_chunks; c++)
+    fail_unless_equals_uint64 (index->due_ns[c], c * 7 * G_GUINT64_CONSTANT
+        (1000000));
+  server_mpegts_index_free (index);
+
+  /* a file spliced at packet 300 from another, whose clock starts again
+   * at 0: the jump is a discontinuity, across which the rate goes on */
+  {
+    g_autofree guint8 *after = make_ts (n - 300, 0, 10, 0, HZ / 100);
+
+    memcpy (ts + 300 * 188, after, (gsize) (n - 300) * 188);
+    index = server_mpegts_index_new (ts, n * 188, &why);
+    fail_unless (index != NULL, "%s", why);
+    for (guint c = 0; c < index->n_chunks; c++)
+      fail_unless_equals_uint64 (index->due_ns[c], c * 7 *
+          G_GUINT64_CONSTANT (1000000));
+    server_mpegts_index_free (index);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_refusals)
+{
+  g_autofree guint8 *ts = make_ts (50, 0, 10, 0, HZ / 100);
+  g_autofree guint8 *none = make_ts (50, 1000, 10, 0, HZ / 100);
+  const gchar *why = NULL;
+
+  fail_unless (server_mpegts_index_new (ts, 100, &why) == NULL);
+  fail_unless (strstr (why, "no transport packet") != NULL, "%s", why);
+  fail_unless (server_mpegts_index_new (none, 50 * 188, &why) == NULL);
+  fail_unless (strstr (why, "no clock reference") != NULL, "%s", why);
+  ts[17 * 188] = 0x48;
+  fail_unless (server_mpegts_index_new (ts, 50 * 188, &why) == NULL);
+  fail_unless (strstr (why, "sync byte") != NULL, "%s", why);
+}
+
+GST_END_TEST;
+
+static Suite *
+servermpegts_suite (void)
+{
+  Suite *s = suite_create ("servermpegts");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_chunks_follow_the_clock);
+  tcase_add_test (tc, test_before_the_first_pcr_and_partial_packets);
+  tcase_add_test (tc, test_wrap_and_discontinuity);
+  tcase_add_test (tc, test_refusals);
+  return s;
+}
+
+GST_CHECK_MAIN (servermpegts);
