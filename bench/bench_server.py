@@ -32,7 +32,7 @@ until then (the strict figure, p95 under 100 ms as it is, is reported too).
 A step that fails is run once more (other work on the machine disturbs
 single runs), and fails when it fails again. Capacity: N doubles from 128
 (64) while steps pass, then is bisected between the last pass and the first
-failure to within 35 % (50 %); a search stops after 6 sizes (3) and goes no
+failure to within 35 % (50 %); a search stops after 8 sizes (3) and goes no
 higher than 4096 sessions (256): far enough to find where the peer fails
 (its pipeline per session meets the open-file limit near 1,200), so that
 the ratios are measured, in about 35 minutes (3; --server-max N changes the
@@ -339,7 +339,7 @@ def bench(build, results, quick=False, max_sessions=None, channels=None):
     cfg = ({"seconds": 20, "rate": 100.0, "plateau": 2.0, "start": 64, "max_n": 256,
             "max_steps": 3, "resolution": 0.5, "channels": (1, 200)} if quick else
            {"seconds": 60, "rate": 100.0, "plateau": 2.0, "start": 128, "max_n": 4096,
-            "max_steps": 6, "resolution": 0.35, "channels": (1, 30, 200)})
+            "max_steps": 8, "resolution": 0.35, "channels": (1, 30, 200)})
     if max_sessions:
         cfg["max_n"] = max_sessions
     if channels:

@@ -652,6 +652,13 @@ origin_new_manager (GstElement * rtspsrc, GstElement * manager,
         G_CALLBACK (origin_new_jitterbuffer), NULL);
 }
 
+/* The jitterbuffer between origin and edge: the origin's packets come in
+ * order over TCP, so it has nothing to wait for. rtspsrc's default, 2 s,
+ * held the end of the first generation of a relayed network-coded stream
+ * as long as its client's decoder waits for a generation (2 s): the client
+ * then lost that generation, about one play in six. */
+#define ORIGIN_LATENCY_MS 200
+
 /* The origin's stream comes over TCP, inside the RTSP connection: nothing
  * is lost between origin and proxy, and no UDP port is shared with another
  * process (two rtspsrc elements that bind the same reused port each lose
@@ -662,6 +669,8 @@ origin_source_setup (GstElement * uridecodebin, GstElement * source,
 {
   if (g_object_class_find_property (G_OBJECT_GET_CLASS (source), "protocols"))
     gst_util_set_object_arg (G_OBJECT (source), "protocols", "tcp");
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (source), "latency"))
+    g_object_set (source, "latency", ORIGIN_LATENCY_MS, NULL);
   if (g_signal_lookup ("new-manager", G_OBJECT_TYPE (source)) != 0)
     g_signal_connect (source, "new-manager", G_CALLBACK (origin_new_manager),
         NULL);
@@ -698,9 +707,10 @@ static GstElement *
 create_origin_nc_element (const gchar * uri)
 {
   g_autofree gchar *description = g_strdup_printf ("rtspsrc name=src "
-      "protocols=tcp ! rtpncdepay ! ncencoder redundancy-percent=%d "
-      "backend=%s cycle=%" G_GUINT64_FORMAT " ! rtpncpay name=pay0 pt=96",
-      opt_nc_redundancy_percent, opt_backend,
+      "protocols=tcp latency=%d ! rtpncdepay ! ncencoder "
+      "redundancy-percent=%d backend=%s cycle=%" G_GUINT64_FORMAT " ! "
+      "rtpncpay name=pay0 pt=96", ORIGIN_LATENCY_MS, opt_nc_redundancy_percent,
+      opt_backend,
       (guint64) opt_cycle_us * GST_USECOND);
   GstElement *bin = build_media_bin (uri, description);
   GstElement *src;

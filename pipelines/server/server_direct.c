@@ -831,13 +831,14 @@ on_pending_readable (GSocket * socket, GIOCondition condition, gpointer data)
 {
   Pending *p = data;
   gchar buf[FIRST_LINE_MAX];
+  g_autoptr (GError) err = NULL;
   gssize n = g_socket_receive (socket, buf, FIRST_LINE_MAX - p->head->len,
-      NULL, NULL);
+      NULL, &err);
 
-  if (n == 0 || (n < 0 && !(condition & G_IO_IN)))
-    return G_SOURCE_REMOVE;     /* gone before a request */
-  if (n < 0)
+  if (n < 0 && g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
     return G_SOURCE_CONTINUE;
+  if (n <= 0)
+    return G_SOURCE_REMOVE;     /* gone (or reset) before a request */
   /* a NUL would end the text handed on: what follows it is dropped, and
    * the request, malformed anyway, refused where it goes */
   g_string_append_len (p->head, buf, strnlen (buf, n));
