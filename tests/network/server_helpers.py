@@ -12,6 +12,15 @@ import time
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 
 
+def make_ts_clip(path, frames):
+    """An MPEG-TS file of H.264 video, frames at 30 frames/s (320x240)"""
+    subprocess.run(
+        ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=%d" % frames, "!",
+         "video/x-raw,width=320,height=240,framerate=30/1", "!", "x264enc",
+         "speed-preset=ultrafast", "key-int-max=30", "!", "mpegtsmux", "!",
+         "filesink", "location=" + path], check=True, timeout=60)
+
+
 def start_server(directory, *options, stderr=None):
     """The server on a free loopback port, serving directory (None: the
     options say what, e.g. --proxy); returns (process, its URL, its port)"""

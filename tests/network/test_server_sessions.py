@@ -20,7 +20,7 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from server_helpers import (read_lines, rtsp_request,  # noqa: E402
+from server_helpers import (make_ts_clip, read_lines, rtsp_request,  # noqa: E402
                             setup_udp, start_server,
                             start_server_with_file_limit, stop)
 
@@ -38,15 +38,7 @@ class ServerSessions(unittest.TestCase):
         cls.media = os.path.join(cls.tmp.name, "media")
         os.mkdir(cls.media)
         cls.clip = os.path.join(cls.media, "clip.ts")
-        p = Gst.parse_launch(
-            "videotestsrc num-buffers=%d ! video/x-raw,width=320,height=240,"
-            "framerate=30/1 ! x264enc speed-preset=ultrafast key-int-max=30 ! "
-            "mpegtsmux ! filesink location=%s" % (FRAMES, cls.clip))
-        p.set_state(Gst.State.PLAYING)
-        msg = p.get_bus().timed_pop_filtered(
-            60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-        p.set_state(Gst.State.NULL)
-        assert msg is not None and msg.type == Gst.MessageType.EOS
+        make_ts_clip(cls.clip, FRAMES)
 
     @classmethod
     def tearDownClass(cls):

@@ -23,7 +23,7 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from server_helpers import (rtsp_exchange, rtsp_request,  # noqa: E402
+from server_helpers import (make_ts_clip, rtsp_exchange, rtsp_request,  # noqa: E402
                             start_server, stop)
 
 FRAMES = 60     # 2 s at 30 frames/s
@@ -85,15 +85,7 @@ class ServerShared(unittest.TestCase):
         cls.media = os.path.join(cls.tmp.name, "media")
         os.mkdir(cls.media)
         cls.clip = os.path.join(cls.media, "clip.ts")
-        p = Gst.parse_launch(
-            "videotestsrc num-buffers=%d ! video/x-raw,width=320,height=240,"
-            "framerate=30/1 ! x264enc speed-preset=ultrafast key-int-max=30 ! "
-            "mpegtsmux ! filesink location=%s" % (FRAMES, cls.clip))
-        p.set_state(Gst.State.PLAYING)
-        msg = p.get_bus().timed_pop_filtered(
-            60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-        p.set_state(Gst.State.NULL)
-        assert msg is not None and msg.type == Gst.MessageType.EOS
+        make_ts_clip(cls.clip, FRAMES)
         with open(cls.clip, "rb") as f:
             cls.data = f.read()
         cls.server, cls.url, cls.port = start_server(cls.media)
