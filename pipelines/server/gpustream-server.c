@@ -1032,16 +1032,15 @@ on_new_session (GstRTSPClient * client, GstRTSPSession * session,
   gst_rtsp_session_set_timeout (session, opt_session_timeout);
 }
 
+/* --backend's nick, as the elements' backend property reads it */
 static GstGpuStreamBackend
 backend_from_nick (const gchar * nick)
 {
-  if (strcmp (nick, "cpu") == 0)
-    return GST_GPUSTREAM_BACKEND_CPU;
-  if (strcmp (nick, "gpu") == 0)
-    return GST_GPUSTREAM_BACKEND_GPU;
-  if (strcmp (nick, "hybrid") == 0)
-    return GST_GPUSTREAM_BACKEND_HYBRID;
-  return GST_GPUSTREAM_BACKEND_AUTO;
+  g_autoptr (GEnumClass) backends = g_type_class_ref
+      (GST_TYPE_GPUSTREAM_BACKEND);
+  GEnumValue *value = g_enum_get_value_by_nick (backends, nick);
+
+  return value != NULL ? value->value : GST_GPUSTREAM_BACKEND_AUTO;
 }
 
 /* SRTP sessions of MPEG-TS files go to the shared sender, which protects

@@ -125,7 +125,7 @@ direct_session_free (gpointer data)
 }
 
 /* our session named by the request's Session header, with a reference,
- * touched; NULL when there is none */
+ * touched (the pool's find does); NULL when there is none */
 static GstRTSPSession *
 find_session (GstRTSPMessage * request, DirectSession ** ds)
 {
@@ -145,7 +145,6 @@ find_session (GstRTSPMessage * request, DirectSession ** ds)
     g_object_unref (session);
     return NULL;
   }
-  gst_rtsp_session_touch (session);
   return session;
 }
 
@@ -167,9 +166,26 @@ set_session_header (GstRTSPMessage * response, GstRTSPSession * session)
 {
   gst_rtsp_message_remove_header (response, GST_RTSP_HDR_SESSION, -1);
   gst_rtsp_message_take_header (response, GST_RTSP_HDR_SESSION,
-      g_strdup_printf ("%s;timeout=%u",
-          gst_rtsp_session_get_sessionid (session), direct->session_timeout));
+      gst_rtsp_session_get_header (session));
 }
+
+/* What a request's URL names: the file, when its mount is served here
+ * (plain, or SRTP when SRTP is), its mount's kind and path */
+typedef struct
+{
+  gchar *file;
+  MountKind kind;
+  gchar *path;
+} Target;
+
+static void
+target_clear (Target * t)
+{
+  g_free (t->file);
+  g_free (t->path);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Target, target_clear);
 
 /* The file of a request's URL when its mount is served here (plain, or
  * SRTP when SRTP is), its kind in *kind and its path in *path */
@@ -233,14 +249,14 @@ new_key (ServerSenderKey * key)
 }
 
 static GstRTSPStatusCode
-handle_describe (DirectConn * c, const gchar * uri, GstRTSPMessage * response)
+handle_describe (DirectConn * c, const gchar * uri, const Target * t,
+    GstRTSPMessage * response)
 {
-  MountKind kind;
-  g_autofree gchar *file = request_file (uri, &kind, NULL);
   ServerSenderMedia *media;
   GString *sdp;
 
-  if (file == NULL || (media = server_sender_media_get (file, NULL)) == NULL)
+  if (t->file == NULL ||
+      (media = server_sender_media_get (t->file, NULL)) == NULL)
     return GST_RTSP_STS_NOT_FOUND;
   server_sender_media_unref (media);
   sdp = g_string_new (NULL);
@@ -251,14 +267,14 @@ handle_describe (DirectConn * c, const gchar * uri, GstRTSPMessage * response)
       "a=tool:gpustream-server\r\n"
       "a=control:*\r\n"
       "a=range:npt=0-\r\n", g_random_int (), c->local_ip);
-  if (kind == MOUNT_SRTP) {
+  if (t->kind == MOUNT_SRTP) {
     /* a key and SSRC for this client, taken by its SETUP */
     if (!new_key (&c->offer) || !append_srtp_media (sdp, &c->offer)) {
       g_string_free (sdp, TRUE);
       return GST_RTSP_STS_INTERNAL_SERVER_ERROR;
     }
     g_free (c->offer_file);
-    c->offer_file = g_strdup (file);
+    c->offer_file = g_strdup (t->file);
   } else {
     g_string_append_printf (sdp, "m=video 0 RTP/AVP %d\r\n"
         "c=IN IP4 0.0.0.0\r\n"
@@ -331,12 +347,11 @@ write_interleaved (gpointer data, guint8 * frame, gsize size)
 }
 
 static GstRTSPStatusCode
-handle_setup (DirectConn * c, const gchar * uri, GstRTSPMessage * request,
-    GstRTSPMessage * response)
+handle_setup (DirectConn * c, const gchar * uri, const Target * t,
+    GstRTSPMessage * request, GstRTSPMessage * response)
 {
-  MountKind kind;
-  g_autofree gchar *path = NULL;
-  g_autofree gchar *file = request_file (uri, &kind, &path);
+  const gchar *file = t->file;
+  MountKind kind = t->kind;
   GstRTSPTransport transport = { 0 };
   GstRTSPSession *session;
   DirectSession *ds;
@@ -345,7 +360,7 @@ handle_setup (DirectConn * c, const gchar * uri, GstRTSPMessage * request,
   gchar *value = NULL;
   gchar *reply;
 
-  if (file == NULL || !names_the_stream (uri, path))
+  if (file == NULL || !names_the_stream (uri, t->path))
     return GST_RTSP_STS_NOT_FOUND;
   /* one stream: a second SETUP in a session has nothing to add */
   if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_SESSION, &value,
@@ -380,9 +395,11 @@ handle_setup (DirectConn * c, const gchar * uri, GstRTSPMessage * request,
     return GST_RTSP_STS_SERVICE_UNAVAILABLE;
   }
   gst_rtsp_session_set_timeout (session, direct->session_timeout);
+  /* "id;timeout=N" in its header even at the default 60 */
+  g_object_set (session, "timeout-always-visible", TRUE, NULL);
   ds->control = g_strdup (uri);
   if (kind == MOUNT_SRTP)
-    ds->srtp_path = strip_stream_control (path);
+    ds->srtp_path = strip_stream_control (t->path);
 
   if (transport.lower_transport == GST_RTSP_LOWER_TRANS_TCP) {
     guint rtp = transport.interleaved.min >= 0 &&
@@ -511,13 +528,11 @@ handle_session_request (DirectConn * c, GstRTSPMethod method,
 /* Whether this thread answers the request: everything about a plain
  * MPEG-TS file or one of its sessions */
 static gboolean
-request_is_ours (GstRTSPMethod method, const gchar * uri,
+request_is_ours (GstRTSPMethod method, const Target * t,
     GstRTSPMessage * request)
 {
-  g_autofree gchar *file = NULL;
   DirectSession *ds;
   GstRTSPSession *session;
-  MountKind kind;
   gchar *value;
 
   switch (method) {
@@ -525,8 +540,7 @@ request_is_ours (GstRTSPMethod method, const gchar * uri,
       return TRUE;
     case GST_RTSP_DESCRIBE:
     case GST_RTSP_SETUP:
-      file = request_file (uri, &kind, NULL);
-      return file != NULL;
+      return t->file != NULL;
     case GST_RTSP_PLAY:
     case GST_RTSP_PAUSE:
     case GST_RTSP_TEARDOWN:
@@ -612,13 +626,17 @@ on_message (GstRTSPWatch * watch, GstRTSPMessage * request, gpointer data)
   GstRTSPMessage response = { 0 };
   GstRTSPStatusCode code;
   GstRTSPSession *start = NULL;
+  g_auto (Target) target = { NULL };
 
   if (gst_rtsp_message_get_type (request) != GST_RTSP_MESSAGE_REQUEST)
     return GST_RTSP_OK;
   if (gst_rtsp_message_parse_request (request, &method, &uri,
           &version) != GST_RTSP_OK)
     return GST_RTSP_OK;
-  if (c->sessions == NULL && !request_is_ours (method, uri, request)) {
+  /* the directory is looked up once per request */
+  if (method == GST_RTSP_DESCRIBE || method == GST_RTSP_SETUP)
+    target.file = request_file (uri, &target.kind, &target.path);
+  if (c->sessions == NULL && !request_is_ours (method, &target, request)) {
     conn_hand_over (c, request);
     return GST_RTSP_OK;
   }
@@ -630,10 +648,10 @@ on_message (GstRTSPWatch * watch, GstRTSPMessage * request, gpointer data)
       code = GST_RTSP_STS_OK;
       break;
     case GST_RTSP_DESCRIBE:
-      code = handle_describe (c, uri, &response);
+      code = handle_describe (c, uri, &target, &response);
       break;
     case GST_RTSP_SETUP:
-      code = handle_setup (c, uri, request, &response);
+      code = handle_setup (c, uri, &target, request, &response);
       break;
     case GST_RTSP_PLAY:
       code = handle_play (request, &response, &start);

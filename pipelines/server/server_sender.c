@@ -108,6 +108,14 @@ server_sender_media_get (const gchar * path, GError ** err)
   return media;
 }
 
+static void
+media_ref (ServerSenderMedia * media)
+{
+  g_mutex_lock (&media_lock);
+  media->refcount++;
+  g_mutex_unlock (&media_lock);
+}
+
 /* kept, idle, until a later get finds it past its linger */
 void
 server_sender_media_unref (ServerSenderMedia * media)
@@ -134,7 +142,6 @@ struct _ServerSender
   int rtcp_fd;
   guint rtp_port;
   GPtrArray *sessions;
-  ServerSenderStats stats;
   /* where SRTP sessions are protected (CPU or GPU), for all of them at once */
   GstGpuStreamBackend backend;
   GstObject *cuda_context;
@@ -201,18 +208,12 @@ write_rtp_header (guint8 * h, ServerSenderSession * s, guint32 ts)
 }
 
 /* Protects packets in place through the process's SRTP batch path, the
- * one gpusrtpenc uses; counts them */
+ * one gpusrtpenc uses */
 static void
 protect (ServerSender * self, GsSrtpPacket * pkts, guint n)
 {
-  gboolean used_gpu = FALSE;
-
   gst_gpustream_srtp_protect_batch (pkts, n, self->backend,
-      self->cuda_context, &used_gpu);
-  self->stats.srtp_batches++;
-  self->stats.srtp_packets += n;
-  if (used_gpu)
-    self->stats.srtp_gpu_batches++;
+      self->cuda_context, NULL);
 }
 
 static void
@@ -232,29 +233,18 @@ flush_queued (ServerSender * self)
         self->msgs[i].msg_hdr.msg_iovlen = 0;
     }
     self->srtp_queued = 0;
-    for (guint i = 0; i < self->queued; i++) {
-      if (self->msgs[i].msg_hdr.msg_iovlen == 0) {
-        self->stats.send_errors++;
-        continue;
-      }
-      self->msgs[kept++] = self->msgs[i];
-    }
+    for (guint i = 0; i < self->queued; i++)
+      if (self->msgs[i].msg_hdr.msg_iovlen > 0)
+        self->msgs[kept++] = self->msgs[i];
     self->queued = kept;
   }
   while (done < self->queued) {
     int n = sendmmsg (self->rtp_fd, self->msgs + done, self->queued - done, 0);
 
-    self->stats.send_calls++;
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      /* the first packet's destination refused it: skip that one */
-      self->stats.send_errors++;
-      n = 1;
-    } else {
-      self->stats.packets += n;
-    }
-    done += n;
+    if (n < 0 && errno == EINTR)
+      continue;
+    /* the first packet's destination refused it: skip that one */
+    done += n < 0 ? 1 : n;
   }
   self->queued = 0;
 }
@@ -304,45 +294,39 @@ send_chunk (ServerSender * self, ServerSenderSession * s)
     GST_WRITE_UINT16_BE (frame + 2, size);
     if (!s->write (s->user_data, frame, 4 + size))
       return FALSE;
-    self->stats.packets++;
-  } else if (s->srtp != NULL) {
-    guint i = self->queued++;
-    guint k = self->srtp_queued++;
-    struct msghdr *m = &self->msgs[i].msg_hdr;
-
-    /* a copy, protected with the round's other SRTP packets at the flush */
-    write_rtp_header (self->sealed[i], s, ts);
-    memcpy (self->sealed[i] + RTP_HEADER, payload, len);
-    memset (&self->srtp[k], 0, sizeof self->srtp[k]);
-    self->srtp[k].ctx = s->srtp;
-    self->srtp[k].data = self->sealed[i];
-    self->srtp[k].len = RTP_HEADER + len;
-    self->srtp[k].cap = SEALED_MAX;
-    self->srtp_slot[k] = i;
-    self->iov[i][0].iov_base = self->sealed[i];
-    memset (m, 0, sizeof *m);
-    m->msg_name = &s->rtp_to;
-    m->msg_namelen = sizeof s->rtp_to;
-    m->msg_iov = self->iov[i];
-    m->msg_iovlen = 1;
-    if (self->queued == BATCH)
-      flush_queued (self);
   } else {
-    guint i = self->queued++;
+    guint i = self->queued;
     struct msghdr *m = &self->msgs[i].msg_hdr;
 
-    write_rtp_header (self->headers[i], s, ts);
-    self->iov[i][0].iov_base = self->headers[i];
-    self->iov[i][0].iov_len = RTP_HEADER;
-    /* the payload straight from the file's mapping */
-    self->iov[i][1].iov_base = (void *) payload;
-    self->iov[i][1].iov_len = len;
     memset (m, 0, sizeof *m);
     m->msg_name = &s->rtp_to;
     m->msg_namelen = sizeof s->rtp_to;
     m->msg_iov = self->iov[i];
-    m->msg_iovlen = 2;
-    if (self->queued == BATCH)
+    if (s->srtp != NULL) {
+      guint k = self->srtp_queued++;
+
+      /* a copy, protected with the round's other SRTP packets at the
+       * flush */
+      write_rtp_header (self->sealed[i], s, ts);
+      memcpy (self->sealed[i] + RTP_HEADER, payload, len);
+      memset (&self->srtp[k], 0, sizeof self->srtp[k]);
+      self->srtp[k].ctx = s->srtp;
+      self->srtp[k].data = self->sealed[i];
+      self->srtp[k].len = RTP_HEADER + len;
+      self->srtp[k].cap = SEALED_MAX;
+      self->srtp_slot[k] = i;
+      self->iov[i][0].iov_base = self->sealed[i];
+      m->msg_iovlen = 1;
+    } else {
+      write_rtp_header (self->headers[i], s, ts);
+      self->iov[i][0].iov_base = self->headers[i];
+      self->iov[i][0].iov_len = RTP_HEADER;
+      /* the payload straight from the file's mapping */
+      self->iov[i][1].iov_base = (void *) payload;
+      self->iov[i][1].iov_len = len;
+      m->msg_iovlen = 2;
+    }
+    if (++self->queued == BATCH)
       flush_queued (self);
   }
   s->seq++;
@@ -407,9 +391,10 @@ send_report (ServerSender * self, ServerSenderSession * s, gint64 now,
     /* a report the connection cannot take now is left out; the BYE's
      * place is taken by the connection's EOS */
     s->write (s->user_data, frame, size + 4);
-  } else if (sendto (self->rtcp_fd, packet + 4, size, MSG_DONTWAIT,
-          (struct sockaddr *) &s->rtcp_to, sizeof s->rtcp_to) < 0) {
-    self->stats.send_errors++;
+  } else {
+    /* a report that fails is lost like any datagram: the next follows */
+    sendto (self->rtcp_fd, packet + 4, size, MSG_DONTWAIT,
+        (struct sockaddr *) &s->rtcp_to, sizeof s->rtcp_to);
   }
 }
 
@@ -567,9 +552,7 @@ session_new (ServerSender * sender, ServerSenderMedia * media,
 {
   ServerSenderSession *s = g_new0 (ServerSenderSession, 1);
 
-  g_mutex_lock (&media_lock);
-  media->refcount++;
-  g_mutex_unlock (&media_lock);
+  media_ref (media);
   s->sender = sender;
   s->media = media;
   s->ssrc = key != NULL ? key->ssrc : g_random_int ();
@@ -582,7 +565,6 @@ session_new (ServerSender * sender, ServerSenderMedia * media,
   s->rtp_base = g_random_int ();
   g_mutex_lock (&sender->lock);
   g_ptr_array_add (sender->sessions, s);
-  sender->stats.sessions++;
   g_mutex_unlock (&sender->lock);
   return s;
 }
@@ -665,7 +647,6 @@ server_sender_session_free (ServerSenderSession * s)
 
   g_mutex_lock (&self->lock);
   g_ptr_array_remove_fast (self->sessions, s);
-  self->stats.sessions--;
   g_mutex_unlock (&self->lock);
   server_sender_media_unref (s->media);
   if (s->srtp != NULL) {
@@ -689,12 +670,4 @@ const gchar *
 server_sender_backend (ServerSender * sender)
 {
   return gst_gpustream_backend_nick (sender->backend);
-}
-
-void
-server_sender_get_stats (ServerSender * sender, ServerSenderStats * stats)
-{
-  g_mutex_lock (&sender->lock);
-  *stats = sender->stats;
-  g_mutex_unlock (&sender->lock);
 }

@@ -89,19 +89,4 @@ void server_sender_session_counts (ServerSenderSession * session,
 /* stops it and frees it: nothing is sent for it once this returns */
 void server_sender_session_free (ServerSenderSession * session);
 
-typedef struct
-{
-  guint sessions;
-  guint64 packets;
-  guint64 send_calls;
-  /* packets a full socket buffer or a closed destination did not take */
-  guint64 send_errors;
-  /* SRTP: packets protected, in how many batches, how many on the GPU */
-  guint64 srtp_packets;
-  guint64 srtp_batches;
-  guint64 srtp_gpu_batches;
-} ServerSenderStats;
-
-void server_sender_get_stats (ServerSender * sender, ServerSenderStats * stats);
-
 #endif /* GPUSTREAM_SERVER_SENDER_H */

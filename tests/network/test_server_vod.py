@@ -22,6 +22,7 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
+from server_helpers import rtsp_exchange  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 FRAMES = 90   # 3 s at 30 frames/s
@@ -48,15 +49,8 @@ def run_to_eos(description, timeout_s, count_sink=None):
 def rtsp_status(port, path):
     """The status line of a raw DESCRIBE of path (sent as it is)"""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(("DESCRIBE rtsp://127.0.0.1:%d%s RTSP/1.0\r\nCSeq: 1\r\n"
-                   "Accept: application/sdp\r\n\r\n" % (port, path)).encode())
-        reply = b""
-        while b"\r\n" not in reply:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            reply += chunk
-    return reply.split(b"\r\n", 1)[0].decode()
+        return rtsp_exchange(s, "DESCRIBE", "rtsp://127.0.0.1:%d%s" % (port, path),
+                             1, "Accept: application/sdp\r\n")[0]
 
 
 class ServerVod(unittest.TestCase):
