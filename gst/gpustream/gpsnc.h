@@ -27,7 +27,7 @@ typedef struct {
                                  * proportion to its blocks */
   gboolean systematic;          /* the m source blocks sent first, uncoded */
   gboolean vector;              /* explicit coefficient vectors, not seeds */
-  gboolean framed;              /* NC_FLAG_FRAMED (ncframing.h records) */
+  gboolean framed;              /* NC_FLAG_FRAMED (gpsncframing.h records) */
   guint32 session;              /* mixed into every packet's seed */
 } GstGpuStreamNcParams;
 

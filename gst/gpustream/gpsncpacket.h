@@ -38,7 +38,7 @@ typedef enum {
   NC_FLAG_SEED = 1 << 0,      /* coefficients regenerated from seed */
   NC_FLAG_SOURCE = 1 << 1,    /* uncoded source block number `seed` (systematic) */
   NC_FLAG_RECODED = 1 << 2,   /* mixed by a relay, explicit vector */
-  NC_FLAG_FRAMED = 1 << 3,    /* the generation's data are records (ncframing.h) */
+  NC_FLAG_FRAMED = 1 << 3,    /* the generation's data are records (gpsncframing.h) */
 } NcFlags;
 
 typedef struct {

@@ -48,7 +48,7 @@
 #include <gst/base/gsttypefindhelper.h>
 
 #include "ncdecoder.h"
-#include "ncframing.h"
+#include <gst/gpustream/gpsncframing.h>
 #include <gst/gpustream/gpsncpacket.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nc_decoder_debug);

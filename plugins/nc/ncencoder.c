@@ -48,7 +48,7 @@
 #include <rlnc/rlnc.h>
 
 #include "ncencoder.h"
-#include "ncframing.h"
+#include <gst/gpustream/gpsncframing.h>
 #include <gst/gpustream/gpsncpacket.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_nc_encoder_debug);
@@ -186,7 +186,7 @@ typedef struct
   GstClockTime gen_pts;
   GstClockTime gen_first_rt;
   GQueue inflight;
-  /* framing (ncframing.h): decided at the first buffer */
+  /* framing (gpsncframing.h): decided at the first buffer */
   gboolean framing_decided;
   gboolean framed;
   guint32 first_record;         /* of the generation being filled */

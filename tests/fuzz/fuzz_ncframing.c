@@ -1,4 +1,4 @@
-/* fuzz_ncframing.c: ncdecoder's deframer (plugins/nc/ncframing.c), which
+/* fuzz_ncframing.c: ncdecoder's deframer (gst/gpustream/gpsncframing.c), which
  * turns the data of decoded framed generations back into buffers and caps.
  * The generation data come from packets that passed their CRC, but a sender
  * is not to be trusted: prefixes, record headers and lengths are hostile.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <gst/gst.h>
 
-#include "ncframing.h"
+#include "gpsncframing.h"
 #include "fuzz.h"
 
 int

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <gst/check/gstcheck.h>
 
-#include "ncframing.h"
+#include "gpsncframing.h"
 #include <gst/gpustream/gpsncpacket.h>
 
 #define TEST_M 16
@@ -310,7 +310,7 @@ GST_START_TEST (test_fuzz)
 GST_END_TEST;
 
 
-/* ---- framing records (ncframing.h) --------------------------------------- */
+/* ---- framing records (gpsncframing.h) --------------------------------------- */
 
 /* Writes records into generations of gen_bytes as ncencoder does: a prefix
  * per generation, records back to back across them. */

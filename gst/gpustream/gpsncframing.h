@@ -1,4 +1,4 @@
-/* ncframing.h: buffer boundaries, timestamps and caps inside the coded bytes.
+/* gpsncframing.h: buffer boundaries, timestamps and caps inside the coded bytes.
  *
  * A plain RLNC stream is a byte stream: the decoder gives back the bytes, cut
  * where generations end. When the encoder's input has caps (raw video, H.264

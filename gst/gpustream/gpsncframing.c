@@ -1,4 +1,4 @@
-/* ncframing.c: the records of a framed NC stream (ncframing.h). */
+/* gpsncframing.c: the records of a framed NC stream (gpsncframing.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -7,7 +7,7 @@
 
 #include <gst/base/gstadapter.h>
 
-#include "ncframing.h"
+#include "gpsncframing.h"
 
 #define KNOWN_RECORD_FLAGS (NC_RECORD_FLAG_DELTA_UNIT | NC_RECORD_FLAG_HEADER | \
     NC_RECORD_FLAG_GAP | NC_RECORD_FLAG_DROPPABLE)
