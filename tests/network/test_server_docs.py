@@ -20,6 +20,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_helpers import run_client  # noqa: E402
+
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -72,9 +75,7 @@ class ServerDocs(unittest.TestCase):
                                .replace("autovideosink", "fakesink"))
                     if command.startswith("pipelines/"):
                         command = os.path.join(SOURCE_ROOT, command)
-                    results.append(subprocess.run(
-                        command, shell=True, cwd=tmp, capture_output=True,
-                        text=True, timeout=60))
+                    results.append(run_client(command, cwd=tmp, timeout=60))
 
             finally:
                 server.terminate()
@@ -138,9 +139,7 @@ class ServerDocs(unittest.TestCase):
                 env = dict(os.environ)
                 if command.startswith("curl"):
                     env.pop("LD_PRELOAD", None)
-                results.append(subprocess.run(
-                    command, shell=True, cwd=tmp, capture_output=True,
-                    text=True, timeout=60, env=env))
+                results.append(run_client(command, cwd=tmp, timeout=60, env=env))
         finally:
             server.terminate()
             self.assertEqual(server.wait(15), 0)
