@@ -5,7 +5,7 @@
  *   gpustream-server [--port 8554] --proxy rtsp://ORIGIN:PORT/
  *
  * rtsp://HOST:PORT/<file>       plays DIR/<file> as plain RTP (any RTSP client)
- * rtsp://HOST:PORT/nc/<file>    plays it network-coded (ncencoder ! rtpncpay,
+ * rtsp://HOST:PORT/nc/<file>    plays it network-coded (ncencoder's packets,
  *                               X-RLNC); receive with rtpncdepay ! ncdecoder
  * rtsp://HOST:PORT/srtp/<file>  plays it as SRTP (RTP/SAVP), encrypted by
  *                               gpusrtpenc, the key in the SDP (MIKEY)
@@ -49,6 +49,8 @@
 #include <gst/sdp/gstmikey.h>
 
 #include "gstgpustream.h"
+#include "gpsncframing.h"
+#include "gpsncpacket.h"
 #include "server_cache.h"
 #include "server_direct.h"
 #include "server_paths.h"
@@ -68,7 +70,7 @@ static gchar *opt_backend = NULL;
 static gchar *opt_proxy = NULL;
 static gint opt_cycle_us = 0;
 static gint opt_client_threads = 0;
-static gchar *opt_plain_sessions = NULL;
+static gchar *opt_ts_sessions = NULL;
 
 static GOptionEntry option_entries[] = {
   {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
@@ -106,11 +108,13 @@ static GOptionEntry option_entries[] = {
         "connections share them in turn, so the count stays bounded "
         "whatever the number of clients. 0 (default): 16 serving a "
         "directory, one per connection with --proxy", "N"},
-  {"plain-sessions", 0, 0, G_OPTION_ARG_STRING, &opt_plain_sessions,
-        "How plain sessions of MPEG-TS files are served: shared (default: "
-        "one sending thread and one pair of UDP ports for all of them, the "
-        "packets read from the shared cache without a copy) or pipeline "
-        "(a GStreamer pipeline each, as every other mount)", "MODE"},
+  {"ts-sessions", 0, 0, G_OPTION_ARG_STRING, &opt_ts_sessions,
+        "How sessions of MPEG-TS files (plain, SRTP, network-coded) are "
+        "served: shared (default: one sending thread and one pair of UDP "
+        "ports for all of them, the packets read from the shared cache, "
+        "SRTP protected and generations coded a round of all sessions at "
+        "once) or pipeline (a GStreamer pipeline each, as every other "
+        "mount)", "MODE"},
   {"proxy", 0, 0, G_OPTION_ARG_STRING, &opt_proxy,
         "Serve no directory: re-serve every path of this RTSP server (the "
         "origin) as SRTP, rtsp://HOST:PORT/<path> playing ORIGIN/<path>; "
@@ -1043,17 +1047,42 @@ backend_from_nick (const gchar * nick)
   return value != NULL ? value->value : GST_GPUSTREAM_BACKEND_AUTO;
 }
 
-/* SRTP sessions of MPEG-TS files go to the shared sender, which protects
- * each round's packets of all of them in one batch, unless --cycle puts
- * them on the device's scheduler, or --backend asks for a GPU there is not
- * (their gpusrtpenc then refuses, saying why) */
+/* SRTP and network-coded sessions of MPEG-TS files go to the shared
+ * sender, which protects each round's SRTP packets of all of them in one
+ * batch and hands the round's generations to the coder pool together,
+ * unless --cycle puts them on the device's scheduler, or --backend asks for
+ * a GPU there is not (their gpusrtpenc or ncencoder then refuses, saying
+ * why) */
 static gboolean
-shared_srtp (void)
+shared_coding (void)
 {
   if (opt_cycle_us > 0)
     return FALSE;
   return strcmp (opt_backend, "cpu") == 0 || strcmp (opt_backend, "auto") == 0
       || gst_gpustream_gpu_available ();
+}
+
+/* rtpncpay's packets at its default MTU: the largest coded packet (header
+ * and block, seeded) in an RTP packet of 1400 bytes */
+#define NC_SHARED_MAX_BLOCK (1400 - 12 - NC_HEADER_SIZE)
+
+/* the network-coded sessions the shared sender takes: NULL (they stay on
+ * pipelines, whose elements say what is wrong) when the coding options are
+ * ones rtpncpay would refuse or too small for the framing */
+static const ServerSenderNc *
+shared_nc (void)
+{
+  static ServerSenderNc nc;
+
+  if (!shared_coding () || opt_nc_block_size > NC_SHARED_MAX_BLOCK ||
+      opt_nc_generation_size > NC_MAX_M ||
+      (gint64) opt_nc_generation_size * opt_nc_block_size <=
+      NC_FRAMING_PREFIX_SIZE + NC_RECORD_HEADER_SIZE)
+    return NULL;
+  nc.m = opt_nc_generation_size;
+  nc.k = opt_nc_block_size;
+  nc.redundancy_percent = opt_nc_redundancy_percent;
+  return &nc;
 }
 
 /* The server: its clients are GpsClients */
@@ -1317,12 +1346,12 @@ main (int argc, char **argv)
         "not %s\n", opt_backend);
     return 2;
   }
-  if (opt_plain_sessions == NULL)
-    opt_plain_sessions = g_strdup ("shared");
+  if (opt_ts_sessions == NULL)
+    opt_ts_sessions = g_strdup ("shared");
   if (!g_strv_contains ((const gchar *[]) {"shared", "pipeline", NULL},
-          opt_plain_sessions)) {
-    g_printerr ("gpustream-server: --plain-sessions is shared or pipeline, "
-        "not %s\n", opt_plain_sessions);
+          opt_ts_sessions)) {
+    g_printerr ("gpustream-server: --ts-sessions is shared or pipeline, "
+        "not %s\n", opt_ts_sessions);
     return 2;
   }
   if (opt_proxy != NULL) {
@@ -1382,9 +1411,10 @@ main (int argc, char **argv)
 
   /* no mount points yet: each file is mounted on its first request */
 
-  if (proxy_base == NULL && strcmp (opt_plain_sessions, "shared") == 0 &&
+  if (proxy_base == NULL && strcmp (opt_ts_sessions, "shared") == 0 &&
       !server_direct_start (server, root_real, opt_address,
-          opt_session_timeout, shared_srtp (), backend_from_nick (opt_backend),
+          opt_session_timeout, shared_coding (), shared_nc (),
+          backend_from_nick (opt_backend),
           &err)) {
     g_printerr ("gpustream-server: %s\n", err->message);
     g_clear_error (&err);

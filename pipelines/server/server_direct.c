@@ -35,6 +35,8 @@ typedef struct
   guint session_timeout;
   /* SRTP mounts are served here too */
   gboolean srtp;
+  /* network-coded ones too, coded so, when nc.m > 0 */
+  ServerSenderNc nc;
   ServerSender *sender;
   GMainContext *context;
   /* the sessions on UDP by their client's RTCP address, for the receiver
@@ -72,8 +74,10 @@ typedef struct
   ServerSenderSession *send;
   gchar *control;
   guint64 rtcp_key;
-  /* SRTP: the URL path, for the line said when it ends */
-  gchar *srtp_path;
+  /* SRTP and network-coded: the URL path, for the line said when it
+   * ends */
+  MountKind kind;
+  gchar *path;
 } DirectSession;
 
 /* ---- sessions ---- */
@@ -88,7 +92,7 @@ static void
 direct_session_stop (DirectSession * ds)
 {
   ServerSenderSession *send;
-  guint32 packets = 0, octets = 0;
+  guint32 packets = 0, octets = 0, generations = 0;
 
   g_mutex_lock (&direct->lock);
   send = ds->send;
@@ -99,16 +103,19 @@ direct_session_stop (DirectSession * ds)
   g_mutex_unlock (&direct->lock);
   if (send == NULL)
     return;
-  server_sender_session_counts (send, &packets, &octets);
+  server_sender_session_counts (send, &packets, &octets, &generations);
   server_sender_session_free (send);
-  /* what an SRTP session protected, as its gpusrtpenc says it on the
-   * other mounts */
-  if (ds->srtp_path != NULL && packets > 0) {
+  /* what an SRTP session protected, or a network-coded one coded, as
+   * their gpusrtpenc and ncencoder say it on the other mounts */
+  if (ds->kind == MOUNT_SRTP && packets > 0)
     g_print ("srtp %s stream 0: shared sender protected %u packets, %u "
-        "bytes (backend %s)\n", ds->srtp_path, packets, octets,
+        "bytes (backend %s)\n", ds->path, packets, octets,
         server_sender_backend (direct->sender));
-    fflush (stdout);
-  }
+  else if (ds->kind == MOUNT_NC && packets > 0)
+    g_print ("nc %s: shared sender sent %u packets of %u generations "
+        "(backend %s)\n", ds->path, packets, generations,
+        server_sender_backend (direct->sender));
+  fflush (stdout);
 }
 
 /* when the pool's session is gone (teardown, expiry, connection closed) */
@@ -120,7 +127,7 @@ direct_session_free (gpointer data)
   direct_session_stop (ds);
   server_sender_media_unref (ds->media);
   g_free (ds->control);
-  g_free (ds->srtp_path);
+  g_free (ds->path);
   g_free (ds);
 }
 
@@ -187,14 +194,18 @@ target_clear (Target * t)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Target, target_clear);
 
-/* The file of a request's URL when its mount is served here (plain, or
- * SRTP when SRTP is), its kind in *kind and its path in *path */
+/* The file of a request's URL when it is served here: a 188-byte MPEG-TS
+ * file with clock references, on a mount served here (plain; SRTP and
+ * network-coded when they are); its kind in *kind and its path in *path.
+ * What the first request line of a connection and every later request
+ * are routed by. */
 static gchar *
 request_file (const gchar * uri_string, MountKind * kind, gchar ** path)
 {
   GstRTSPUrl *url = NULL;
   g_autofree gchar *mount_path = NULL;
   gchar *file;
+  ServerSenderMedia *media;
 
   *kind = MOUNT_PLAIN;
   if (uri_string == NULL || gst_rtsp_url_parse (uri_string, &url) !=
@@ -202,10 +213,14 @@ request_file (const gchar * uri_string, MountKind * kind, gchar ** path)
     return NULL;
   file = request_source (direct->root_real, NULL, url, &mount_path, kind);
   gst_rtsp_url_free (url);
-  if (file != NULL && *kind != MOUNT_PLAIN &&
-      !(*kind == MOUNT_SRTP && direct->srtp))
-    g_clear_pointer (&file, g_free);
-  if (file != NULL && path != NULL)
+  if (file == NULL || (*kind == MOUNT_SRTP && !direct->srtp) ||
+      (*kind == MOUNT_NC && direct->nc.m == 0) ||
+      (media = server_sender_media_get (file, NULL)) == NULL) {
+    g_free (file);
+    return NULL;
+  }
+  server_sender_media_unref (media);
+  if (path != NULL)
     *path = g_steal_pointer (&mount_path);
   return file;
 }
@@ -275,6 +290,15 @@ handle_describe (DirectConn * c, const gchar * uri, const Target * t,
     }
     g_free (c->offer_file);
     c->offer_file = g_strdup (t->file);
+  } else if (t->kind == MOUNT_NC) {
+    /* rtpncpay's caps, as gst-rtsp-server writes them */
+    g_string_append_printf (sdp, "m=application 0 RTP/AVP %d\r\n"
+        "c=IN IP4 0.0.0.0\r\n"
+        "a=rtpmap:%d X-RLNC/90000\r\n"
+        "a=fmtp:%d sprop-generation-size=%u;sprop-block-size=%u\r\n"
+        "a=control:stream=0\r\n", SERVER_SENDER_NC_PT,
+        SERVER_SENDER_NC_PT, SERVER_SENDER_NC_PT, direct->nc.m,
+        direct->nc.k);
   } else {
     g_string_append_printf (sdp, "m=video 0 RTP/AVP %d\r\n"
         "c=IN IP4 0.0.0.0\r\n"
@@ -381,7 +405,9 @@ handle_setup (DirectConn * c, const gchar * uri, const Target * t,
   }
   ds = g_new0 (DirectSession, 1);
   ds->media = server_sender_media_get (file, NULL);
-  if (ds->media == NULL) {
+  if (ds->media == NULL || (kind == MOUNT_NC &&
+          !server_sender_media_prepare_nc (ds->media, &direct->nc))) {
+    g_clear_pointer (&ds->media, server_sender_media_unref);
     g_free (ds);
     gst_rtsp_transport_init (&transport);
     return GST_RTSP_STS_NOT_FOUND;
@@ -398,15 +424,16 @@ handle_setup (DirectConn * c, const gchar * uri, const Target * t,
   /* "id;timeout=N" in its header even at the default 60 */
   g_object_set (session, "timeout-always-visible", TRUE, NULL);
   ds->control = g_strdup (uri);
-  if (kind == MOUNT_SRTP)
-    ds->srtp_path = strip_stream_control (t->path);
+  ds->kind = kind;
+  ds->path = strip_stream_control (t->path);
 
   if (transport.lower_transport == GST_RTSP_LOWER_TRANS_TCP) {
     guint rtp = transport.interleaved.min >= 0 &&
         transport.interleaved.min < 255 ? transport.interleaved.min : 0;
 
     ds->send = server_sender_session_new_tcp (direct->sender, ds->media,
-        kind == MOUNT_SRTP ? &key : NULL, rtp, write_interleaved, c);
+        kind == MOUNT_SRTP ? &key : NULL, kind == MOUNT_NC ? &direct->nc :
+        NULL, rtp, write_interleaved, c);
     /* alive as long as its connection is */
     gst_rtsp_session_prevent_expire (session);
     reply = g_strdup_printf ("%s/TCP;unicast;interleaved=%u-%u;"
@@ -424,7 +451,8 @@ handle_setup (DirectConn * c, const gchar * uri, const Target * t,
     rtp_to.sin_port = htons (transport.client_port.min);
     rtcp_to.sin_port = htons (rtcp_port);
     ds->send = server_sender_session_new_udp (direct->sender, ds->media,
-        kind == MOUNT_SRTP ? &key : NULL, &rtp_to, &rtcp_to);
+        kind == MOUNT_SRTP ? &key : NULL, kind == MOUNT_NC ? &direct->nc :
+        NULL, &rtp_to, &rtcp_to);
     ds->rtcp_key = address_key (&rtcp_to);
     g_mutex_lock (&direct->lock);
     g_hash_table_insert (direct->by_rtcp, &ds->rtcp_key, session);
@@ -825,23 +853,19 @@ pending_free (gpointer data)
   g_free (p);
 }
 
-/* TRUE when the request line asks for a plain MPEG-TS file served here */
+/* TRUE when the request line asks for an MPEG-TS file served here */
 static gboolean
 first_line_is_ours (const gchar * head)
 {
   g_autofree gchar *line = g_strndup (head, strcspn (head, "\r\n"));
   g_auto (GStrv) words = g_strsplit (line, " ", 0);
   g_autofree gchar *file = NULL;
-  ServerSenderMedia *media;
   MountKind kind;
 
   if (g_strv_length (words) != 3 || !g_str_has_prefix (words[2], "RTSP/"))
     return FALSE;
   file = request_file (words[1], &kind, NULL);
-  if (file == NULL || (media = server_sender_media_get (file, NULL)) == NULL)
-    return FALSE;
-  server_sender_media_unref (media);
-  return TRUE;
+  return file != NULL;
 }
 
 static gboolean
@@ -935,7 +959,7 @@ direct_thread (gpointer data)
 gboolean
 server_direct_start (GstRTSPServer * server, const gchar * root_real,
     const gchar * address, guint session_timeout, gboolean srtp,
-    GstGpuStreamBackend backend, GError ** err)
+    const ServerSenderNc * nc, GstGpuStreamBackend backend, GError ** err)
 {
   ServerSender *sender = server_sender_get (address, backend, err);
   GSocket *rtcp;
@@ -952,6 +976,8 @@ server_direct_start (GstRTSPServer * server, const gchar * root_real,
   direct->root_real = g_strdup (root_real);
   direct->session_timeout = session_timeout;
   direct->srtp = srtp;
+  if (nc != NULL)
+    direct->nc = *nc;
   direct->sender = sender;
   direct->context = g_main_context_new ();
   g_mutex_init (&direct->lock);

@@ -1,11 +1,12 @@
-/* server_direct.h: gpustream-server's RTSP clients of plain MPEG-TS files,
+/* server_direct.h: gpustream-server's RTSP clients of MPEG-TS files,
  * served by the shared sender (server_sender.h) instead of a pipeline per
  * session.
  *
- * A new connection's first request line decides: a request for a plain
- * mount of a 188-byte MPEG-TS file with clock references stays here, every
- * other connection (network-coded and SRTP mounts, other containers, the
- * proxy, RTSP over HTTP) goes to gst-rtsp-server with what was read of it.
+ * A new connection's first request line decides: a request for a mount
+ * served here (plain, and SRTP and network-coded unless the server keeps
+ * them on pipelines) of a 188-byte MPEG-TS file with clock references
+ * stays here, every other connection (other containers, the proxy, RTSP
+ * over HTTP) goes to gst-rtsp-server with what was read of it.
  * Here, one thread answers every connection's requests (GstRTSPWatch) and
  * keeps the sessions in gst-rtsp-server's session pool, the one the other
  * clients use: --max-sessions, --session-timeout and the expiry of
@@ -17,13 +18,15 @@
 #include <gst/rtsp-server/rtsp-server.h>
 
 #include "gstgpustream.h"
+#include "server_sender.h"
 
 /* Serves plain MPEG-TS sessions of the files under root_real from now on,
- * and SRTP ones too when srtp (protected on backend), sending from address
- * (NULL: all); FALSE and err when the sender cannot start */
+ * SRTP ones too when srtp (protected on backend) and network-coded ones
+ * when nc is given (coded on backend), sending from address (NULL: all);
+ * FALSE and err when the sender cannot start */
 gboolean server_direct_start (GstRTSPServer * server, const gchar * root_real,
     const gchar * address, guint session_timeout, gboolean srtp,
-    GstGpuStreamBackend backend, GError ** err);
+    const ServerSenderNc * nc, GstGpuStreamBackend backend, GError ** err);
 
 /* TRUE when server_direct_start was called */
 gboolean server_direct_enabled (void);

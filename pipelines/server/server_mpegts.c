@@ -1,4 +1,7 @@
 /* server_mpegts.c: the send schedule of an MPEG-TS file (server_mpegts.h) */
+#include <string.h>
+
+#include "gpsncframing.h"
 #include "server_mpegts.h"
 
 /* the PCR counts a 27 MHz clock modulo 2^33 * 300 */
@@ -139,4 +142,179 @@ server_mpegts_index_seek (const ServerMpegtsIndex * index, guint64 ns)
       hi = mid;
   }
   return lo;
+}
+
+/* ---- network-coded: the chunks as framed generations ---- */
+
+static guint32
+chunk_length (const ServerMpegtsIndex * index, guint c)
+{
+  return MIN (SERVER_MPEGTS_CHUNK, index->size - (gsize) c *
+      SERVER_MPEGTS_CHUNK);
+}
+
+/* a chunk's record bytes: its CAPS record if any, its header, its payload */
+static guint32
+record_bytes (const ServerMpegtsGenerations * gens,
+    const ServerMpegtsIndex * index, guint c)
+{
+  return (gens->caps_before[c] ? NC_RECORD_HEADER_SIZE + gens->caps_length :
+      0) + NC_RECORD_HEADER_SIZE + chunk_length (index, c);
+}
+
+ServerMpegtsGenerations *
+server_mpegts_generations_new (const ServerMpegtsIndex * index, guint m,
+    guint k, const gchar * caps)
+{
+  guint64 capacity = (guint64) m * k - NC_FRAMING_PREFIX_SIZE;
+  g_autoptr (GArray) first_chunk = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr (GArray) chunk_offset = g_array_new (FALSE, FALSE,
+      sizeof (guint32));
+  g_autoptr (GArray) first_record = g_array_new (FALSE, FALSE,
+      sizeof (guint32));
+  ServerMpegtsGenerations *gens;
+  guint64 pos = 0;
+  gint64 last_with_record = -1;
+
+  if ((guint64) m * k <= NC_FRAMING_PREFIX_SIZE + NC_RECORD_HEADER_SIZE)
+    return NULL;
+  gens = g_new0 (ServerMpegtsGenerations, 1);
+  gens->m = m;
+  gens->k = k;
+  gens->caps = g_strdup (caps);
+  gens->caps_length = strlen (caps);
+  gens->caps_before = g_new0 (guint8, index->n_chunks);
+  for (guint c = 0; c < index->n_chunks; c++) {
+    guint64 g = pos / capacity;
+    guint64 end;
+
+    /* the first record to start in a generation: the caps come first */
+    if ((gint64) g != last_with_record)
+      gens->caps_before[c] = TRUE;
+    end = pos + record_bytes (gens, index, c);
+    /* the generations that begin inside this chunk's record bytes */
+    for (guint64 start = ((pos + capacity - 1) / capacity) * capacity;
+        start < end; start += capacity) {
+      guint32 offset = start - pos;
+      guint32 none = NC_FRAMING_NO_RECORD;
+
+      g_array_append_val (first_chunk, c);
+      g_array_append_val (chunk_offset, offset);
+      g_array_append_val (first_record, none);
+    }
+    if ((gint64) g != last_with_record) {
+      g_array_index (first_record, guint32, g) =
+          pos - g * capacity + NC_FRAMING_PREFIX_SIZE;
+      last_with_record = g;
+    }
+    pos = end;
+  }
+  gens->n_generations = first_chunk->len;
+  gens->data_length = g_new (guint32, gens->n_generations);
+  for (guint g = 0; g < gens->n_generations; g++)
+    gens->data_length[g] = NC_FRAMING_PREFIX_SIZE +
+        MIN (capacity, pos - (guint64) g * capacity);
+  gens->first_chunk = (guint *) g_array_free (g_steal_pointer (&first_chunk),
+      FALSE);
+  gens->chunk_offset = (guint32 *) g_array_free (g_steal_pointer
+      (&chunk_offset), FALSE);
+  gens->first_record = (guint32 *) g_array_free (g_steal_pointer
+      (&first_record), FALSE);
+  return gens;
+}
+
+void
+server_mpegts_generations_free (ServerMpegtsGenerations * gens)
+{
+  if (gens == NULL)
+    return;
+  g_free (gens->first_chunk);
+  g_free (gens->chunk_offset);
+  g_free (gens->first_record);
+  g_free (gens->data_length);
+  g_free (gens->caps_before);
+  g_free (gens->caps);
+  g_free (gens);
+}
+
+guint64
+server_mpegts_generation_due_ns (const ServerMpegtsGenerations * gens,
+    const ServerMpegtsIndex * index, guint g)
+{
+  return index->due_ns[gens->first_chunk[g]];
+}
+
+void
+server_mpegts_generation_fill (const ServerMpegtsGenerations * gens,
+    const ServerMpegtsIndex * index, const guint8 * data, guint g,
+    guint8 * out)
+{
+  guint32 length = gens->data_length[g];
+  guint32 padded = (length + gens->k - 1) / gens->k * gens->k;
+  guint8 *p = out + NC_FRAMING_PREFIX_SIZE;
+  guint8 *end = out + length;
+  guint32 offset = gens->chunk_offset[g];
+
+  nc_framing_prefix_write (out, gens->first_record[g],
+      server_mpegts_generation_due_ns (gens, index, g));
+  for (guint c = gens->first_chunk[g]; p < end; c++, offset = 0) {
+    /* the chunk's headers, then its payload from the file */
+    guint8 head[2 * NC_RECORD_HEADER_SIZE + 256];
+    g_autofree guint8 *big_head = NULL;
+    guint8 *h = head;
+    guint32 head_length = NC_RECORD_HEADER_SIZE + (gens->caps_before[c] ?
+        NC_RECORD_HEADER_SIZE + gens->caps_length : 0);
+    guint32 payload = chunk_length (index, c);
+    NcRecordHeader rh = { NC_RECORD_BUFFER, 0, payload, index->due_ns[c],
+      GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE
+    };
+
+    if (head_length > sizeof head)
+      h = big_head = g_malloc (head_length);
+    if (gens->caps_before[c]) {
+      NcRecordHeader ch = { NC_RECORD_CAPS, 0, gens->caps_length,
+        GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE
+      };
+
+      nc_record_header_write (h, &ch);
+      memcpy (h + NC_RECORD_HEADER_SIZE, gens->caps, gens->caps_length);
+    }
+    nc_record_header_write (h + head_length - NC_RECORD_HEADER_SIZE, &rh);
+    if (offset < head_length) {
+      guint32 n = MIN (head_length - offset, (guint32) (end - p));
+
+      memcpy (p, h + offset, n);
+      p += n;
+      offset = head_length;
+    }
+    if (p < end) {
+      guint32 n = MIN (head_length + payload - offset, (guint32) (end - p));
+
+      memcpy (p, data + (gsize) c * SERVER_MPEGTS_CHUNK + (offset -
+              head_length), n);
+      p += n;
+    }
+  }
+  memset (end, 0, padded - length);
+}
+
+guint
+server_mpegts_generations_seek (const ServerMpegtsGenerations * gens,
+    const ServerMpegtsIndex * index, guint chunk)
+{
+  guint lo = 0, hi = gens->n_generations;
+
+  if (chunk >= index->n_chunks)
+    return gens->n_generations;
+  /* the last generation that begins before the chunk's record or with it */
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+
+    if (gens->first_chunk[mid] < chunk || (gens->first_chunk[mid] == chunk
+            && gens->chunk_offset[mid] == 0))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo > 0 ? lo - 1 : 0;
 }

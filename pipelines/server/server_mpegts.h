@@ -38,3 +38,51 @@ void server_mpegts_index_free (ServerMpegtsIndex * index);
 guint server_mpegts_index_seek (const ServerMpegtsIndex * index, guint64 ns);
 
 #endif /* GPUSTREAM_SERVER_MPEGTS_H */
+
+/* A network-coded session's generations (gpsncframing.h, the layout of
+ * docs/elements/nc-wire-format.md section 5): each chunk is one BUFFER
+ * record (timestamped with the chunk's due time), the records written back
+ * to back across generations of m blocks of k bytes, and a CAPS record
+ * before the first record that starts in each generation, so that a
+ * session may start at any generation (after a seek too). What ncencoder
+ * makes of tsparse's buffers, laid out once per file: any generation's
+ * bytes are then written from the file directly. */
+typedef struct
+{
+  guint m, k;
+  guint n_generations;
+  /* per generation: the chunk whose record holds its first byte, that
+   * byte's offset in the chunk's record bytes (its CAPS record, header and
+   * payload), the prefix's first_record and the real bytes (prefix
+   * included) */
+  guint *first_chunk;
+  guint32 *chunk_offset;
+  guint32 *first_record;
+  guint32 *data_length;
+  /* per chunk: TRUE when a CAPS record comes before its own */
+  guint8 *caps_before;
+  gchar *caps;
+  guint32 caps_length;
+} ServerMpegtsGenerations;
+
+/* The generations of index's chunks, or NULL when m * k cannot hold the
+ * framing prefix and a record header */
+ServerMpegtsGenerations *server_mpegts_generations_new (const
+    ServerMpegtsIndex * index, guint m, guint k, const gchar * caps);
+void server_mpegts_generations_free (ServerMpegtsGenerations * gens);
+
+/* Writes generation g's data_length bytes (prefix, then record bytes of
+ * the file's data) into out and zero-pads it to a whole block */
+void server_mpegts_generation_fill (const ServerMpegtsGenerations * gens,
+    const ServerMpegtsIndex * index, const guint8 * data, guint g,
+    guint8 * out);
+
+/* when generation g is due: its first byte's chunk's time (ncencoder's
+ * generation carries the time of the buffer that began it) */
+guint64 server_mpegts_generation_due_ns (const ServerMpegtsGenerations *
+    gens, const ServerMpegtsIndex * index, guint g);
+
+/* the generation where chunk's record begins (n_generations when chunk is
+ * n_chunks) */
+guint server_mpegts_generations_seek (const ServerMpegtsGenerations * gens,
+    const ServerMpegtsIndex * index, guint chunk);

@@ -10,6 +10,7 @@
 #include <gio/gio.h>
 
 #include "server_sender.h"
+#include "gpsnc.h"
 #include "gpssrtp.h"
 
 /* packets per sendmmsg call */
@@ -36,6 +37,9 @@ struct _ServerSenderMedia
   gint refcount;
   ServerCacheFile *file;
   ServerMpegtsIndex *index;
+  /* its network-coded generations, laid out at the first such session
+   * (under media_lock) */
+  ServerMpegtsGenerations *gens;
   /* when the last session of it ended */
   gint64 idle_since;
 };
@@ -52,6 +56,7 @@ static void
 media_free (ServerSenderMedia * media)
 {
   server_mpegts_index_free (media->index);
+  server_mpegts_generations_free (media->gens);
   server_cache_file_unref (media->file);
   g_free (media);
 }
@@ -156,6 +161,17 @@ struct _ServerSender
   GsSrtpPacket srtp[BATCH];
   guint srtp_slot[BATCH];
   guint srtp_queued;
+  /* the round's coded packets, mapped until they are sent */
+  GstBuffer *mapped[BATCH];
+  GstMapInfo maps[BATCH];
+  guint n_mapped;
+  /* the sessions with a generation to send this round */
+  GPtrArray *coding;
+  /* TRUE during a round: its sends and its wait for coding run without
+   * the lock, so that the RTSP thread is answered meanwhile and never
+   * waits for a round; a session freed or a generation dropped (by a seek)
+   * meanwhile is only marked, and goes at the round's end */
+  gboolean in_round;
 };
 
 struct _ServerSenderSession
@@ -170,6 +186,24 @@ struct _ServerSenderSession
   guint8 channel;
   /* NULL: plain RTP */
   GsSrtpCtx *srtp;
+  /* network-coded: how, the next generation of the file's layout, the
+   * next generation id of the session, and the generation being sent
+   * (with its next packet) */
+  gboolean nc;
+  GstGpuStreamNcParams params;
+  guint next_gen;
+  guint32 gen_id;
+  GstGpuStreamNcGeneration *gen;
+  gboolean gen_coded;
+  guint gen_packet;
+  guint gen_end;
+  /* a seek during a round: its generation is not sent */
+  gboolean drop_gen;
+  /* freed during a round: nothing more is sent for it, it goes at the
+   * round's end */
+  gboolean dead;
+  guint32 generations;
+  guint8 pt;
   guint32 ssrc;
   guint16 seq;
   guint32 rtp_base;
@@ -201,7 +235,7 @@ static void
 write_rtp_header (guint8 * h, ServerSenderSession * s, guint32 ts)
 {
   h[0] = 0x80;
-  h[1] = SERVER_SENDER_PT;
+  h[1] = s->pt;
   GST_WRITE_UINT16_BE (h + 2, s->seq);
   GST_WRITE_UINT32_BE (h + 4, ts);
   GST_WRITE_UINT32_BE (h + 8, s->ssrc);
@@ -216,11 +250,17 @@ protect (ServerSender * self, GsSrtpPacket * pkts, guint n)
       self->cuda_context, NULL);
 }
 
+/* Protects and sends the queued packets. Without the lock: what they point
+ * to (the sender's buffers, sessions' addresses and generations, files'
+ * mappings) outlives the round (in_round) */
 static void
 flush_queued (ServerSender * self)
 {
   guint done = 0, kept = 0;
 
+  if (self->queued == 0)
+    return;
+  g_mutex_unlock (&self->lock);
   if (self->srtp_queued > 0) {
     /* one batch for every SRTP session's packets of the round */
     protect (self, self->srtp, self->srtp_queued);
@@ -247,6 +287,10 @@ flush_queued (ServerSender * self)
     done += n < 0 ? 1 : n;
   }
   self->queued = 0;
+  for (guint i = 0; i < self->n_mapped; i++)
+    gst_buffer_unmap (self->mapped[i], &self->maps[i]);
+  self->n_mapped = 0;
+  g_mutex_lock (&self->lock);
 }
 
 /* One packet protected at once (interleaved, RTCP): FALSE when it cannot
@@ -398,6 +442,168 @@ send_report (ServerSender * self, ServerSenderSession * s, gint64 now,
   }
 }
 
+/* ---- network-coded sessions ---- */
+
+static gint64
+generation_due_us (const ServerSenderSession * s, guint g)
+{
+  return s->anchor_us + (gint64) (server_mpegts_generation_due_ns
+      (s->media->gens, s->media->index, g) - s->anchor_ns) / 1000;
+}
+
+/* Lays out the session's next generation and hands its coding to the
+ * pool; its packets go once the round's coding is done */
+static void
+start_generation (ServerSender * self, ServerSenderSession * s)
+{
+  const ServerMpegtsGenerations *gens = s->media->gens;
+  guint8 *data = g_malloc ((gsize) gens->m * gens->k);
+
+  server_mpegts_generation_fill (gens, s->media->index,
+      server_cache_file_data (s->media->file), s->next_gen, data);
+  s->gen = gst_gpustream_nc_generation_new (&s->params, s->gen_id++, data,
+      gens->data_length[s->next_gen]);
+  s->gen->pts = server_mpegts_generation_due_ns (gens, s->media->index,
+      s->next_gen);
+  s->gen_coded = FALSE;
+  s->gen_packet = 0;
+  s->next_gen++;
+  s->generations++;
+  gst_gpustream_nc_generation_submit (s->gen, self->backend,
+      self->cuda_context);
+}
+
+/* Sends (or queues) the packets of the session's generation, coded by
+ * now; FALSE when its connection cannot take them all now (the rest go
+ * in a later round) */
+static gboolean
+send_generation (ServerSender * self, ServerSenderSession * s)
+{
+  GstGpuStreamNcGeneration *gen = s->gen;
+  guint32 ts = rtp_time (s, gen->pts);
+
+  if (!s->gen_coded) {
+    s->gen_coded = TRUE;
+    s->gen_end = gen->n_packets;
+    /* a failed job's coded packets would carry what it left: only the
+     * source blocks go */
+    if (!gst_gpustream_nc_generation_finish (gen)) {
+      g_warning ("shared sender: the coding of generation %u failed; its "
+          "source blocks are sent without redundancy", gen->id);
+      s->gen_end = gen->n_packets - gen->n_coded;
+    }
+  }
+  for (; s->gen_packet < s->gen_end; s->gen_packet++) {
+    GstBuffer *packet = gen->packets[s->gen_packet];
+    gsize len = gst_buffer_get_size (packet);
+
+    if (s->write != NULL) {
+      guint8 *frame = g_malloc (4 + RTP_HEADER + len);
+
+      frame[0] = '$';
+      frame[1] = s->channel;
+      GST_WRITE_UINT16_BE (frame + 2, RTP_HEADER + len);
+      write_rtp_header (frame + 4, s, ts);
+      gst_buffer_extract (packet, 0, frame + 4 + RTP_HEADER, len);
+      if (!s->write (s->user_data, frame, 4 + RTP_HEADER + len))
+        return FALSE;
+    } else {
+      guint i = self->queued;
+      struct msghdr *m = &self->msgs[i].msg_hdr;
+      guint j = self->n_mapped++;
+
+      /* the coded packet's memory, mapped until the flush */
+      self->mapped[j] = packet;
+      gst_buffer_map (packet, &self->maps[j], GST_MAP_READ);
+      memset (m, 0, sizeof *m);
+      m->msg_name = &s->rtp_to;
+      m->msg_namelen = sizeof s->rtp_to;
+      m->msg_iov = self->iov[i];
+      write_rtp_header (self->headers[i], s, ts);
+      self->iov[i][0].iov_base = self->headers[i];
+      self->iov[i][0].iov_len = RTP_HEADER;
+      self->iov[i][1].iov_base = self->maps[j].data;
+      self->iov[i][1].iov_len = len;
+      m->msg_iovlen = 2;
+      if (++self->queued == BATCH)
+        flush_queued (self);
+    }
+    s->seq++;
+    s->packets++;
+    s->octets += len;
+  }
+  return TRUE;
+}
+
+/* Starts the network-coded session's next generation when it is due (one
+ * a round: a session behind catches up over rounds); FALSE when the
+ * session has nothing more to send */
+static gboolean
+serve_nc_session (ServerSender * self, ServerSenderSession * s, gint64 now,
+    gint64 * wake)
+{
+  const ServerMpegtsGenerations *gens = s->media->gens;
+
+  if (s->gen == NULL && s->next_gen < gens->n_generations) {
+    gint64 due = generation_due_us (s, s->next_gen);
+
+    if (due > now) {
+      *wake = MIN (*wake, due);
+      return TRUE;
+    }
+    start_generation (self, s);
+  }
+  if (s->gen != NULL) {
+    g_ptr_array_add (self->coding, s);
+    *wake = MIN (*wake, s->next_gen < gens->n_generations ?
+        generation_due_us (s, s->next_gen) : now);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* Waits, without the lock, for the pool to code the round's generations */
+static void
+wait_for_coding (ServerSender * self)
+{
+  if (self->coding->len == 0)
+    return;
+  g_mutex_unlock (&self->lock);
+  for (guint i = 0; i < self->coding->len; i++) {
+    ServerSenderSession *s = g_ptr_array_index (self->coding, i);
+
+    if (!s->gen_coded)
+      gst_gpustream_nc_generation_wait (s->gen);
+  }
+  g_mutex_lock (&self->lock);
+}
+
+
+/* The round's generations, coded by the pool in the meantime, go out */
+static void
+send_generations (ServerSender * self, gint64 * wake, gint64 now)
+{
+  wait_for_coding (self);
+  for (guint i = 0; i < self->coding->len; i++) {
+    ServerSenderSession *s = g_ptr_array_index (self->coding, i);
+
+    if (s->dead || s->drop_gen)
+      continue;
+    if (!send_generation (self, s))
+      *wake = now;
+  }
+  flush_queued (self);
+  for (guint i = 0; i < self->coding->len; i++) {
+    ServerSenderSession *s = g_ptr_array_index (self->coding, i);
+
+    if (s->drop_gen || (s->gen_coded && s->gen_packet == s->gen_end)) {
+      g_clear_pointer (&s->gen, gst_gpustream_nc_generation_free);
+      s->drop_gen = FALSE;
+    }
+  }
+  g_ptr_array_set_size (self->coding, 0);
+}
+
 /* Sends what is due of session s; the time of its next packet in *wake */
 static void
 serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
@@ -406,6 +612,17 @@ serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
   const ServerMpegtsIndex *index = s->media->index;
   guint sent = 0;
 
+  if (s->nc) {
+    if (!serve_nc_session (self, s, now, wake)) {
+      flush_queued (self);
+      send_report (self, s, now, TRUE);
+      s->playing = FALSE;
+    } else if (now >= s->next_report_us) {
+      send_report (self, s, now, FALSE);
+      s->next_report_us = now + SR_INTERVAL_US;
+    }
+    return;
+  }
   while (s->next < index->n_chunks) {
     gint64 due = chunk_due_us (s, s->next);
 
@@ -430,6 +647,24 @@ serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
   }
 }
 
+static void session_free (ServerSenderSession * s);
+
+/* the sessions freed during the round go */
+static void
+sweep_sessions (ServerSender * self)
+{
+  for (guint i = 0; i < self->sessions->len;) {
+    ServerSenderSession *s = g_ptr_array_index (self->sessions, i);
+
+    if (s->dead) {
+      g_ptr_array_remove_index_fast (self->sessions, i);
+      session_free (s);
+    } else {
+      i++;
+    }
+  }
+}
+
 static gpointer
 sender_thread (gpointer data)
 {
@@ -440,13 +675,18 @@ sender_thread (gpointer data)
     gint64 now = g_get_monotonic_time ();
     gint64 wake = now + G_USEC_PER_SEC;
 
+    self->in_round = TRUE;
+    /* sessions come (at the end) while the lock is let go; none leaves */
     for (guint i = 0; i < self->sessions->len; i++) {
       ServerSenderSession *s = g_ptr_array_index (self->sessions, i);
 
-      if (s->playing)
+      if (s->playing && !s->dead)
         serve_session (self, s, now, &wake);
     }
     flush_queued (self);
+    send_generations (self, &wake, now);
+    sweep_sessions (self);
+    self->in_round = FALSE;
     g_cond_wait_until (&self->wake, &self->lock, MAX (wake, now + TICK_US));
   }
   return NULL;
@@ -522,6 +762,7 @@ server_sender_get (const gchar * address, GstGpuStreamBackend backend,
   g_mutex_init (&self->lock);
   g_cond_init (&self->wake);
   self->sessions = g_ptr_array_new ();
+  self->coding = g_ptr_array_new ();
   self->backend = backend;
   if (backend != GST_GPUSTREAM_BACKEND_CPU && gst_gpustream_gpu_available ())
     self->cuda_context = gst_gpustream_cuda_context_new (0, NULL);
@@ -546,15 +787,44 @@ server_sender_rtcp_fd (ServerSender * sender)
   return sender->rtcp_fd;
 }
 
+gboolean
+server_sender_media_prepare_nc (ServerSenderMedia * media,
+    const ServerSenderNc * nc)
+{
+  gboolean ok;
+
+  g_mutex_lock (&media_lock);
+  if (media->gens == NULL)
+    media->gens = server_mpegts_generations_new (media->index, nc->m, nc->k,
+        SERVER_SENDER_NC_CAPS);
+  ok = media->gens != NULL && media->gens->m == nc->m &&
+      media->gens->k == nc->k;
+  g_mutex_unlock (&media_lock);
+  return ok;
+}
+
 static ServerSenderSession *
 session_new (ServerSender * sender, ServerSenderMedia * media,
-    const ServerSenderKey * key)
+    const ServerSenderKey * key, const ServerSenderNc * nc)
 {
   ServerSenderSession *s = g_new0 (ServerSenderSession, 1);
 
   media_ref (media);
   s->sender = sender;
   s->media = media;
+  s->pt = SERVER_SENDER_PT;
+  if (nc != NULL) {
+    s->nc = TRUE;
+    s->pt = SERVER_SENDER_NC_PT;
+    /* ncencoder's defaults: systematic, seeded coefficients, framed */
+    s->params.m = nc->m;
+    s->params.k = nc->k;
+    s->params.redundancy = gst_gpustream_nc_redundancy_from_percent (nc->m,
+        nc->redundancy_percent);
+    s->params.systematic = TRUE;
+    s->params.framed = TRUE;
+    s->params.session = g_random_int ();
+  }
   s->ssrc = key != NULL ? key->ssrc : g_random_int ();
   if (key != NULL) {
     s->srtp = g_malloc0 (sizeof (GsSrtpCtx));
@@ -572,9 +842,10 @@ session_new (ServerSender * sender, ServerSenderMedia * media,
 ServerSenderSession *
 server_sender_session_new_udp (ServerSender * sender,
     ServerSenderMedia * media, const ServerSenderKey * key,
-    const struct sockaddr_in *rtp_to, const struct sockaddr_in *rtcp_to)
+    const ServerSenderNc * nc, const struct sockaddr_in *rtp_to,
+    const struct sockaddr_in *rtcp_to)
 {
-  ServerSenderSession *s = session_new (sender, media, key);
+  ServerSenderSession *s = session_new (sender, media, key, nc);
 
   s->rtp_to = *rtp_to;
   s->rtcp_to = *rtcp_to;
@@ -584,9 +855,10 @@ server_sender_session_new_udp (ServerSender * sender,
 ServerSenderSession *
 server_sender_session_new_tcp (ServerSender * sender,
     ServerSenderMedia * media, const ServerSenderKey * key,
-    guint8 rtp_channel, ServerSenderWrite write, gpointer user_data)
+    const ServerSenderNc * nc, guint8 rtp_channel, ServerSenderWrite write,
+    gpointer user_data)
 {
-  ServerSenderSession *s = session_new (sender, media, key);
+  ServerSenderSession *s = session_new (sender, media, key, nc);
 
   s->channel = rtp_channel;
   s->write = write;
@@ -613,6 +885,22 @@ server_sender_session_seek (ServerSenderSession * s, gint64 from_ns,
     s->next = server_mpegts_index_seek (index, from_ns);
   s->anchor_ns = s->next < index->n_chunks ? index->due_ns[s->next] :
       index->duration_ns;
+  if (s->nc) {
+    const ServerMpegtsGenerations *gens = s->media->gens;
+
+    /* from the generation where that chunk's record begins (one half
+     * written to its connection is dropped: the client flushes) */
+    if (from_ns >= 0) {
+      s->next_gen = server_mpegts_generations_seek (gens, index, s->next);
+      if (self->in_round)
+        s->drop_gen = s->gen != NULL;
+      else
+        g_clear_pointer (&s->gen, gst_gpustream_nc_generation_free);
+    }
+    s->anchor_ns = s->next_gen < gens->n_generations ?
+        server_mpegts_generation_due_ns (gens, index, s->next_gen) :
+        index->duration_ns;
+  }
   *seq = s->seq;
   *rtptime = rtp_time (s, s->anchor_ns);
   *start_ns = s->anchor_ns;
@@ -646,8 +934,20 @@ server_sender_session_free (ServerSenderSession * s)
   ServerSender *self = s->sender;
 
   g_mutex_lock (&self->lock);
+  if (self->in_round) {
+    s->dead = TRUE;
+    g_mutex_unlock (&self->lock);
+    return;
+  }
   g_ptr_array_remove_fast (self->sessions, s);
   g_mutex_unlock (&self->lock);
+  session_free (s);
+}
+
+static void
+session_free (ServerSenderSession * s)
+{
+  g_clear_pointer (&s->gen, gst_gpustream_nc_generation_free);
   server_sender_media_unref (s->media);
   if (s->srtp != NULL) {
     gsrtp_ctx_clear (s->srtp);
@@ -658,11 +958,12 @@ server_sender_session_free (ServerSenderSession * s)
 
 void
 server_sender_session_counts (ServerSenderSession * s, guint32 * packets,
-    guint32 * octets)
+    guint32 * octets, guint32 * generations)
 {
   g_mutex_lock (&s->sender->lock);
   *packets = s->packets;
   *octets = s->octets;
+  *generations = s->generations;
   g_mutex_unlock (&s->sender->lock);
 }
 

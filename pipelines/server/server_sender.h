@@ -27,6 +27,8 @@
 
 /* RTP/MP2T, RFC 3551 */
 #define SERVER_SENDER_PT 33
+/* network-coded: X-RLNC, dynamic (rtpncpay's in the pipeline path) */
+#define SERVER_SENDER_NC_PT 96
 
 typedef struct _ServerSender ServerSender;
 typedef struct _ServerSenderMedia ServerSenderMedia;
@@ -46,7 +48,8 @@ guint server_sender_rtp_port (ServerSender * sender);
  * caller) */
 int server_sender_rtcp_fd (ServerSender * sender);
 
-/* A file and its send schedule, shared by the sessions playing it, or NULL
+/* A file and its send schedule (and network-coded generations, laid out
+ * at the first such session), shared by the sessions playing it, or NULL
  * and err (not a file, not 188-byte MPEG-TS with clock references) */
 ServerSenderMedia *server_sender_media_get (const gchar * path,
     GError ** err);
@@ -67,13 +70,36 @@ typedef struct
   guint8 key[30];
 } ServerSenderKey;
 
-/* key NULL: plain RTP */
+/* A network-coded session's coding (ncencoder's generation-size,
+ * block-size and redundancy-percent): its packets are those of ncencoder
+ * fed by tsparse, wire-compatible with rtpncdepay ! ncdecoder and with a
+ * relay, each session coded with seeds of its own on the process's coder
+ * pool, every round's generations of all sessions submitted together */
+typedef struct
+{
+  guint m, k;
+  guint redundancy_percent;
+} ServerSenderNc;
+
+/* the caps of the records of its network-coded sessions (tsparse's) */
+#define SERVER_SENDER_NC_CAPS \
+  "video/mpegts, systemstream=(boolean)true, packetsize=(int)188"
+
+/* Lays out the media's generations for nc (once: every session of a
+ * process codes alike); FALSE when m * k cannot carry the framing */
+gboolean server_sender_media_prepare_nc (ServerSenderMedia * media,
+    const ServerSenderNc * nc);
+
+/* key NULL: plain RTP; nc not NULL: network-coded (then key is NULL, and
+ * the media was prepared for nc) */
 ServerSenderSession *server_sender_session_new_udp (ServerSender * sender,
     ServerSenderMedia * media, const ServerSenderKey * key,
-    const struct sockaddr_in *rtp_to, const struct sockaddr_in *rtcp_to);
+    const ServerSenderNc * nc, const struct sockaddr_in *rtp_to,
+    const struct sockaddr_in *rtcp_to);
 ServerSenderSession *server_sender_session_new_tcp (ServerSender * sender,
     ServerSenderMedia * media, const ServerSenderKey * key,
-    guint8 rtp_channel, ServerSenderWrite write, gpointer user_data);
+    const ServerSenderNc * nc, guint8 rtp_channel, ServerSenderWrite write,
+    gpointer user_data);
 guint32 server_sender_session_ssrc (ServerSenderSession * session);
 /* Stops it at from_ns into the file (where it is when from_ns < 0), and
  * says the sequence number and RTP time of the next packet and the time it
@@ -83,9 +109,10 @@ void server_sender_session_seek (ServerSenderSession * session,
 /* plays from there, at the file's pace from now */
 void server_sender_session_start (ServerSenderSession * session);
 void server_sender_session_pause (ServerSenderSession * session);
-/* RTP packets and payload bytes it sent */
+/* RTP packets and payload bytes it sent, and the generations coded when
+ * network-coded */
 void server_sender_session_counts (ServerSenderSession * session,
-    guint32 * packets, guint32 * octets);
+    guint32 * packets, guint32 * octets, guint32 * generations);
 /* stops it and frees it: nothing is sent for it once this returns */
 void server_sender_session_free (ServerSenderSession * session);
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""gpustream-server's shared sender (plain sessions of MPEG-TS files): the
-RTP packets are the file's bytes in order at the file's pace, with the
-sequence number and RTP time the PLAY answer announced, RTCP sender reports
-and a BYE at the end; seeking, pausing and resuming; hundreds of sessions
-without a thread or a socket each; a connection that then asks for another
-mount is handed to gst-rtsp-server; --plain-sessions pipeline serves them
-as before."""
+"""gpustream-server's shared sender (sessions of MPEG-TS files): the RTP
+packets are the file's bytes in order at the file's pace, with the sequence
+number and RTP time the PLAY answer announced, RTCP sender reports and a BYE
+at the end; seeking, pausing and resuming; hundreds of sessions without a
+thread or a socket each; network-coded sessions whose packets are what the
+wire format says (checked here against its equations, after a seek); a
+connection that then asks for another mount is handed to gst-rtsp-server;
+--ts-sessions pipeline serves them as before."""
 
 import os
 import select
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import time
 import unittest
+import zlib
 
 import gi
 
@@ -23,8 +25,8 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from server_helpers import (make_ts_clip, rtsp_exchange, rtsp_request,  # noqa: E402
-                            start_server, stop)
+from server_helpers import (make_mp4_clip, make_ts_clip, rtsp_exchange,  # noqa: E402
+                            rtsp_request, start_server, stop)
 
 FRAMES = 60     # 2 s at 30 frames/s
 CHUNK = 7 * 188
@@ -67,6 +69,73 @@ def parse_rtp(packet):
     return first >> 6, pt & 0x7F, seq, ts, ssrc, packet[12:]
 
 
+# ---- the network-coded stream (docs/elements/nc-wire-format.md) ----------
+
+def gf_tables():
+    """GF(2^8) modulo x^8 + x^4 + x^3 + x^2 + 1: each constant's product
+    with every byte, as a bytes.translate table"""
+    exp, log = [0] * 512, [0] * 256
+    x = 1
+    for i in range(255):
+        exp[i] = exp[i + 255] = x
+        log[x] = i
+        x <<= 1
+        if x & 0x100:
+            x ^= 0x11D
+    return [bytes(0 if c == 0 or b == 0 else exp[log[c] + log[b]]
+                  for b in range(256)) for c in range(256)]
+
+
+MUL = gf_tables()
+M64 = (1 << 64) - 1
+
+
+def mix64(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def seed_coefficients(seed, m):
+    out = []
+    for i in range(m):
+        z = mix64((((seed << 32) | (i >> 3)) + 0x9E3779B97F4A7C15) & M64)
+        b = (z >> (8 * (i & 7))) & 0xFF
+        out.append(1 + ((b * 255) >> 8))
+    return out
+
+
+def nc_packet(data):
+    """(flags, m, generation, k, data_length, seed, payload) of a valid
+    coded packet; asserts its length and CRC"""
+    version, flags, m, gen, k, length, seed, crc = struct.unpack(
+        "!BBHIIIII", data[:24])
+    assert version == 1, version
+    assert len(data) == 24 + k, (len(data), k)
+    assert zlib.crc32(data[:20] + b"\0\0\0\0" + data[24:]) == crc
+    return flags, m, gen, k, length, seed, data[24:]
+
+
+def deframe(generations):
+    """The BUFFER records' (pts, payload) of framed generations' data, from
+    the first generation's first record, and the CAPS records met"""
+    stream = b""
+    for i, data in enumerate(generations):
+        first, _, _ = struct.unpack("!IIQ", data[:16])
+        stream += data[first:] if i == 0 else data[16:]
+    buffers, caps = [], []
+    while stream:
+        kind, _, _, length, pts, _, _ = struct.unpack("!BBHIQQQ", stream[:32])
+        payload, stream = stream[32:32 + length], stream[32 + length:]
+        assert len(payload) == length, "a record cut short"
+        if kind == 2:
+            caps.append(payload.decode())
+        else:
+            assert kind == 1, kind
+            buffers.append((pts, payload))
+    return buffers, caps
+
+
 def rtcp_types(packet):
     """(packet type, SSRC) of each packet of a compound RTCP packet"""
     out = []
@@ -86,6 +155,7 @@ class ServerShared(unittest.TestCase):
         os.mkdir(cls.media)
         cls.clip = os.path.join(cls.media, "clip.ts")
         make_ts_clip(cls.clip, FRAMES)
+        make_mp4_clip(os.path.join(cls.media, "clip.mp4"), 10)
         with open(cls.clip, "rb") as f:
             cls.data = f.read()
         cls.server, cls.url, cls.port = start_server(cls.media)
@@ -238,10 +308,102 @@ class ServerShared(unittest.TestCase):
             time.sleep(0.2)
         self.assertLessEqual(resources(self.server.pid)[0], before[0])
 
+    def test_network_coded_session_after_a_seek(self):
+        """A network-coded session over TCP, played from 1 s: its packets
+        are valid coded packets (length, CRC), the source blocks of each
+        generation give its data, every coded packet is the combination of
+        them its seed says, the generations' records are the file's bytes
+        from a chunk at or before 1 s to the end, typed by CAPS records,
+        and the RTP packets start at the sequence number and time the PLAY
+        answer gave"""
+        u = self.url + "nc/clip.ts"
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:
+            status, _, sdp = rtsp_exchange(c, "DESCRIBE", u, 1)
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            self.assertIn("a=rtpmap:96 X-RLNC/90000", sdp)
+            self.assertIn("sprop-generation-size=32;sprop-block-size=1316", sdp)
+            status, setup = rtsp_request(
+                c, "SETUP", u + "/stream=0", 2,
+                "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n")
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            status, play, _ = rtsp_exchange(c, "PLAY", u, 3, "Session: %s\r\n"
+                                            "Range: npt=1-\r\n" % session_id(setup))
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            seq0, rtptime = rtp_info(play)
+            start_s = float(play["range"].split("=")[1].split("-")[0])
+            self.assertLessEqual(start_s, 1.0)
+            # interleaved frames, RTP on channel 0, to the RTCP BYE on 1
+            packets, buf, bye = [], b"", False
+            c.settimeout(10)
+            while not bye:
+                while len(buf) < 4 or len(buf) < 4 + struct.unpack("!H", buf[2:4])[0]:
+                    more = c.recv(65536)
+                    self.assertTrue(more, "the connection closed before the BYE")
+                    buf += more
+                self.assertEqual(buf[0:1], b"$")
+                channel, size = buf[1], struct.unpack("!H", buf[2:4])[0]
+                frame, buf = buf[4:4 + size], buf[4 + size:]
+                if channel == 0:
+                    packets.append(frame)
+                else:
+                    self.assertEqual(channel, 1)
+                    bye = any(t == 203 for t, _ in rtcp_types(frame))
+
+        # RTP: payload type 96, from the announced sequence number and time
+        gens = {}
+        for i, packet in enumerate(packets):
+            version, pt, seq, ts, _, payload = parse_rtp(packet)
+            self.assertEqual((version, pt, seq), (2, 96, (seq0 + i) & 0xFFFF))
+            if i == 0:
+                self.assertEqual(ts, rtptime)
+            gens.setdefault(nc_packet(payload)[2], []).append(nc_packet(payload))
+        ids = sorted(gens)
+        self.assertEqual(ids, list(range(ids[0], ids[0] + len(ids))))
+        self.assertGreaterEqual(len(ids), 2)
+
+        data = []
+        for gid in ids:
+            source = {}
+            coded = []
+            for flags, m, _, k, length, seed, payload in gens[gid]:
+                self.assertEqual(k, 1316)
+                self.assertEqual(m, (length + k - 1) // k)
+                if flags == 0x02 | 0x08:        # SOURCE, FRAMED
+                    source[seed] = payload
+                else:
+                    self.assertEqual(flags, 0x01 | 0x08)    # SEED, FRAMED
+                    coded.append((seed, payload))
+            # systematic: every block once, then the redundancy (30 % of
+            # 32 blocks, in proportion for a short last generation)
+            self.assertEqual(sorted(source), list(range(m)))
+            self.assertEqual(len(coded), -(-10 * m // 32))
+            for seed, payload in coded:
+                acc = 0
+                for j, c in enumerate(seed_coefficients(seed, m)):
+                    acc ^= int.from_bytes(source[j].translate(MUL[c]), "big")
+                self.assertEqual(acc.to_bytes(k, "big"), payload,
+                                 "coded packet of generation %d" % gid)
+            data.append(b"".join(source[j] for j in range(m))[:length])
+
+        buffers, caps = deframe(data)
+        self.assertEqual(caps[0], "video/mpegts, systemstream=(boolean)true, "
+                         "packetsize=(int)188")
+        self.assertEqual(len(caps), len(data))
+        out = b"".join(payload for _, payload in buffers)
+        offset = len(self.data) - len(out)
+        self.assertGreater(offset, 0, "played from the start, not from 1 s")
+        self.assertEqual(offset % CHUNK, 0)
+        self.assertTrue(self.data[offset:] == out, "records differ from the file")
+        # the first record is at or before 1 s, and times go on
+        self.assertLessEqual(buffers[0][0], 1e9)
+        times = [pts for pts, _ in buffers]
+        self.assertEqual(times, sorted(times))
+
     def test_other_mounts_on_the_same_connection(self):
         """A connection that started on a plain MPEG-TS file goes on with
-        the network-coded mount and an unknown path: gst-rtsp-server answers
-        those"""
+        its network-coded mount (the shared sender's too), a file that is
+        not MPEG-TS (handed to gst-rtsp-server, with the request) and an
+        unknown path"""
         with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:
             status, _, sdp = rtsp_exchange(c, "DESCRIBE", self.url + "clip.ts", 1)
             self.assertEqual(status, "RTSP/1.0 200 OK")
@@ -251,7 +413,13 @@ class ServerShared(unittest.TestCase):
             self.assertEqual(status, "RTSP/1.0 200 OK")
             self.assertEqual(headers["cseq"], "2")
             self.assertIn("X-RLNC", sdp)
-            status, _ = rtsp_request(c, "DESCRIBE", self.url + "missing.ts", 3)
+            self.assertEqual(headers["server"], "gpustream-server")
+            status, headers, sdp = rtsp_exchange(c, "DESCRIBE", self.url + "clip.mp4", 3,
+                                                 "Accept: application/sdp\r\n")
+            self.assertEqual(status, "RTSP/1.0 200 OK")
+            self.assertEqual(headers["cseq"], "3")
+            self.assertIn("H264/90000", sdp)
+            status, _ = rtsp_request(c, "DESCRIBE", self.url + "missing.ts", 4)
             self.assertEqual(status, "RTSP/1.0 404 Not Found")
 
     def test_bad_requests(self):
@@ -279,7 +447,7 @@ class ServerShared(unittest.TestCase):
 
     def test_rtspsrc_over_udp_and_tcp_and_the_pipeline_mode(self):
         """rtspsrc decodes every frame from the shared sender over TCP, nine
-        in ten over UDP; and with --plain-sessions pipeline, every frame
+        in ten over UDP; and with --ts-sessions pipeline, every frame
         with threads of its own"""
         for protocols in ("tcp", "udp"):
             err, frames = gst_client.play(
@@ -291,7 +459,7 @@ class ServerShared(unittest.TestCase):
                 self.assertEqual(len(frames), FRAMES)
             else:
                 self.assertGreaterEqual(len(frames), FRAMES * 9 // 10)
-        server, url, _ = start_server(self.media, "--plain-sessions", "pipeline")
+        server, url, _ = start_server(self.media, "--ts-sessions", "pipeline")
         try:
             err, frames = gst_client.play(
                 "rtspsrc location=%sclip.ts protocols=tcp ! rtpmp2tdepay ! "

@@ -2,10 +2,13 @@
  * the shared sender's clock: on transport streams made here with known
  * clock references (PCR), each chunk of seven packets is due at the PCR
  * time interpolated at its first packet; PCR wrap-around, discontinuities
- * and packets before the first PCR; refusals of what is not MPEG-TS. */
+ * and packets before the first PCR; refusals of what is not MPEG-TS. And
+ * the network-coded sessions' generations, read back by ncdecoder's
+ * deframer: every chunk a record, from any generation on. */
 #include <gst/check/gstcheck.h>
 #include <string.h>
 
+#include "gpsncframing.h"
 #include "server_mpegts.h"
 
 #define PCR_PID 0x100
@@ -137,6 +140,143 @@ GST_START_TEST (test_refusals)
 
 GST_END_TEST;
 
+/* The chunks deframed from generations first.. of gens: each chunk's
+ * index in *chunks (its payload checked against the file, its pts against
+ * its due time), how many there were in *n, and the CAPS records met */
+static guint
+deframe_from (const ServerMpegtsGenerations * gens,
+    const ServerMpegtsIndex * index, const guint8 * ts, guint first,
+    guint * chunks, guint * n)
+{
+  NcDeframer *d = nc_deframer_new ();
+  gsize block = (gsize) gens->m * gens->k;
+  guint caps = 0;
+  gboolean typed = FALSE;
+
+  *n = 0;
+  for (guint g = first; g < gens->n_generations; g++) {
+    guint8 *data = g_malloc (block);
+    guint32 length = gens->data_length[g];
+    GstClockTime pts;
+    NcRecordHeader h;
+    GstBuffer *payload;
+    NcDeframeResult r;
+
+    /* what is not data is zero, up to a whole block */
+    memset (data, 0xAA, block);
+    server_mpegts_generation_fill (gens, index, ts, g, data);
+    for (guint32 i = length; i < (length + gens->k - 1) / gens->k * gens->k;
+        i++)
+      fail_unless_equals_int (data[i], 0);
+    fail_unless (length <= block);
+    fail_unless (nc_deframer_push (d, gst_buffer_new_wrapped (data, length),
+            &pts));
+    fail_unless_equals_uint64 (pts, server_mpegts_generation_due_ns (gens,
+            index, g));
+    while ((r = nc_deframer_next (d, &h, &payload)) == NC_DEFRAME_RECORD) {
+      if (h.type == NC_RECORD_CAPS) {
+        fail_unless (gst_buffer_memcmp (payload, 0, gens->caps,
+                gens->caps_length) == 0);
+        caps++;
+        typed = TRUE;
+      } else {
+        /* the next chunk, whole, timed as the plain path sends it */
+        guint c = *n == 0 ? 0 : chunks[*n - 1] + 1;
+        gsize offset = (gsize) c * 7 * 188;
+
+        fail_unless (typed, "a buffer before the caps");
+        if (*n == 0) {
+          /* the first is wherever the first generation's record starts */
+          for (c = 0; c < index->n_chunks && index->due_ns[c] != h.pts; c++);
+          while (c + 1 < index->n_chunks && index->due_ns[c + 1] == h.pts &&
+              gst_buffer_memcmp (payload, 0, ts + (gsize) c * 7 * 188,
+                  gst_buffer_get_size (payload)) != 0)
+            c++;
+          offset = (gsize) c * 7 * 188;
+        }
+        fail_unless (c < index->n_chunks);
+        fail_unless_equals_int (gst_buffer_get_size (payload),
+            MIN (7 * 188, index->size - offset));
+        fail_unless (gst_buffer_memcmp (payload, 0, ts + offset,
+                gst_buffer_get_size (payload)) == 0, "chunk %u", c);
+        fail_unless_equals_uint64 (h.pts, index->due_ns[c]);
+        chunks[(*n)++] = c;
+      }
+      gst_buffer_unref (payload);
+    }
+    fail_unless_equals_int (r, NC_DEFRAME_NEED_MORE);
+  }
+  nc_deframer_free (d);
+  return caps;
+}
+
+GST_START_TEST (test_generations_carry_the_chunks)
+{
+  /* 703 packets: 101 chunks, the last of 1 packet; the packets' bytes
+   * differ, so that a chunk out of place shows */
+  guint n = 701;
+  g_autofree guint8 *ts = make_ts (n, 0, 10, 0, HZ / 100);
+  const gchar *why = NULL;
+  ServerMpegtsIndex *index;
+  g_autofree guint *chunks = NULL;
+
+  for (guint i = 0; i < n; i++)
+    for (guint b = 12; b < 188; b++)
+      ts[(gsize) i * 188 + b] = (guint8) (i * 7 + b);
+  index = server_mpegts_index_new (ts, n * 188, &why);
+  fail_unless (index != NULL, "%s", why);
+  chunks = g_new (guint, index->n_chunks);
+
+  /* generations smaller than a record (every record spans two or three)
+   * and larger (several records each) */
+  for (guint shape = 0; shape < 2; shape++) {
+    guint m = shape == 0 ? 2 : 16, k = shape == 0 ? 500 : 1316;
+    ServerMpegtsGenerations *gens = server_mpegts_generations_new (index,
+        m, k, "video/mpegts, systemstream=(boolean)true");
+    guint got, caps;
+
+    fail_unless (gens != NULL);
+    /* the whole stream from generation 0: every chunk once, in order, and
+     * a CAPS record in every generation where a record starts */
+    caps = deframe_from (gens, index, ts, 0, chunks, &got);
+    fail_unless_equals_int (got, index->n_chunks);
+    for (guint c = 0; c < got; c++)
+      fail_unless_equals_int (chunks[c], c);
+    {
+      guint starts = 0;
+
+      for (guint g = 0; g < gens->n_generations; g++)
+        starts += gens->first_record[g] != NC_FRAMING_NO_RECORD;
+      fail_unless_equals_int (caps, starts);
+      if (shape == 1)
+        fail_unless_equals_int (starts, gens->n_generations);
+    }
+
+    /* a session that starts at the generation a seek gives has the
+     * chunk asked for and what follows, to the end; one generation later
+     * it would not have it */
+    for (guint c = 0; c < index->n_chunks; c += 9) {
+      guint g = server_mpegts_generations_seek (gens, index, c);
+
+      deframe_from (gens, index, ts, g, chunks, &got);
+      fail_unless (got > 0 && chunks[0] <= c, "chunk %u from %u", c, g);
+      fail_unless_equals_int (chunks[got - 1], index->n_chunks - 1);
+      if (g + 1 < gens->n_generations) {
+        deframe_from (gens, index, ts, g + 1, chunks, &got);
+        fail_unless (got == 0 || chunks[0] > c, "chunk %u from %u", c, g);
+      }
+    }
+    fail_unless_equals_int (server_mpegts_generations_seek (gens, index,
+            index->n_chunks), gens->n_generations);
+    server_mpegts_generations_free (gens);
+  }
+  /* too small for the framing prefix and a record header */
+  fail_unless (server_mpegts_generations_new (index, 1, 48, "x") == NULL);
+  server_mpegts_index_free (index);
+}
+
+GST_END_TEST;
+
 static Suite *
 servermpegts_suite (void)
 {
@@ -148,6 +288,7 @@ servermpegts_suite (void)
   tcase_add_test (tc, test_before_the_first_pcr_and_partial_packets);
   tcase_add_test (tc, test_wrap_and_discontinuity);
   tcase_add_test (tc, test_refusals);
+  tcase_add_test (tc, test_generations_carry_the_chunks);
   return s;
 }
 
