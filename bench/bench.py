@@ -209,6 +209,9 @@ def main():
                    help="server: the most sessions a step tries (4096; 256 with --quick)")
     p.add_argument("--server-channels",
                    help="server: channel counts, comma-separated (1,30,200; 1,200 with --quick)")
+    p.add_argument("--server-modes",
+                   help="server: our modes to measure, comma-separated (plain,nc,srtp: all); "
+                   "the peer is measured in every run")
     a = p.parse_args()
     areas = set(a.areas)
     if "all" in areas:
@@ -260,7 +263,9 @@ def main():
         import bench_server
         channels = [int(c) for c in a.server_channels.split(",")] \
             if a.server_channels else None
-        ok = bench_server.bench(a.build, results, a.quick, a.server_max, channels) and ok
+        modes = a.server_modes.split(",") if a.server_modes else None
+        ok = bench_server.bench(a.build, results, a.quick, a.server_max, channels,
+                                modes) and ok
     results.close()
     latest = os.path.join(a.build, "bench", "latest.jsonl")
     if os.path.lexists(latest):
