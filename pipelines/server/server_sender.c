@@ -25,8 +25,11 @@
 #define SR_FIRST_US G_USEC_PER_SEC
 #define SR_INTERVAL_US (5 * G_USEC_PER_SEC)
 #define RTP_HEADER 12
-/* an SRTP packet: header, payload, the tag of the longest profile */
-#define SEALED_MAX (RTP_HEADER + SERVER_MPEGTS_CHUNK + 16 + GSRTP_MAX_MKI)
+/* what SRTP adds to a packet at most: the tag of the longest profile and
+ * an MKI */
+#define SRTP_TRAILER (16 + GSRTP_MAX_MKI)
+/* an SRTP packet: header, payload, trailer */
+#define SEALED_MAX (RTP_HEADER + SERVER_MPEGTS_CHUNK + SRTP_TRAILER)
 #define SEND_BUFFER (4 * 1024 * 1024)
 #define CNAME "gpustream-server"
 
@@ -311,25 +314,22 @@ protect_one (ServerSender * self, ServerSenderSession * s, guint8 * data,
   return pkt.result == GSRTP_OK;
 }
 
-/* Sends (or queues) the session's next chunk; FALSE when its connection
+/* Sends (or queues) one RTP packet of the session, its payload len bytes
+ * at payload (which lives until the next flush); FALSE when its connection
  * cannot take it now */
 static gboolean
-send_chunk (ServerSender * self, ServerSenderSession * s)
+send_packet (ServerSender * self, ServerSenderSession * s, guint32 ts,
+    const guint8 * payload, gsize len)
 {
-  const ServerMpegtsIndex *index = s->media->index;
-  gsize offset = (gsize) s->next * SERVER_MPEGTS_CHUNK;
-  gsize len = MIN (SERVER_MPEGTS_CHUNK, index->size - offset);
-  const guint8 *payload = server_cache_file_data (s->media->file) + offset;
-  guint32 ts = rtp_time (s, index->due_ns[s->next]);
-
   if (s->write != NULL) {
-    guint8 *frame = g_malloc (4 + SEALED_MAX);
+    gsize cap = RTP_HEADER + len + (s->srtp != NULL ? SRTP_TRAILER : 0);
+    guint8 *frame = g_malloc (4 + cap);
     gsize size = RTP_HEADER + len;
 
     write_rtp_header (frame + 4, s, ts);
     memcpy (frame + 4 + RTP_HEADER, payload, len);
-    if (s->srtp != NULL && !protect_one (self, s, frame + 4, &size,
-            SEALED_MAX, FALSE)) {
+    if (s->srtp != NULL && !protect_one (self, s, frame + 4, &size, cap,
+            FALSE)) {
       g_free (frame);
       return FALSE;
     }
@@ -350,7 +350,8 @@ send_chunk (ServerSender * self, ServerSenderSession * s)
       guint k = self->srtp_queued++;
 
       /* a copy, protected with the round's other SRTP packets at the
-       * flush */
+       * flush (SRTP sessions send chunks: SEALED_MAX holds one) */
+      g_assert (RTP_HEADER + len + SRTP_TRAILER <= SEALED_MAX);
       write_rtp_header (self->sealed[i], s, ts);
       memcpy (self->sealed[i] + RTP_HEADER, payload, len);
       memset (&self->srtp[k], 0, sizeof self->srtp[k]);
@@ -365,7 +366,7 @@ send_chunk (ServerSender * self, ServerSenderSession * s)
       write_rtp_header (self->headers[i], s, ts);
       self->iov[i][0].iov_base = self->headers[i];
       self->iov[i][0].iov_len = RTP_HEADER;
-      /* the payload straight from the file's mapping */
+      /* the payload where it is (the file's mapping, a coded packet) */
       self->iov[i][1].iov_base = (void *) payload;
       self->iov[i][1].iov_len = len;
       m->msg_iovlen = 2;
@@ -374,9 +375,24 @@ send_chunk (ServerSender * self, ServerSenderSession * s)
       flush_queued (self);
   }
   s->seq++;
-  s->next++;
   s->packets++;
   s->octets += len;
+  return TRUE;
+}
+
+/* Sends (or queues) the session's next chunk; FALSE when its connection
+ * cannot take it now */
+static gboolean
+send_chunk (ServerSender * self, ServerSenderSession * s)
+{
+  const ServerMpegtsIndex *index = s->media->index;
+  gsize offset = (gsize) s->next * SERVER_MPEGTS_CHUNK;
+
+  if (!send_packet (self, s, rtp_time (s, index->due_ns[s->next]),
+          server_cache_file_data (s->media->file) + offset,
+          MIN (SERVER_MPEGTS_CHUNK, index->size - offset)))
+    return FALSE;
+  s->next++;
   return TRUE;
 }
 
@@ -495,42 +511,26 @@ send_generation (ServerSender * self, ServerSenderSession * s)
   }
   for (; s->gen_packet < s->gen_end; s->gen_packet++) {
     GstBuffer *packet = gen->packets[s->gen_packet];
-    gsize len = gst_buffer_get_size (packet);
 
-    if (s->write != NULL) {
-      guint8 *frame = g_malloc (4 + RTP_HEADER + len);
+    if (s->write == NULL) {
+      /* queued: mapped until the flush that sends it (one mapping a
+       * queued message) */
+      GstMapInfo *map = &self->maps[self->n_mapped];
 
-      frame[0] = '$';
-      frame[1] = s->channel;
-      GST_WRITE_UINT16_BE (frame + 2, RTP_HEADER + len);
-      write_rtp_header (frame + 4, s, ts);
-      gst_buffer_extract (packet, 0, frame + 4 + RTP_HEADER, len);
-      if (!s->write (s->user_data, frame, 4 + RTP_HEADER + len))
-        return FALSE;
+      self->mapped[self->n_mapped++] = packet;
+      gst_buffer_map (packet, map, GST_MAP_READ);
+      send_packet (self, s, ts, map->data, map->size);
     } else {
-      guint i = self->queued;
-      struct msghdr *m = &self->msgs[i].msg_hdr;
-      guint j = self->n_mapped++;
+      /* written as a copy */
+      GstMapInfo map;
+      gboolean sent;
 
-      /* the coded packet's memory, mapped until the flush */
-      self->mapped[j] = packet;
-      gst_buffer_map (packet, &self->maps[j], GST_MAP_READ);
-      memset (m, 0, sizeof *m);
-      m->msg_name = &s->rtp_to;
-      m->msg_namelen = sizeof s->rtp_to;
-      m->msg_iov = self->iov[i];
-      write_rtp_header (self->headers[i], s, ts);
-      self->iov[i][0].iov_base = self->headers[i];
-      self->iov[i][0].iov_len = RTP_HEADER;
-      self->iov[i][1].iov_base = self->maps[j].data;
-      self->iov[i][1].iov_len = len;
-      m->msg_iovlen = 2;
-      if (++self->queued == BATCH)
-        flush_queued (self);
+      gst_buffer_map (packet, &map, GST_MAP_READ);
+      sent = send_packet (self, s, ts, map.data, map.size);
+      gst_buffer_unmap (packet, &map);
+      if (!sent)
+        return FALSE;
     }
-    s->seq++;
-    s->packets++;
-    s->octets += len;
   }
   return TRUE;
 }
