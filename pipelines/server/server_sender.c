@@ -316,7 +316,9 @@ protect_one (ServerSender * self, ServerSenderSession * s, guint8 * data,
 
 /* Sends (or queues) one RTP packet of the session, its payload len bytes
  * at payload (which lives until the next flush); FALSE when its connection
- * cannot take it now */
+ * cannot take it now. The caller updates its place, then flushes a full
+ * queue (flush_full): the flush lets the lock go, and a seek meanwhile
+ * must find the session where it is */
 static gboolean
 send_packet (ServerSender * self, ServerSenderSession * s, guint32 ts,
     const guint8 * payload, gsize len)
@@ -371,13 +373,19 @@ send_packet (ServerSender * self, ServerSenderSession * s, guint32 ts,
       self->iov[i][1].iov_len = len;
       m->msg_iovlen = 2;
     }
-    if (++self->queued == BATCH)
-      flush_queued (self);
+    self->queued++;
   }
   s->seq++;
   s->packets++;
   s->octets += len;
   return TRUE;
+}
+
+static void
+flush_full (ServerSender * self)
+{
+  if (self->queued == BATCH)
+    flush_queued (self);
 }
 
 /* Sends (or queues) the session's next chunk; FALSE when its connection
@@ -393,6 +401,7 @@ send_chunk (ServerSender * self, ServerSenderSession * s)
           MIN (SERVER_MPEGTS_CHUNK, index->size - offset)))
     return FALSE;
   s->next++;
+  flush_full (self);
   return TRUE;
 }
 
@@ -509,7 +518,7 @@ send_generation (ServerSender * self, ServerSenderSession * s)
       s->gen_end = gen->n_packets - gen->n_coded;
     }
   }
-  for (; s->gen_packet < s->gen_end; s->gen_packet++) {
+  while (s->gen_packet < s->gen_end) {
     GstBuffer *packet = gen->packets[s->gen_packet];
 
     if (s->write == NULL) {
@@ -520,6 +529,11 @@ send_generation (ServerSender * self, ServerSenderSession * s)
       self->mapped[self->n_mapped++] = packet;
       gst_buffer_map (packet, map, GST_MAP_READ);
       send_packet (self, s, ts, map->data, map->size);
+      s->gen_packet++;
+      flush_full (self);
+      /* a seek or a free while the flush let the lock go */
+      if (s->drop_gen || s->dead)
+        return TRUE;
     } else {
       /* written as a copy */
       GstMapInfo map;
@@ -530,6 +544,7 @@ send_generation (ServerSender * self, ServerSenderSession * s)
       gst_buffer_unmap (packet, &map);
       if (!sent)
         return FALSE;
+      s->gen_packet++;
     }
   }
   return TRUE;
@@ -614,16 +629,22 @@ serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
 
   if (s->nc) {
     if (!serve_nc_session (self, s, now, wake)) {
+      /* the queued packets go before the BYE, unless a seek came while
+       * they went */
       flush_queued (self);
-      send_report (self, s, now, TRUE);
-      s->playing = FALSE;
+      if (s->playing && !s->dead && s->gen == NULL &&
+          s->next_gen >= s->media->gens->n_generations) {
+        send_report (self, s, now, TRUE);
+        s->playing = FALSE;
+      }
     } else if (now >= s->next_report_us) {
       send_report (self, s, now, FALSE);
       s->next_report_us = now + SR_INTERVAL_US;
     }
     return;
   }
-  while (s->next < index->n_chunks) {
+  /* a flush lets the lock go: a pause, seek or free may come */
+  while (s->playing && !s->dead && s->next < index->n_chunks) {
     gint64 due = chunk_due_us (s, s->next);
 
     if (due > now) {
@@ -636,11 +657,16 @@ serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
     }
     sent++;
   }
+  if (!s->playing || s->dead)
+    return;
   if (s->next >= index->n_chunks) {
-    /* the queued packets go before the BYE */
+    /* the queued packets go before the BYE, unless a seek came while they
+     * went */
     flush_queued (self);
-    send_report (self, s, now, TRUE);
-    s->playing = FALSE;
+    if (s->playing && !s->dead && s->next >= index->n_chunks) {
+      send_report (self, s, now, TRUE);
+      s->playing = FALSE;
+    }
   } else if (now >= s->next_report_us) {
     send_report (self, s, now, FALSE);
     s->next_report_us = now + SR_INTERVAL_US;
