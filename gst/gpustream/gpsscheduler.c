@@ -1497,6 +1497,12 @@ gst_gpustream_scheduler_calibrate (const GstGpuStreamProcessor * proc,
   /* double the packets per batch until the worst T_S reaches the limit */
   for (n = 1; n <= CAL_MAX_PACKETS; n *= 2) {
     t = cal_worst (proc, proc_data, gpu, ctx, make, drop, user_data, n, w);
+    /* one packet over the limit may be the machine's (a preemption on a
+     * loaded host), not the processor's: measured twice more before it
+     * is said (above one packet, a slow measure only lowers the figure) */
+    for (guint again = 0; n == 1 && t >= limit && again < 2; again++)
+      t = MIN (t, cal_worst (proc, proc_data, gpu, ctx, make, drop,
+              user_data, n, w));
     GST_DEBUG ("calibrate %s: %u x %u B: worst %" G_GUINT64_FORMAT " ns",
         proc->name, n, w, t);
     if (t >= limit) {
