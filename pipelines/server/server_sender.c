@@ -24,6 +24,10 @@
 /* RTCP sender reports: the first a second into playing, then every 5 s */
 #define SR_FIRST_US G_USEC_PER_SEC
 #define SR_INTERVAL_US (5 * G_USEC_PER_SEC)
+/* the BYE follows the last packet by this much: a client that takes the
+ * BYE ends its stream, and the last packets, sent in one burst (a whole
+ * generation when network-coded), must have been read by then */
+#define BYE_DELAY_US (500 * G_USEC_PER_SEC / 1000)
 #define RTP_HEADER 12
 /* what SRTP adds to a packet at most: the tag of the longest profile and
  * an MKI */
@@ -217,6 +221,8 @@ struct _ServerSenderSession
   gint64 anchor_us;
   guint64 anchor_ns;
   gint64 next_report_us;
+  /* when its BYE is due, once everything was sent (0: not yet) */
+  gint64 bye_us;
   guint32 packets;
   guint32 octets;
 };
@@ -619,6 +625,22 @@ send_generations (ServerSender * self, gint64 * wake, gint64 now)
   g_ptr_array_set_size (self->coding, 0);
 }
 
+/* The session sent everything: its BYE, a little later */
+static void
+finish_session (ServerSender * self, ServerSenderSession * s, gint64 now,
+    gint64 * wake)
+{
+  if (s->bye_us == 0)
+    s->bye_us = now + BYE_DELAY_US;
+  if (now < s->bye_us) {
+    *wake = MIN (*wake, s->bye_us);
+    return;
+  }
+  send_report (self, s, now, TRUE);
+  s->playing = FALSE;
+  s->bye_us = 0;
+}
+
 /* Sends what is due of session s; the time of its next packet in *wake */
 static void
 serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
@@ -633,10 +655,8 @@ serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
        * they went */
       flush_queued (self);
       if (s->playing && !s->dead && s->gen == NULL &&
-          s->next_gen >= s->media->gens->n_generations) {
-        send_report (self, s, now, TRUE);
-        s->playing = FALSE;
-      }
+          s->next_gen >= s->media->gens->n_generations)
+        finish_session (self, s, now, wake);
     } else if (now >= s->next_report_us) {
       send_report (self, s, now, FALSE);
       s->next_report_us = now + SR_INTERVAL_US;
@@ -663,10 +683,8 @@ serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
     /* the queued packets go before the BYE, unless a seek came while they
      * went */
     flush_queued (self);
-    if (s->playing && !s->dead && s->next >= index->n_chunks) {
-      send_report (self, s, now, TRUE);
-      s->playing = FALSE;
-    }
+    if (s->playing && !s->dead && s->next >= index->n_chunks)
+      finish_session (self, s, now, wake);
   } else if (now >= s->next_report_us) {
     send_report (self, s, now, FALSE);
     s->next_report_us = now + SR_INTERVAL_US;
@@ -907,6 +925,7 @@ server_sender_session_seek (ServerSenderSession * s, gint64 from_ns,
 
   g_mutex_lock (&self->lock);
   s->playing = FALSE;
+  s->bye_us = 0;
   if (from_ns >= 0)
     s->next = server_mpegts_index_seek (index, from_ns);
   s->anchor_ns = s->next < index->n_chunks ? index->due_ns[s->next] :
