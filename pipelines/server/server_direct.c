@@ -176,11 +176,12 @@ set_session_header (GstRTSPMessage * response, GstRTSPSession * session)
       gst_rtsp_session_get_header (session));
 }
 
-/* What a request's URL names: the file, when its mount is served here
- * (plain, or SRTP when SRTP is), its mount's kind and path */
+/* What a request's URL names when it is served here: the file, its media
+ * (a reference), its mount's kind and path */
 typedef struct
 {
   gchar *file;
+  ServerSenderMedia *media;
   MountKind kind;
   gchar *path;
 } Target;
@@ -189,40 +190,37 @@ static void
 target_clear (Target * t)
 {
   g_free (t->file);
+  g_clear_pointer (&t->media, server_sender_media_unref);
   g_free (t->path);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Target, target_clear);
 
-/* The file of a request's URL when it is served here: a 188-byte MPEG-TS
+/* What a request's URL names, when it is served here: a 188-byte MPEG-TS
  * file with clock references, on a mount served here (plain; SRTP and
- * network-coded when they are); its kind in *kind and its path in *path.
- * What the first request line of a connection and every later request
- * are routed by. */
-static gchar *
-request_file (const gchar * uri_string, MountKind * kind, gchar ** path)
+ * network-coded when they are). What the first request line of a
+ * connection and every later request are routed by; FALSE (t left empty)
+ * when not served here. */
+static gboolean
+request_target (const gchar * uri_string, Target * t)
 {
   GstRTSPUrl *url = NULL;
-  g_autofree gchar *mount_path = NULL;
-  gchar *file;
-  ServerSenderMedia *media;
 
-  *kind = MOUNT_PLAIN;
+  t->kind = MOUNT_PLAIN;
   if (uri_string == NULL || gst_rtsp_url_parse (uri_string, &url) !=
       GST_RTSP_OK || url == NULL)
-    return NULL;
-  file = request_source (direct->root_real, NULL, url, &mount_path, kind);
+    return FALSE;
+  t->file = request_source (direct->root_real, NULL, url, &t->path,
+      &t->kind);
   gst_rtsp_url_free (url);
-  if (file == NULL || (*kind == MOUNT_SRTP && !direct->srtp) ||
-      (*kind == MOUNT_NC && direct->nc.m == 0) ||
-      (media = server_sender_media_get (file, NULL)) == NULL) {
-    g_free (file);
-    return NULL;
+  if (t->file == NULL || (t->kind == MOUNT_SRTP && !direct->srtp) ||
+      (t->kind == MOUNT_NC && direct->nc.m == 0) ||
+      (t->media = server_sender_media_get (t->file, NULL)) == NULL) {
+    target_clear (t);
+    memset (t, 0, sizeof *t);
+    return FALSE;
   }
-  server_sender_media_unref (media);
-  if (path != NULL)
-    *path = g_steal_pointer (&mount_path);
-  return file;
+  return TRUE;
 }
 
 /* The SDP media lines of an SRTP stream: the profile, the key by MIKEY
@@ -267,13 +265,10 @@ static GstRTSPStatusCode
 handle_describe (DirectConn * c, const gchar * uri, const Target * t,
     GstRTSPMessage * response)
 {
-  ServerSenderMedia *media;
   GString *sdp;
 
-  if (t->file == NULL ||
-      (media = server_sender_media_get (t->file, NULL)) == NULL)
+  if (t->media == NULL)
     return GST_RTSP_STS_NOT_FOUND;
-  server_sender_media_unref (media);
   sdp = g_string_new (NULL);
   g_string_append_printf (sdp, "v=0\r\n"
       "o=- %u 1 IN IP4 %s\r\n"
@@ -384,7 +379,7 @@ handle_setup (DirectConn * c, const gchar * uri, const Target * t,
   gchar *value = NULL;
   gchar *reply;
 
-  if (file == NULL || !names_the_stream (uri, t->path))
+  if (t->media == NULL || !names_the_stream (uri, t->path))
     return GST_RTSP_STS_NOT_FOUND;
   /* one stream: a second SETUP in a session has nothing to add */
   if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_SESSION, &value,
@@ -404,14 +399,13 @@ handle_setup (DirectConn * c, const gchar * uri, const Target * t,
     }
   }
   ds = g_new0 (DirectSession, 1);
-  ds->media = server_sender_media_get (file, NULL);
-  if (ds->media == NULL || (kind == MOUNT_NC &&
-          !server_sender_media_prepare_nc (ds->media, &direct->nc))) {
-    g_clear_pointer (&ds->media, server_sender_media_unref);
+  if (kind == MOUNT_NC &&
+      !server_sender_media_prepare_nc (t->media, &direct->nc)) {
     g_free (ds);
     gst_rtsp_transport_init (&transport);
     return GST_RTSP_STS_NOT_FOUND;
   }
+  ds->media = server_sender_media_ref (t->media);
   /* NULL at --max-sessions */
   session = gst_rtsp_session_pool_create (direct->pool);
   if (session == NULL) {
@@ -663,7 +657,7 @@ on_message (GstRTSPWatch * watch, GstRTSPMessage * request, gpointer data)
     return GST_RTSP_OK;
   /* the directory is looked up once per request */
   if (method == GST_RTSP_DESCRIBE || method == GST_RTSP_SETUP)
-    target.file = request_file (uri, &target.kind, &target.path);
+    request_target (uri, &target);
   if (c->sessions == NULL && !request_is_ours (method, &target, request)) {
     conn_hand_over (c, request);
     return GST_RTSP_OK;
@@ -859,13 +853,11 @@ first_line_is_ours (const gchar * head)
 {
   g_autofree gchar *line = g_strndup (head, strcspn (head, "\r\n"));
   g_auto (GStrv) words = g_strsplit (line, " ", 0);
-  g_autofree gchar *file = NULL;
-  MountKind kind;
+  g_auto (Target) target = { NULL };
 
   if (g_strv_length (words) != 3 || !g_str_has_prefix (words[2], "RTSP/"))
     return FALSE;
-  file = request_file (words[1], &kind, NULL);
-  return file != NULL;
+  return request_target (words[1], &target);
 }
 
 static gboolean

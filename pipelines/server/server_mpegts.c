@@ -210,10 +210,7 @@ server_mpegts_generations_new (const ServerMpegtsIndex * index, guint m,
     pos = end;
   }
   gens->n_generations = first_chunk->len;
-  gens->data_length = g_new (guint32, gens->n_generations);
-  for (guint g = 0; g < gens->n_generations; g++)
-    gens->data_length[g] = NC_FRAMING_PREFIX_SIZE +
-        MIN (capacity, pos - (guint64) g * capacity);
+  gens->stream_length = pos;
   gens->first_chunk = (guint *) g_array_free (g_steal_pointer (&first_chunk),
       FALSE);
   gens->chunk_offset = (guint32 *) g_array_free (g_steal_pointer
@@ -231,10 +228,19 @@ server_mpegts_generations_free (ServerMpegtsGenerations * gens)
   g_free (gens->first_chunk);
   g_free (gens->chunk_offset);
   g_free (gens->first_record);
-  g_free (gens->data_length);
   g_free (gens->caps_before);
   g_free (gens->caps);
   g_free (gens);
+}
+
+guint32
+server_mpegts_generation_length (const ServerMpegtsGenerations * gens,
+    guint g)
+{
+  guint64 capacity = (guint64) gens->m * gens->k - NC_FRAMING_PREFIX_SIZE;
+
+  return NC_FRAMING_PREFIX_SIZE + MIN (capacity, gens->stream_length -
+      (guint64) g * capacity);
 }
 
 guint64
@@ -249,7 +255,7 @@ server_mpegts_generation_fill (const ServerMpegtsGenerations * gens,
     const ServerMpegtsIndex * index, const guint8 * data, guint g,
     guint8 * out)
 {
-  guint32 length = gens->data_length[g];
+  guint32 length = server_mpegts_generation_length (gens, g);
   guint32 padded = (length + gens->k - 1) / gens->k * gens->k;
   guint8 *p = out + NC_FRAMING_PREFIX_SIZE;
   guint8 *end = out + length;

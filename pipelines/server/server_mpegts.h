@@ -53,12 +53,12 @@ typedef struct
   guint n_generations;
   /* per generation: the chunk whose record holds its first byte, that
    * byte's offset in the chunk's record bytes (its CAPS record, header and
-   * payload), the prefix's first_record and the real bytes (prefix
-   * included) */
+   * payload), and the prefix's first_record */
   guint *first_chunk;
   guint32 *chunk_offset;
   guint32 *first_record;
-  guint32 *data_length;
+  /* the record bytes of all generations, prefixes left out */
+  guint64 stream_length;
   /* per chunk: TRUE when a CAPS record comes before its own */
   guint8 *caps_before;
   gchar *caps;
@@ -70,6 +70,10 @@ typedef struct
 ServerMpegtsGenerations *server_mpegts_generations_new (const
     ServerMpegtsIndex * index, guint m, guint k, const gchar * caps);
 void server_mpegts_generations_free (ServerMpegtsGenerations * gens);
+
+/* generation g's data_length: its real bytes, the prefix included */
+guint32 server_mpegts_generation_length (const ServerMpegtsGenerations *
+    gens, guint g);
 
 /* Writes generation g's data_length bytes (prefix, then record bytes of
  * the file's data) into out and zero-pads it to a whole block */

@@ -120,12 +120,13 @@ server_sender_media_get (const gchar * path, GError ** err)
   return media;
 }
 
-static void
-media_ref (ServerSenderMedia * media)
+ServerSenderMedia *
+server_sender_media_ref (ServerSenderMedia * media)
 {
   g_mutex_lock (&media_lock);
   media->refcount++;
   g_mutex_unlock (&media_lock);
+  return media;
 }
 
 /* kept, idle, until a later get finds it past its linger */
@@ -493,7 +494,7 @@ start_generation (ServerSender * self, ServerSenderSession * s)
   server_mpegts_generation_fill (gens, s->media->index,
       server_cache_file_data (s->media->file), s->next_gen, data);
   s->gen = gst_gpustream_nc_generation_new (&s->params, s->gen_id++, data,
-      gens->data_length[s->next_gen]);
+      server_mpegts_generation_length (gens, s->next_gen));
   s->gen->pts = server_mpegts_generation_due_ns (gens, s->media->index,
       s->next_gen);
   s->gen_coded = FALSE;
@@ -557,10 +558,9 @@ send_generation (ServerSender * self, ServerSenderSession * s)
 }
 
 /* Starts the network-coded session's next generation when it is due (one
- * a round: a session behind catches up over rounds); FALSE when the
- * session has nothing more to send */
-static gboolean
-serve_nc_session (ServerSender * self, ServerSenderSession * s, gint64 now,
+ * a round: a session behind catches up over rounds) */
+static void
+serve_generations (ServerSender * self, ServerSenderSession * s, gint64 now,
     gint64 * wake)
 {
   const ServerMpegtsGenerations *gens = s->media->gens;
@@ -570,7 +570,7 @@ serve_nc_session (ServerSender * self, ServerSenderSession * s, gint64 now,
 
     if (due > now) {
       *wake = MIN (*wake, due);
-      return TRUE;
+      return;
     }
     start_generation (self, s);
   }
@@ -578,9 +578,7 @@ serve_nc_session (ServerSender * self, ServerSenderSession * s, gint64 now,
     g_ptr_array_add (self->coding, s);
     *wake = MIN (*wake, s->next_gen < gens->n_generations ?
         generation_due_us (s, s->next_gen) : now);
-    return TRUE;
   }
-  return FALSE;
 }
 
 /* Waits, without the lock, for the pool to code the round's generations */
@@ -641,28 +639,14 @@ finish_session (ServerSender * self, ServerSenderSession * s, gint64 now,
   s->bye_us = 0;
 }
 
-/* Sends what is due of session s; the time of its next packet in *wake */
+/* Sends the plain or SRTP session's chunks that are due */
 static void
-serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
+serve_chunks (ServerSender * self, ServerSenderSession * s, gint64 now,
     gint64 * wake)
 {
   const ServerMpegtsIndex *index = s->media->index;
   guint sent = 0;
 
-  if (s->nc) {
-    if (!serve_nc_session (self, s, now, wake)) {
-      /* the queued packets go before the BYE, unless a seek came while
-       * they went */
-      flush_queued (self);
-      if (s->playing && !s->dead && s->gen == NULL &&
-          s->next_gen >= s->media->gens->n_generations)
-        finish_session (self, s, now, wake);
-    } else if (now >= s->next_report_us) {
-      send_report (self, s, now, FALSE);
-      s->next_report_us = now + SR_INTERVAL_US;
-    }
-    return;
-  }
   /* a flush lets the lock go: a pause, seek or free may come */
   while (s->playing && !s->dead && s->next < index->n_chunks) {
     gint64 due = chunk_due_us (s, s->next);
@@ -677,13 +661,33 @@ serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
     }
     sent++;
   }
+}
+
+static gboolean
+sent_everything (const ServerSenderSession * s)
+{
+  if (s->nc)
+    return s->gen == NULL && s->next_gen >= s->media->gens->n_generations;
+  return s->next >= s->media->index->n_chunks;
+}
+
+/* Sends what is due of session s; the time of its next packet in *wake */
+static void
+serve_session (ServerSender * self, ServerSenderSession * s, gint64 now,
+    gint64 * wake)
+{
+  if (s->nc)
+    serve_generations (self, s, now, wake);
+  else
+    serve_chunks (self, s, now, wake);
+  /* a flush lets the lock go: a pause, seek or free may have come */
   if (!s->playing || s->dead)
     return;
-  if (s->next >= index->n_chunks) {
+  if (sent_everything (s)) {
     /* the queued packets go before the BYE, unless a seek came while they
      * went */
     flush_queued (self);
-    if (s->playing && !s->dead && s->next >= index->n_chunks)
+    if (s->playing && !s->dead && sent_everything (s))
       finish_session (self, s, now, wake);
   } else if (now >= s->next_report_us) {
     send_report (self, s, now, FALSE);
@@ -853,7 +857,7 @@ session_new (ServerSender * sender, ServerSenderMedia * media,
 {
   ServerSenderSession *s = g_new0 (ServerSenderSession, 1);
 
-  media_ref (media);
+  server_sender_media_ref (media);
   s->sender = sender;
   s->media = media;
   s->pt = SERVER_SENDER_PT;

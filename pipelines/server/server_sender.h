@@ -53,6 +53,7 @@ int server_sender_rtcp_fd (ServerSender * sender);
  * and err (not a file, not 188-byte MPEG-TS with clock references) */
 ServerSenderMedia *server_sender_media_get (const gchar * path,
     GError ** err);
+ServerSenderMedia *server_sender_media_ref (ServerSenderMedia * media);
 void server_sender_media_unref (ServerSenderMedia * media);
 guint64 server_sender_media_duration (const ServerSenderMedia * media);
 

@@ -156,7 +156,7 @@ deframe_from (const ServerMpegtsGenerations * gens,
   *n = 0;
   for (guint g = first; g < gens->n_generations; g++) {
     guint8 *data = g_malloc (block);
-    guint32 length = gens->data_length[g];
+    guint32 length = server_mpegts_generation_length (gens, g);
     GstClockTime pts;
     NcRecordHeader h;
     GstBuffer *payload;
