@@ -585,6 +585,39 @@ origin_end_check_locked (OriginEnd * end, GstPad * srcpad)
   g_mutex_lock (&end->lock);
 }
 
+/* The origin's caps without their npt-stop, the end of the PLAY's range.
+ * From it the jitterbuffer (1.22) estimates when the stream ends and queues
+ * an EOS of its own at that time, often before the last packets are out; as
+ * it lets those out it arms the estimate again, and when it reaches that EOS
+ * it waits for the estimate's timer, which nothing wakes. The EOS then never
+ * leaves (the proxy sends one, above), and a teardown's flush wakes only one
+ * of the two threads that wait, often the timer's: the jitterbuffer's thread
+ * waits on, and the session's pipeline never stops (one session in seven of
+ * clients that pause and leave at the end, as rtspsrc does at EOS). Without
+ * it the end is the origin's BYE, which rtspsrc turns into the EOS counted
+ * here. */
+static GstEvent *
+caps_without_npt_stop (GstEvent * event)
+{
+  GstEvent *stripped;
+  GstCaps *caps;
+  GstStructure *s;
+
+  gst_event_parse_caps (event, &caps);
+  if (gst_caps_get_size (caps) == 0)
+    return event;
+  s = gst_caps_get_structure (caps, 0);
+  if (!gst_structure_has_field (s, "npt-stop"))
+    return event;
+  caps = gst_caps_copy (caps);
+  gst_structure_remove_field (gst_caps_get_structure (caps, 0), "npt-stop");
+  stripped = gst_event_new_caps (caps);
+  gst_event_set_seqnum (stripped, gst_event_get_seqnum (event));
+  gst_caps_unref (caps);
+  gst_event_unref (event);
+  return stripped;
+}
+
 /* The jitterbuffer's sink pad, in rtspsrc's thread: counts, and notes the
  * end. An end that comes after the last packet went out needs nothing: the
  * jitterbuffer, not held, sends it on itself. */
@@ -601,6 +634,8 @@ origin_end_in (GstPad * pad, GstPadProbeInfo * info, gpointer data)
       end->ended = TRUE;
     else if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP)
       end->in = end->out = 0;
+    else if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS)
+      GST_PAD_PROBE_INFO_DATA (info) = caps_without_npt_stop (event);
   } else {
     end->in += probe_packets (info);
   }
@@ -1250,8 +1285,7 @@ gps_server_init (GpsServer * self)
    * (gst-rtsp-server's default is one for all): a request that waits holds
    * only the clients of its thread. Not one each when serving a directory:
    * thousands of idle connections would be thousands of threads. A proxy
-   * gets one each: its requests wait for the origin, and a teardown stuck
-   * in rtspsrc (docs/server.md) would hold a shared thread for good. */
+   * gets one each: its requests wait for the origin. */
   gst_rtsp_thread_pool_set_max_threads (threads, opt_client_threads > 0 ?
       opt_client_threads : opt_proxy != NULL ? -1 : 16);
   g_object_unref (threads);

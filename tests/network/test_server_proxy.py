@@ -25,8 +25,8 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from server_helpers import (rtsp_exchange, server_lines,  # noqa: E402
-                            start_server, stop)
+from server_helpers import (read_lines, rtsp_exchange,  # noqa: E402
+                            server_lines, start_server, stop)
 from test_server_srtp import (decoded_file_frames, frame_digests,  # noqa: E402
                               srtp_caps_from_sdp)
 from test_server_vod import make_media, run_to_eos  # noqa: E402
@@ -46,6 +46,33 @@ def late_play_digests(url, delay_s, timeout_s):
         "rtspsrc location=%s protocols=tcp ! rtph264depay ! h264parse ! "
         "avdec_h264 ! fakesink name=frames sync=false" % url, timeout_s,
         pause_s=delay_s)
+
+
+def play_past_the_end_and_leave(port, url, play_s):
+    """A raw RTSP client over TCP: DESCRIBE, SETUP (interleaved), PLAY; reads
+    what comes for play_s, then sends PAUSE and closes the connection
+    without waiting for the answer or sending TEARDOWN"""
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as c:
+        status, _, _ = rtsp_exchange(c, "DESCRIBE", url, 1,
+                                     "Accept: application/sdp\r\n")
+        assert status == "RTSP/1.0 200 OK", status
+        status, headers, _ = rtsp_exchange(
+            c, "SETUP", url + "/stream=0", 2,
+            "Transport: RTP/SAVP/TCP;unicast;interleaved=0-1\r\n")
+        assert status == "RTSP/1.0 200 OK", status
+        session = headers["session"].split(";")[0]
+        c.sendall(("PLAY %s/ RTSP/1.0\r\nCSeq: 3\r\nSession: %s\r\n\r\n"
+                   % (url, session)).encode())
+        end = time.monotonic() + play_s
+        c.settimeout(0.2)
+        while time.monotonic() < end:
+            try:
+                if not c.recv(65536):
+                    break
+            except socket.timeout:
+                pass
+        c.sendall(("PAUSE %s/ RTSP/1.0\r\nCSeq: 4\r\nSession: %s\r\n\r\n"
+                   % (url, session)).encode())
 
 
 class ServerProxy(unittest.TestCase):
@@ -185,6 +212,35 @@ class ServerProxy(unittest.TestCase):
         self.assertEqual(sorted(added), ["/clip.mp4", "/gone1.ts", "/gone2.ts"])
         self.assertEqual(sorted(removed), sorted(added),
                          "".join(log[-40:]))
+
+    def test_sessions_paused_at_the_end_are_freed(self):
+        """Clients that play an edge's stream past its end, send PAUSE and
+        leave without TEARDOWN (what rtspsrc does when it reaches EOS and
+        its shutdown races): every one of their sessions ends, its pipeline
+        with it. The edge's jitterbuffer, which once estimated the end from
+        the origin's range, held its thread at the end and could not be
+        stopped in about one such session in seven."""
+        clients = 20
+        edge, url, port = start_server(None, "--proxy", self.origin_url)
+        try:
+            threads = [threading.Thread(target=play_past_the_end_and_leave,
+                                        args=(port, url + "clip.mp4", 4.5))
+                       for _ in range(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            # each session's closing line, printed as its pipeline stops
+            closed = read_lines(
+                edge.stdout, lambda lines: len([
+                    line for line in lines if line.startswith(
+                        "srtp /clip.mp4 stream 0: gpusrtpenc protected ")])
+                >= clients, 30)
+            self.assertEqual(len([line for line in closed if line.startswith(
+                "srtp /clip.mp4 stream 0: gpusrtpenc protected ")]), clients,
+                "sessions whose pipeline did not stop")
+        finally:
+            stop(edge)
 
     def test_refusals(self):
         with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:
