@@ -15,6 +15,7 @@
 #include <gst/app/gstappsink.h>
 
 #include <fountain/fountain.h>
+#include "element_backend.h"
 
 GST_START_TEST (test_frame_packet_bytes)
 {
@@ -267,21 +268,6 @@ GST_START_TEST (test_frames_caps_flags)
 
 GST_END_TEST;
 
-/* backend=gpu usable here for cstpsink: a CUDA build with a device. */
-static gboolean
-gpu_available (void)
-{
-  GstElement *e = gst_element_factory_make ("cstpsink", NULL);
-  GstStateChangeReturn r;
-
-  fail_unless (e != NULL);
-  gst_util_set_object_arg (G_OBJECT (e), "backend", "gpu");
-  r = gst_element_set_state (e, GST_STATE_READY);
-  gst_element_set_state (e, GST_STATE_NULL);
-  gst_object_unref (e);
-  return r != GST_STATE_CHANGE_FAILURE;
-}
-
 enum
 { BACKEND_STREAMS = 3 };
 
@@ -361,7 +347,7 @@ GST_START_TEST (test_backends_same_datagrams)
   for (int s = 0; s < BACKEND_STREAMS; s++)
     fail_unless_equals_int (cpu[s]->len, 1 + 17 + 6);
 
-  if (!gpu_available ()) {
+  if (!element_gpu_usable ("cstpsink")) {
     gchar *e = run_to_error ("appsrc name=in ! cstpsink backend=gpu "
         "host=127.0.0.1 port=9", NULL);
     fail_unless (e && strstr (e, "use backend=auto or cpu"), "%s", e);

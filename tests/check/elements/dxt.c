@@ -17,6 +17,7 @@
 #include <dxt/dxt.h>
 #include <dxt/dxt_block.h>
 #include "hap.h"
+#include "element_backend.h"
 
 static const struct
 {
@@ -672,21 +673,6 @@ GST_START_TEST (test_cpu_loader)
 
 GST_END_TEST;
 
-/* backend=gpu usable here for factory: a CUDA build with a device. */
-static gboolean
-gpu_available (const gchar * factory)
-{
-  GstElement *e = gst_element_factory_make (factory, NULL);
-  GstStateChangeReturn r;
-
-  fail_unless (e != NULL);
-  gst_util_set_object_arg (G_OBJECT (e), "backend", "gpu");
-  r = gst_element_set_state (e, GST_STATE_READY);
-  gst_element_set_state (e, GST_STATE_NULL);
-  gst_object_unref (e);
-  return r != GST_STATE_CHANGE_FAILURE;
-}
-
 /* n frames through "dxtenc backend=<backend> <opts>"; the outputs, and how
  * many frames the element says it coded on the GPU. */
 static void
@@ -792,7 +778,7 @@ GST_START_TEST (test_gpu_matches_cpu)
   guint fi, c, si, b;
   gchar *opts;
 
-  if (!gpu_available ("dxtenc")) {
+  if (!element_gpu_usable ("dxtenc")) {
     GST_INFO ("no CUDA device: backend=gpu test skipped");
     g_print ("no CUDA device: backend=gpu test skipped\n");
     return;
@@ -836,7 +822,7 @@ GST_START_TEST (test_cuda_memory_input)
   GstElementFactory *upload = gst_element_factory_find ("cudaupload");
   guint fi, si, c, i;
 
-  if (!upload || !gpu_available ("dxtenc")) {
+  if (!upload || !element_gpu_usable ("dxtenc")) {
     g_print ("no cudaupload or no CUDA device: CUDA memory input test "
         "skipped\n");
     gst_clear_object (&upload);
@@ -1031,7 +1017,7 @@ GST_START_TEST (test_gpu_decode_matches_cpu)
 {
   static const guint sizes[][2] = { {1, 1}, {5, 3}, {70, 37} };
   static const gchar *out_fmts[] = { "RGBA", "BGRA" };
-  const gboolean gpu = gpu_available ("dxtdec");
+  const gboolean gpu = element_gpu_usable ("dxtdec");
   guint c, hap, si, o;
 
   if (!gpu) {

@@ -14,6 +14,7 @@
 
 #include <dxt/dxt.h>
 #include "gstgpustream.h"
+#include "element_backend.h"
 
 #define PINNED_TYPE GST_GPUSTREAM_PINNED_MEMORY_TYPE
 
@@ -77,21 +78,6 @@ ask_pool (GstHarness * h, GstCaps * caps, guint * size, guint * min,
       NULL);
   gst_query_unref (q);
   return pool;
-}
-
-/* backend=gpu usable here: a CUDA build with a device. */
-static gboolean
-gpu_available (void)
-{
-  GstElement *e = gst_element_factory_make ("dxtenc", NULL);
-  GstStateChangeReturn r;
-
-  fail_unless (e != NULL);
-  gst_util_set_object_arg (G_OBJECT (e), "backend", "gpu");
-  r = gst_element_set_state (e, GST_STATE_READY);
-  gst_element_set_state (e, GST_STATE_NULL);
-  gst_object_unref (e);
-  return r != GST_STATE_CHANGE_FAILURE;
 }
 
 /* n frames through "dxtenc <opts>" at 30 fps, from the pool the element
@@ -249,7 +235,7 @@ GST_START_TEST (test_gpu_pinned_pool)
   };
   guint c;
 
-  if (!gpu_available ()) {
+  if (!element_gpu_usable ("dxtenc")) {
     g_print ("no CUDA device: pinned pool test skipped\n");
     return;
   }
