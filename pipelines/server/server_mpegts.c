@@ -153,6 +153,13 @@ chunk_length (const ServerMpegtsIndex * index, guint c)
       SERVER_MPEGTS_CHUNK);
 }
 
+/* the record bytes a generation holds after its prefix */
+static guint64
+generation_capacity (guint m, guint k)
+{
+  return (guint64) m * k - NC_FRAMING_PREFIX_SIZE;
+}
+
 /* a chunk's record bytes: its CAPS record if any, its header, its payload */
 static guint32
 record_bytes (const ServerMpegtsGenerations * gens,
@@ -166,7 +173,7 @@ ServerMpegtsGenerations *
 server_mpegts_generations_new (const ServerMpegtsIndex * index, guint m,
     guint k, const gchar * caps)
 {
-  guint64 capacity = (guint64) m * k - NC_FRAMING_PREFIX_SIZE;
+  guint64 capacity = generation_capacity (m, k);
   g_autoptr (GArray) first_chunk = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr (GArray) chunk_offset = g_array_new (FALSE, FALSE,
       sizeof (guint32));
@@ -237,7 +244,7 @@ guint32
 server_mpegts_generation_length (const ServerMpegtsGenerations * gens,
     guint g)
 {
-  guint64 capacity = (guint64) gens->m * gens->k - NC_FRAMING_PREFIX_SIZE;
+  guint64 capacity = generation_capacity (gens->m, gens->k);
 
   return NC_FRAMING_PREFIX_SIZE + MIN (capacity, gens->stream_length -
       (guint64) g * capacity);

@@ -37,7 +37,6 @@ void server_mpegts_index_free (ServerMpegtsIndex * index);
 /* the first chunk due at or after ns (n_chunks when none) */
 guint server_mpegts_index_seek (const ServerMpegtsIndex * index, guint64 ns);
 
-#endif /* GPUSTREAM_SERVER_MPEGTS_H */
 
 /* A network-coded session's generations (gpsncframing.h, the layout of
  * docs/elements/nc-wire-format.md section 5): each chunk is one BUFFER
@@ -90,3 +89,5 @@ guint64 server_mpegts_generation_due_ns (const ServerMpegtsGenerations *
  * n_chunks) */
 guint server_mpegts_generations_seek (const ServerMpegtsGenerations * gens,
     const ServerMpegtsIndex * index, guint chunk);
+
+#endif /* GPUSTREAM_SERVER_MPEGTS_H */

@@ -195,8 +195,8 @@ struct _ServerSenderSession
   /* NULL: plain RTP */
   GsSrtpCtx *srtp;
   /* network-coded: how, the next generation of the file's layout, the
-   * next generation id of the session, and the generation being sent
-   * (with its next packet) */
+   * next generation id of the session (the count of generations it
+   * coded), and the generation being sent (with its next packet) */
   gboolean nc;
   GstGpuStreamNcParams params;
   guint next_gen;
@@ -210,7 +210,6 @@ struct _ServerSenderSession
   /* freed during a round: nothing more is sent for it, it goes at the
    * round's end */
   gboolean dead;
-  guint32 generations;
   guint8 pt;
   guint32 ssrc;
   guint16 seq;
@@ -500,7 +499,6 @@ start_generation (ServerSender * self, ServerSenderSession * s)
   s->gen_coded = FALSE;
   s->gen_packet = 0;
   s->next_gen++;
-  s->generations++;
   gst_gpustream_nc_generation_submit (s->gen, self->backend,
       self->cuda_context);
 }
@@ -596,7 +594,6 @@ wait_for_coding (ServerSender * self)
   }
   g_mutex_lock (&self->lock);
 }
-
 
 /* The round's generations, coded by the pool in the meantime, go out */
 static void
@@ -932,9 +929,10 @@ server_sender_session_seek (ServerSenderSession * s, gint64 from_ns,
   s->bye_us = 0;
   if (from_ns >= 0)
     s->next = server_mpegts_index_seek (index, from_ns);
-  s->anchor_ns = s->next < index->n_chunks ? index->due_ns[s->next] :
-      index->duration_ns;
-  if (s->nc) {
+  if (!s->nc) {
+    s->anchor_ns = s->next < index->n_chunks ? index->due_ns[s->next] :
+        index->duration_ns;
+  } else {
     const ServerMpegtsGenerations *gens = s->media->gens;
 
     /* from the generation where that chunk's record begins (one half
@@ -1012,7 +1010,7 @@ server_sender_session_counts (ServerSenderSession * s, guint32 * packets,
   g_mutex_lock (&s->sender->lock);
   *packets = s->packets;
   *octets = s->octets;
-  *generations = s->generations;
+  *generations = s->gen_id;
   g_mutex_unlock (&s->sender->lock);
 }
 
