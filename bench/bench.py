@@ -12,7 +12,9 @@ Areas:
   dxt       DXT compression vs stb_dxt and libsquish, PSNR beside speed; then
             the anchors built at bench time under build/anchors (libsquish
             built with SSE2 from Debian's source package, quicktex from PyPI
-            in a venv) and the PSNR-vs-speed plot (bench/dxt_anchors.py)
+            in a venv) and the PSNR-vs-speed plot (bench/dxt_anchors.py);
+            then dxtenc in a pipeline beside the kernel coding the same frames
+            (1080p and 4K, RGBA and UYVY; bench/bench_dxt_element.py)
   rtgpu     the real-time scheduler on the CPU backend (Zhang et al. 2015, Fig. 12/13):
             latency CDF per stream and deadline misses vs offered load and
             cycle I, admission on and off, SRTP protect as the stage; and its
@@ -241,6 +243,8 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import dxt_anchors
         dxt_anchors.bench(a.build, results, krows)
+        import bench_dxt_element
+        bench_dxt_element.bench(a.build, results, krows)
     if "cstp" in areas:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_cstp

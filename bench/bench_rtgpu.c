@@ -912,6 +912,284 @@ emit_vs_kernel (const guint * cycles, guint n, const guint64 * caps,
   }
 }
 
+/* ---- part 4: the elements beside the kernel ------------------------------
+ * rtgpuqueue processor=srtp-protect and gpusrtpenc (cycle I, and cycle 0:
+ * each buffer protected as it comes) carrying one stream of fresh
+ * PKT_SIZE-byte RTP packets pushed by one thread as fast as the element
+ * takes them (a new GstBuffer each, stamped with its push time), for
+ * EL_SECONDS; their carried MB/s beside the stage alone (kernel_rate) with
+ * the same SRTP implementation, as ratios. Both elements run SRTP's
+ * default (fastest) implementation on the CPU, so the kernel does too. */
+#define EL_SECONDS 1.0
+#define EL_WARM (200 * GST_MSECOND)
+#define EL_LAT_CAP (4u << 20)
+
+typedef struct
+{
+  guint64 t_warm;               /* packets pushed before it: warm-up */
+  guint64 seen, bytes, t_first, t_last, bound, late;
+  guint64 *lat;
+  guint n_lat;
+} ElCount;
+
+static GstFlowReturn
+el_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  ElCount *c = gst_pad_get_element_private (pad);
+  guint64 now = gst_gpustream_sched_now ();
+
+  if (GST_BUFFER_DTS (buf) >= c->t_warm) {
+    if (!c->seen)
+      c->t_first = GST_BUFFER_DTS (buf);
+    c->seen++;
+    c->bytes += PKT_SIZE;       /* plain bytes, as the kernel counts */
+    c->t_last = now;
+    if (now - GST_BUFFER_DTS (buf) > c->bound)
+      c->late++;
+    if (c->n_lat < EL_LAT_CAP)
+      c->lat[c->n_lat++] = now - GST_BUFFER_DTS (buf);
+  }
+  gst_buffer_unref (buf);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+el_chain_list (GstPad * pad, GstObject * parent, GstBufferList * list)
+{
+  guint i, n = gst_buffer_list_length (list);
+
+  for (i = 0; i < n; i++)
+    el_chain (pad, parent, gst_buffer_ref (gst_buffer_list_get (list, i)));
+  gst_buffer_list_unref (list);
+  return GST_FLOW_OK;
+}
+
+typedef struct
+{
+  gdouble Bps;                  /* carried after the warm-up */
+  guint64 pushed, seen, late;
+  gdouble p50_ms, p99_ms, max_ms, bound_ms;
+  gboolean ok;
+} ElResult;
+
+/* rate: bytes/s offered in 1 ms ticks; 0: as fast as the element takes
+ * them. late: packets out later than bound after their push */
+static ElResult
+el_run (GstElement * e, const gchar * sinkname, const gchar * srcname,
+    guint64 rate, guint64 bound)
+{
+  ElCount c = { 0 };
+  ElResult r = { 0 };
+  GstPad *src = gst_pad_new ("src", GST_PAD_SRC);
+  GstPad *sink = gst_pad_new ("sink", GST_PAD_SINK);
+  GstPad *esink = NULL, *esrc = NULL;
+  GstSegment seg;
+  guint64 start, end, seen = 0, pushed_warm = 0, pushed = 0;
+  guint16 seq = 0;
+  guint i;
+
+  c.lat = g_new (guint64, EL_LAT_CAP);
+  c.bound = bound;
+  gst_pad_set_element_private (sink, &c);
+  gst_pad_set_chain_function (sink, el_chain);
+  gst_pad_set_chain_list_function (sink, el_chain_list);
+  if (!(esink = gst_element_request_pad_simple (e, sinkname)) ||
+      !(esrc = gst_element_get_static_pad (e, srcname)) ||
+      gst_pad_link (src, esink) != GST_PAD_LINK_OK ||
+      gst_pad_link (esrc, sink) != GST_PAD_LINK_OK)
+    goto out;
+  gst_pad_set_active (sink, TRUE);
+  gst_pad_set_active (src, TRUE);
+  if (gst_element_set_state (e, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE)
+    goto out;
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  gst_pad_push_event (src, gst_event_new_stream_start ("bench"));
+  gst_pad_push_event (src, gst_event_new_caps (gst_caps_new_simple
+          ("application/x-rtp", "ssrc", G_TYPE_UINT, 0x1000, NULL)));
+  gst_pad_push_event (src, gst_event_new_segment (&seg));
+
+  start = gst_gpustream_sched_now ();
+  c.t_warm = start + EL_WARM;
+  end = start + (guint64) (EL_SECONDS * GST_SECOND);
+  for (;;) {
+    GstBuffer *p;
+    guint64 now = gst_gpustream_sched_now ();
+
+    if (now >= end)
+      break;
+    if (rate && pushed * PKT_SIZE >= (now - start) * (gdouble) rate / GST_SECOND) {
+      /* ahead of the rate: to the next 1 ms tick */
+      g_usleep (1000 - ((now - start) / 1000) % 1000);
+      continue;
+    }
+    p = pkt_new (0, seq++);
+    GST_BUFFER_DTS (p) = now;
+    if (now >= c.t_warm)
+      pushed_warm++;
+    pushed++;
+    if (gst_pad_push (src, p) != GST_FLOW_OK)
+      goto out;
+  }
+  /* until nothing more comes out (what is still queued drains) */
+  for (i = 0; i < 100; i++) {
+    g_usleep (20000);
+    if (__atomic_load_n (&c.seen, __ATOMIC_ACQUIRE) == seen && i > 2)
+      break;
+    seen = __atomic_load_n (&c.seen, __ATOMIC_ACQUIRE);
+  }
+  r.pushed = pushed_warm;
+  r.seen = c.seen;
+  r.late = c.late;
+  r.bound_ms = bound / 1e6;
+  if (c.seen > 1 && c.t_last > c.t_first) {
+    qsort (c.lat, c.n_lat, sizeof *c.lat, cmp_u64);
+    r.Bps = (gdouble) c.bytes * GST_SECOND / (c.t_last - c.t_first);
+    r.p50_ms = c.lat[c.n_lat / 2] / 1e6;
+    r.p99_ms = c.lat[(c.n_lat * 99) / 100] / 1e6;
+    r.max_ms = c.lat[c.n_lat - 1] / 1e6;
+    r.ok = TRUE;
+  }
+out:
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_pad_set_active (src, FALSE);
+  gst_pad_set_active (sink, FALSE);
+  if (esink) {
+    gst_element_release_request_pad (e, esink);
+    gst_object_unref (esink);
+  }
+  gst_clear_object (&esrc);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  g_free (c.lat);
+  return r;
+}
+
+static void
+emit_element (const gchar * name, guint cycle_ms, guint64 rate, ElResult r,
+    gdouble kernel, const gchar * kernel_name)
+{
+  GString *line = g_string_new (NULL);
+  gchar cyc[16] = "-", offered[16] = "max";
+
+  if (cycle_ms)
+    g_snprintf (cyc, sizeof cyc, "%u", cycle_ms);
+  if (rate)
+    g_snprintf (offered, sizeof offered, "%.1f", rate / 1e6);
+  if (!r.ok) {
+    printf ("%-34s %5s %8s %10s\n", name, cyc, offered, "failed");
+    g_string_free (line, TRUE);
+    return;
+  }
+  printf ("%-34s %5s %8s %10.1f %7.2f %8" G_GUINT64_FORMAT " %8.2f %8.2f "
+      "%8.2f %8" G_GUINT64_FORMAT "\n", name, cyc, offered, r.Bps / 1e6,
+      r.Bps / kernel, r.pushed - MIN (r.pushed, r.seen), r.p50_ms, r.p99_ms,
+      r.max_ms, r.late);
+  g_string_append_printf (line, "{\"bench\":\"rtgpu\",\"op\":\"element\","
+      "\"element\":\"%s\",\"device\":\"%s\",\"cycle_ms\":%u,"
+      "\"packet_bytes\":%u,\"offered_Bps\":%" G_GUINT64_FORMAT
+      ",\"carried_Bps\":%.0f,\"anchor\":\"%s\",\"anchor_Bps\":%.0f,"
+      "\"ratio\":%.3f,\"pushed\":%" G_GUINT64_FORMAT ",\"out\":%"
+      G_GUINT64_FORMAT ",\"lat_p50_ms\":%.3f,\"lat_p99_ms\":%.3f,"
+      "\"lat_max_ms\":%.3f,\"bound_ms\":%.3f,\"late\":%" G_GUINT64_FORMAT
+      "}", name, cuda_ctx ? "gpu" : "cpu", cycle_ms, PKT_SIZE, rate, r.Bps,
+      kernel_name, kernel, r.Bps / kernel, r.pushed, r.seen, r.p50_ms,
+      r.p99_ms, r.max_ms, r.bound_ms, r.late);
+  if (json) {
+    fprintf (json, "%s\n", line->str);
+    fflush (json);
+  }
+  g_string_free (line, TRUE);
+}
+
+/* rtgpuqueue: admission on, capacity = the run's B_I, the stream declared
+ * at that rate, the stage in the run's implementation; gpusrtpenc: its
+ * own (fastest) one */
+static GstElement *
+el_make (const gchar * factory, guint64 cycle, guint64 capacity)
+{
+  GstElement *e = gst_element_factory_make (factory, NULL);
+  GstBuffer *key = gst_buffer_new_memdup (key30, sizeof key30);
+
+  if (!e)
+    g_error ("no %s: run through ./run bench rtgpu (plugin path)", factory);
+  gst_util_set_object_arg (G_OBJECT (e), "backend", cuda_ctx ? "gpu" : "cpu");
+  if (!strcmp (factory, "rtgpuqueue")) {
+    GstStructure *config = gst_structure_new ("srtp-protect",
+        "srtp-key", GST_TYPE_BUFFER, key,
+        "srtp-cipher", G_TYPE_STRING, "aes-128-icm",
+        "srtp-auth", G_TYPE_STRING, "hmac-sha1-80",
+        "impl", G_TYPE_STRING, impl == GSRTP_IMPL_SCALAR ? "scalar" : "auto",
+        NULL);
+
+    gst_util_set_object_arg (G_OBJECT (e), "processor", "srtp-protect");
+    g_object_set (e, "processor-config", config, "cycle", cycle,
+        "pipelines", 1, "admission", TRUE, "capacity", capacity,
+        "default-max-packet-size", PKT_SIZE,
+        "default-deadline", MAX (deadline, 4 * cycle),
+        "default-max-rate", capacity,
+        "police-burst", (guint64) (50 * GST_MSECOND), NULL);
+    gst_structure_free (config);
+  } else {
+    g_object_set (e, "key", key, "cycle", cycle, NULL);
+  }
+  gst_buffer_unref (key);
+  return e;
+}
+
+/* caps: the run's B_I per cycle (0: that cycle not run) */
+static void
+run_elements (const guint * cycles, const guint64 * caps, guint n)
+{
+  GsSrtpImpl run_impl = impl;
+  gdouble kernel, kernel_auto;
+  guint c;
+
+  kernel = kernel_rate ();
+  impl = GSRTP_IMPL_AUTO;       /* gpusrtpenc's implementation */
+  kernel_auto = cuda_ctx || run_impl == GSRTP_IMPL_AUTO ? kernel :
+      kernel_rate ();
+  impl = run_impl;
+  printf ("\nThe elements beside the kernel: SRTP protect (aes-128-icm/"
+      "hmac-sha1-80) of one stream of %u-byte packets pushed by one thread, "
+      "%.1f s each (the first %.1f s left out). rtgpuqueue: admission on, "
+      "capacity and the stream's rate = the run's B_I, offered at that rate, "
+      "the stage in the run's implementation (%s); gpusrtpenc: as fast as "
+      "it takes them, its own implementation (%s). Kernels: srtp-protect "
+      "alone, %u-packet batches back to back: %.1f MB/s (%s), %.1f MB/s "
+      "(%s). MB/s; late: out later than 3 x I + 0.1 ms after the push:\n",
+      PKT_SIZE, EL_SECONDS, EL_WARM / 1e9, IMPL_NAME,
+      cuda_ctx ? "gpu" : "auto", KERNEL_BATCH, kernel / 1e6, IMPL_NAME,
+      kernel_auto / 1e6, cuda_ctx ? "gpu" : "auto");
+  printf ("%-34s %5s %8s %10s %7s %8s %8s %8s %8s %8s\n", "element", "I ms",
+      "offered", "MB/s", "x kern", "lost", "p50 ms", "p99 ms", "max ms",
+      "late");
+  for (c = 0; c < n; c++) {
+    GstClockTime cycle = cycles[c] * GST_MSECOND, bound = 3 * cycle + MU;
+    GstElement *e;
+
+    if (!caps[c])
+      continue;
+    e = el_make ("rtgpuqueue", cycle, caps[c]);
+    emit_element ("rtgpuqueue processor=srtp-protect", cycles[c], caps[c],
+        el_run (e, "sink_%u", "src_0", caps[c], bound), kernel, IMPL_NAME);
+    gst_object_unref (e);
+    e = el_make ("gpusrtpenc", cycle, 0);
+    emit_element ("gpusrtpenc cycle=I", cycles[c], 0,
+        el_run (e, "rtp_sink_%u", "rtp_src_0", 0, bound), kernel_auto,
+        cuda_ctx ? "gpu" : "auto");
+    gst_object_unref (e);
+  }
+  {
+    GstElement *e = el_make ("gpusrtpenc", 0, 0);
+
+    emit_element ("gpusrtpenc cycle=0 (as it comes)", 0, 0,
+        el_run (e, "rtp_sink_%u", "rtp_src_0", 0, G_MAXUINT64), kernel_auto,
+        cuda_ctx ? "gpu" : "auto");
+    gst_object_unref (e);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1070,6 +1348,7 @@ main (int argc, char **argv)
   }
   emit_vs_kernel (cycles, n_cycles, caps, carried100, misses100, carried200,
       misses200);
+  run_elements (cycles, caps, n_cycles);
   /* the model's own cost: the same on either backend */
   if (!cuda_ctx)
     run_overhead (quick ? 60000 : 220000, 20000, quick ? 1 : 3);

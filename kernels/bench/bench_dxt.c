@@ -10,6 +10,14 @@
  *   --dump-rgba FILE      write the 1920x1080 RGBA input frame (tight) and exit
  *   --psnr bc1|bc3 FILE   decode FILE's blocks of the input frame with our
  *                         decoder, print the RGB PSNR against the input and exit
+ *   --frame FILE WxH rgba|uyvy [THREADS [SLICE_ROWS [SECONDS]]]
+ *                         DXT1 fast of one raw frame (tight rows) coded again
+ *                         and again as dxtenc's CPU path codes it
+ *                         (dxt_encode_frame_threads; THREADS 0: one per CPU,
+ *                         SLICE_ROWS 0: even split), for SECONDS (default
+ *                         2): one JSON line, frames/s over the whole run and
+ *                         per-frame times; the kernel figure the dxtenc
+ *                         element is compared with (bench/bench_dxt_element.py)
  * Targets: fast >= 2x stb_dxt normal at >= its PSNR; high >= 10x squish
  * cluster fit within 0.2 dB. */
 #include <stdio.h>
@@ -116,6 +124,76 @@ run_ours (DxtCodec c, DxtQuality q, double min_s)
   return run_ours_threads (c, q, min_s, 1);
 }
 
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* --frame: the kernel end to end on one frame, as the element calls it */
+static int
+run_frame (const char *path, const char *size, const char *fmt,
+    unsigned threads, unsigned slice_rows, double seconds)
+{
+  unsigned w = 0, h = 0;
+  int uyvy = !strcmp (fmt, "uyvy");
+  if (sscanf (size, "%ux%u", &w, &h) != 2 || !w || !h || (uyvy && (w & 1))
+      || (!uyvy && strcmp (fmt, "rgba"))) {
+    fprintf (stderr, "--frame: WxH and rgba or uyvy (UYVY: even width)\n");
+    return 2;
+  }
+  size_t stride = (size_t) w * (uyvy ? 2 : 4), n = stride * h;
+  uint8_t *px = malloc (n + 1), *out = malloc (dxt_frame_bytes (DXT_BC1, w, h));
+  FILE *f = fopen (path, "rb");
+  size_t got = f ? fread (px, 1, n + 1, f) : 0;
+  if (f)
+    fclose (f);
+  if (got != n) {
+    fprintf (stderr, "%s: %zu bytes, want %zu (a %ux%u %s frame)\n", path,
+        got, n, w, h, fmt);
+    free (px); free (out);
+    return 1;
+  }
+  if (!threads)
+    threads = dxt_cpu_count ();
+  DxtImage im = { { px, 0, 0 }, { stride, 0, 0 }, w, h,
+    uyvy ? DXT_FMT_UYVY : DXT_FMT_RGBA };
+  size_t cap = 1 << 16, frames = 0;
+  double *t = malloc (cap * sizeof *t), t0 = now ();
+  /* one frame untimed: first-touch of the output, thread start-up */
+  dxt_encode_frame_threads (&im, DXT_BC1, DXT_FAST, slice_rows, threads, out);
+  t0 = now ();
+  do {
+    double s = now ();
+    if (dxt_encode_frame_threads (&im, DXT_BC1, DXT_FAST, slice_rows, threads,
+            out)) {
+      fprintf (stderr, "--frame: the encoder refused the frame\n");
+      free (px); free (out); free (t);
+      return 1;
+    }
+    if (frames < cap)
+      t[frames] = now () - s;
+    frames++;
+  } while (now () - t0 < seconds);
+  double wall = now () - t0;
+  size_t nt = frames < cap ? frames : cap;
+  qsort (t, nt, sizeof *t, cmp_double);
+  char line[512];
+  snprintf (line, sizeof line, "{\"bench\":\"dxt-frame\",\"encoder\":"
+      "\"dxt_encode_frame_threads\",\"codec\":\"bc1\",\"quality\":\"fast\","
+      "\"input\":\"%s\",\"size\":\"%ux%u\",\"threads\":%u,\"slice_rows\":%u,"
+      "\"frames\":%zu,\"fps\":%.2f,\"ms_p50\":%.3f,\"ms_p99\":%.3f,"
+      "\"ms_max\":%.3f,\"device\":\"cpu\"}", fmt, w, h, threads, slice_rows,
+      frames, frames / wall, 1e3 * t[nt / 2], 1e3 * t[(nt * 99) / 100],
+      1e3 * t[nt - 1]);
+  printf ("%s\n", line);
+  if (json)
+    fprintf (json, "%s\n", line);
+  free (px); free (out); free (t);
+  return 0;
+}
+
 static Fig
 run_anchor (Anchor a, DxtCodec c, double min_s)
 {
@@ -151,8 +229,22 @@ main (int argc, char **argv)
       psnr_path = argv[i + 2];
       i += 2;
       if (psnr_codec < 0) { fprintf (stderr, "--psnr: bc1 or bc3\n"); return 2; }
+    } else if (!strcmp (argv[i], "--frame") && i + 3 < argc) {
+      /* optional trailing numbers: THREADS, SLICE_ROWS, SECONDS */
+      unsigned th = 0, rows = 0;
+      double secs = 2;
+      const char *path = argv[i + 1], *size = argv[i + 2], *fmt = argv[i + 3];
+      i += 3;
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        th = (unsigned) atoi (argv[++i]);
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        rows = (unsigned) atoi (argv[++i]);
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        secs = atof (argv[++i]);
+      /* --json before --frame is honoured; nothing after it is read */
+      return run_frame (path, size, fmt, th, rows, secs);
     } else {
-      fprintf (stderr, "usage: %s [--json FILE] [--squish-only LABEL] [--dump-rgba FILE] [--psnr bc1|bc3 FILE]\n", argv[0]);
+      fprintf (stderr, "usage: %s [--json FILE] [--squish-only LABEL] [--dump-rgba FILE] [--psnr bc1|bc3 FILE] [--frame FILE WxH rgba|uyvy [THREADS [SLICE_ROWS [SECONDS]]]]\n", argv[0]);
       return 2;
     }
   uint32_t pw = 1, ph = 1;
