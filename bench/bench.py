@@ -17,8 +17,9 @@ Areas:
             (1080p and 4K, RGBA and UYVY; bench/bench_dxt_element.py)
   rtgpu     the real-time scheduler on the CPU backend (Zhang et al. 2015, Fig. 12/13):
             latency CDF per stream and deadline misses vs offered load and
-            cycle I, admission on and off, SRTP protect as the stage; and its
-            overhead per packet vs GstQueue (bench/bench_rtgpu.{c,py})
+            cycle I, admission on and off, SRTP protect as the stage; the
+            scheduler, rtgpuqueue and gpusrtpenc beside the SRTP kernel; and
+            its overhead per packet vs GstQueue (bench/bench_rtgpu.{c,py})
   cstp      the cross-stream code (bench_fountain: ISA-L and scalar, N 512..4096)
             beside PyPI's raptorq in a venv, and cstpsink -> cstpsrc goodput on
             loopback for 2, 4, 8 streams at 5 % loss vs plain udpsink/udpsrc
