@@ -113,8 +113,10 @@ cmp_u64 (const void *a, const void *b)
  * the time of their push (monotonic ns) */
 static const GstGpuStreamProcessorInfo *srtp_info;
 
-static gpointer
-srtp_stage_new (void)
+/* the stage's configuration, also rtgpuqueue's processor-config: key30,
+ * AES-CM + HMAC-SHA1-80, the run's implementation */
+static GstStructure *
+srtp_config_new (void)
 {
   GstBuffer *key = gst_buffer_new_memdup (key30, sizeof key30);
   GstStructure *config = gst_structure_new ("srtp-protect",
@@ -123,6 +125,15 @@ srtp_stage_new (void)
       "srtp-auth", G_TYPE_STRING, "hmac-sha1-80",
       "impl", G_TYPE_STRING, impl == GSRTP_IMPL_SCALAR ? "scalar" : "auto",
       NULL);
+
+  gst_buffer_unref (key);
+  return config;
+}
+
+static gpointer
+srtp_stage_new (void)
+{
+  GstStructure *config = srtp_config_new ();
   GError *err = NULL;
   gpointer st;
 
@@ -132,7 +143,6 @@ srtp_stage_new (void)
   if (!(st = srtp_info->setup (config, NULL, &err)))
     g_error ("srtp-protect: %s", err->message);
   gst_structure_free (config);
-  gst_buffer_unref (key);
   return st;
 }
 
@@ -1067,7 +1077,7 @@ out:
 
 static void
 emit_element (const gchar * name, guint cycle_ms, guint64 rate, ElResult r,
-    gdouble kernel, const gchar * kernel_name)
+    gdouble kernel)
 {
   GString *line = g_string_new (NULL);
   gchar cyc[16] = "-", offered[16] = "max";
@@ -1088,12 +1098,13 @@ emit_element (const gchar * name, guint cycle_ms, guint64 rate, ElResult r,
   g_string_append_printf (line, "{\"bench\":\"rtgpu\",\"op\":\"element\","
       "\"element\":\"%s\",\"device\":\"%s\",\"cycle_ms\":%u,"
       "\"packet_bytes\":%u,\"offered_Bps\":%" G_GUINT64_FORMAT
-      ",\"carried_Bps\":%.0f,\"anchor\":\"%s\",\"anchor_Bps\":%.0f,"
+      ",\"carried_Bps\":%.0f,\"anchor\":\"srtp-protect alone (%s)\","
+      "\"anchor_Bps\":%.0f,"
       "\"ratio\":%.3f,\"pushed\":%" G_GUINT64_FORMAT ",\"out\":%"
       G_GUINT64_FORMAT ",\"lat_p50_ms\":%.3f,\"lat_p99_ms\":%.3f,"
       "\"lat_max_ms\":%.3f,\"bound_ms\":%.3f,\"late\":%" G_GUINT64_FORMAT
       "}", name, cuda_ctx ? "gpu" : "cpu", cycle_ms, PKT_SIZE, rate, r.Bps,
-      kernel_name, kernel, r.Bps / kernel, r.pushed, r.seen, r.p50_ms,
+      IMPL_NAME, kernel, r.Bps / kernel, r.pushed, r.seen, r.p50_ms,
       r.p99_ms, r.max_ms, r.bound_ms, r.late);
   if (json) {
     fprintf (json, "%s\n", line->str);
@@ -1102,29 +1113,22 @@ emit_element (const gchar * name, guint cycle_ms, guint64 rate, ElResult r,
   g_string_free (line, TRUE);
 }
 
-/* rtgpuqueue: admission on, capacity = the run's B_I, the stream declared
- * at that rate, the stage in the run's implementation; gpusrtpenc: its
- * own (fastest) one */
+/* rtgpuqueue: admission on, capacity = B_I, the stream declared at that
+ * rate, the stage in the run's implementation; gpusrtpenc (which always
+ * runs the fastest one): max-rate = B_I when it is given */
 static GstElement *
 el_make (const gchar * factory, guint64 cycle, guint64 capacity)
 {
   GstElement *e = gst_element_factory_make (factory, NULL);
-  GstBuffer *key = gst_buffer_new_memdup (key30, sizeof key30);
 
   if (!e) {
     printf ("%-34s (no such element here: the plugins are not on the "
         "GStreamer path)\n", factory);
-    gst_buffer_unref (key);
     return NULL;
   }
   gst_util_set_object_arg (G_OBJECT (e), "backend", cuda_ctx ? "gpu" : "cpu");
   if (!strcmp (factory, "rtgpuqueue")) {
-    GstStructure *config = gst_structure_new ("srtp-protect",
-        "srtp-key", GST_TYPE_BUFFER, key,
-        "srtp-cipher", G_TYPE_STRING, "aes-128-icm",
-        "srtp-auth", G_TYPE_STRING, "hmac-sha1-80",
-        "impl", G_TYPE_STRING, impl == GSRTP_IMPL_SCALAR ? "scalar" : "auto",
-        NULL);
+    GstStructure *config = srtp_config_new ();
 
     gst_util_set_object_arg (G_OBJECT (e), "processor", "srtp-protect");
     g_object_set (e, "processor-config", config, "cycle", cycle,
@@ -1135,67 +1139,71 @@ el_make (const gchar * factory, guint64 cycle, guint64 capacity)
         "police-burst", (guint64) (50 * GST_MSECOND), NULL);
     gst_structure_free (config);
   } else {
+    GstBuffer *key = gst_buffer_new_memdup (key30, sizeof key30);
+
     g_object_set (e, "key", key, "cycle", cycle, NULL);
+    if (capacity)               /* declared, counted by the admission */
+      g_object_set (e, "max-rate", capacity, NULL);
+    gst_buffer_unref (key);
   }
-  gst_buffer_unref (key);
   return e;
 }
 
-/* caps: the run's B_I per cycle (0: that cycle not run) */
+/* caps: the run's B_I per cycle (0: that cycle not run). Both elements
+ * run SRTP in its fastest implementation on the CPU, so a run of the
+ * scalar stage first calibrates B_I again (once a cycle) for that one */
 static void
 run_elements (const guint * cycles, const guint64 * caps, guint n)
 {
   GsSrtpImpl run_impl = impl;
-  gdouble kernel, kernel_auto;
+  guint run_calibrations = n_calibrations;
+  gdouble kernel;
   guint c;
 
+  impl = cuda_ctx ? impl : GSRTP_IMPL_AUTO;
   kernel = kernel_rate ();
-  impl = GSRTP_IMPL_AUTO;       /* gpusrtpenc's implementation */
-  kernel_auto = cuda_ctx || run_impl == GSRTP_IMPL_AUTO ? kernel :
-      kernel_rate ();
-  impl = run_impl;
   printf ("\nThe elements beside the kernel: SRTP protect (aes-128-icm/"
-      "hmac-sha1-80) of one stream of %u-byte packets pushed by one thread, "
-      "%.1f s each (the first %.1f s left out). rtgpuqueue: admission on, "
-      "capacity and the stream's rate = the run's B_I, offered at that rate, "
-      "the stage in the run's implementation (%s); gpusrtpenc: as fast as "
-      "it takes them, then at 70 %% of that, in its own implementation "
-      "(%s). Kernels: srtp-protect "
-      "alone, %u-packet batches back to back: %.1f MB/s (%s), %.1f MB/s "
-      "(%s). MB/s; late: out later than 3 x I + 0.1 ms after the push:\n",
-      PKT_SIZE, EL_SECONDS, EL_WARM / 1e9, IMPL_NAME,
-      cuda_ctx ? "gpu" : "auto", KERNEL_BATCH, kernel / 1e6, IMPL_NAME,
-      kernel_auto / 1e6, cuda_ctx ? "gpu" : "auto");
-  printf ("%-34s %5s %8s %10s %7s %8s %8s %8s %8s %8s\n", "element", "I ms",
-      "offered", "MB/s", "x kern", "lost", "p50 ms", "p99 ms", "max ms",
-      "late");
+      "hmac-sha1-80, %s) of one stream of %u-byte packets pushed by one "
+      "thread, %.1f s each (the first %.1f s left out): offered at B_I (the "
+      "stream's declared rate; rtgpuqueue's capacity, admission on), and "
+      "gpusrtpenc also as fast as it takes them. Kernel: srtp-protect "
+      "alone, %u-packet batches back to back, %.1f MB/s. MB/s; late: out "
+      "later than 3 x I + 0.1 ms after the push:\n", IMPL_NAME, PKT_SIZE,
+      EL_SECONDS, EL_WARM / 1e9, KERNEL_BATCH, kernel / 1e6);
   for (c = 0; c < n; c++) {
     GstClockTime cycle = cycles[c] * GST_MSECOND, bound = 3 * cycle + MU;
+    guint64 cap = caps[c];
     GstElement *e;
 
     if (!caps[c])
       continue;
-    if ((e = el_make ("rtgpuqueue", cycle, caps[c]))) {
-      emit_element ("rtgpuqueue processor=srtp-protect", cycles[c], caps[c],
-          el_run (e, "sink_%u", "src_0", caps[c], bound), kernel, IMPL_NAME);
+    if (impl != run_impl) {
+      CalSet set = { 0 };
+
+      n_calibrations = 1;
+      cap = calibrate (cycle, &set);
+      n_calibrations = run_calibrations;
+      printf ("I = %u ms: B_I %.1f MB/s (one trial calibration with this "
+          "implementation)\n", cycles[c], cap / 1e6);
+    }
+    if (c == 0 || !caps[c - 1] || impl != run_impl)
+      printf ("%-34s %5s %8s %10s %7s %8s %8s %8s %8s %8s\n", "element",
+          "I ms", "offered", "MB/s", "x kern", "lost", "p50 ms", "p99 ms",
+          "max ms", "late");
+    if ((e = el_make ("rtgpuqueue", cycle, cap))) {
+      emit_element ("rtgpuqueue processor=srtp-protect", cycles[c], cap,
+          el_run (e, "sink_%u", "src_0", cap, bound), kernel);
+      gst_object_unref (e);
+    }
+    if ((e = el_make ("gpusrtpenc", cycle, cap))) {
+      emit_element ("gpusrtpenc cycle=I", cycles[c], cap,
+          el_run (e, "rtp_sink_%u", "rtp_src_0", cap, bound), kernel);
       gst_object_unref (e);
     }
     if ((e = el_make ("gpusrtpenc", cycle, 0))) {
-      ElResult r = el_run (e, "rtp_sink_%u", "rtp_src_0", 0, bound);
-      guint64 rate = (guint64) (0.7 * r.Bps);
-
-      emit_element ("gpusrtpenc cycle=I", cycles[c], 0, r, kernel_auto,
-          cuda_ctx ? "gpu" : "auto");
+      emit_element ("gpusrtpenc cycle=I", cycles[c], 0,
+          el_run (e, "rtp_sink_%u", "rtp_src_0", 0, bound), kernel);
       gst_object_unref (e);
-      /* then at 70 % of what it carried, declared as its max-rate: the
-       * load the scheduler's margin would admit */
-      if (r.ok && rate && (e = el_make ("gpusrtpenc", cycle, 0))) {
-        g_object_set (e, "max-rate", rate, NULL);
-        emit_element ("gpusrtpenc cycle=I", cycles[c], rate,
-            el_run (e, "rtp_sink_%u", "rtp_src_0", rate, bound), kernel_auto,
-            cuda_ctx ? "gpu" : "auto");
-        gst_object_unref (e);
-      }
     }
   }
   {
@@ -1203,11 +1211,11 @@ run_elements (const guint * cycles, const guint64 * caps, guint n)
 
     if (e) {
       emit_element ("gpusrtpenc cycle=0 (as it comes)", 0, 0,
-          el_run (e, "rtp_sink_%u", "rtp_src_0", 0, G_MAXUINT64),
-          kernel_auto, cuda_ctx ? "gpu" : "auto");
+          el_run (e, "rtp_sink_%u", "rtp_src_0", 0, G_MAXUINT64), kernel);
       gst_object_unref (e);
     }
   }
+  impl = run_impl;
 }
 
 int
