@@ -937,7 +937,7 @@ emit_vs_kernel (const guint * cycles, guint n, const guint64 * caps,
 typedef struct
 {
   guint64 t_warm;               /* packets pushed before it: warm-up */
-  guint64 seen, bytes, t_first, t_last, bound, late;
+  guint64 seen, bytes, t_first, t_last, bound, late;    /* t_: out */
   guint64 *lat;
   guint n_lat;
 } ElCount;
@@ -949,8 +949,10 @@ el_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   guint64 now = gst_gpustream_sched_now ();
 
   if (GST_BUFFER_DTS (buf) >= c->t_warm) {
+    /* the rate out, from the first packet out: a backlog built while
+     * pushing drains after the pushes end and is counted */
     if (!c->seen)
-      c->t_first = GST_BUFFER_DTS (buf);
+      c->t_first = now;
     c->seen++;
     c->bytes += PKT_SIZE;       /* plain bytes, as the kernel counts */
     c->t_last = now;
