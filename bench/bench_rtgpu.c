@@ -1163,6 +1163,9 @@ run_elements (const guint * cycles, const guint64 * caps, guint n)
   guint c;
 
   impl = cuda_ctx ? impl : GSRTP_IMPL_AUTO;
+  /* measured again after the elements' runs and printed beside: the
+   * machine's other load moves one measurement by up to 1.7x, and the
+   * reader sees how far it moved during the table */
   kernel = kernel_rate ();
   printf ("\nThe elements beside the kernel: SRTP protect (aes-128-icm/"
       "hmac-sha1-80, %s) of one stream of %u-byte packets pushed by one "
@@ -1216,6 +1219,12 @@ run_elements (const guint * cycles, const guint64 * caps, guint n)
           el_run (e, "rtp_sink_%u", "rtp_src_0", 0, G_MAXUINT64), kernel);
       gst_object_unref (e);
     }
+  }
+  {
+    gdouble after = kernel_rate ();
+
+    printf ("The kernel again after the elements: %.1f MB/s (%.2f of the "
+        "figure the ratios use)\n", after / 1e6, after / kernel);
   }
   impl = run_impl;
 }
