@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 
 import gi
@@ -43,10 +42,6 @@ SIZES = ((1920, 1080), (3840, 2160))
 FORMATS = ("RGBA", "UYVY")
 WARMUP = 3                      # frames left out of the element's figures
 TARGET = 0.8
-
-
-def log(msg):
-    print("bench_dxt_element: " + msg, file=sys.stderr, flush=True)
 
 
 def frame_bytes(w, h, fmt):

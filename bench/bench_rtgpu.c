@@ -699,6 +699,68 @@ ovh_sched_api (GstBuffer ** bufs, guint n, guint warm)
   return r;
 }
 
+/* An element between a source pad and a sink pad of ours (chain functions
+ * given, priv their element-private data), PLAYING, with stream-start, the
+ * caps (taken) and a time segment sent. harness_open returns FALSE when a
+ * pad is missing, will not link or the element will not play;
+ * harness_close takes it down either way. */
+typedef struct
+{
+  GstPad *src, *sink, *esink, *esrc;
+} Harness;
+
+static gboolean
+harness_open (Harness * h, GstElement * e, gboolean request,
+    const gchar * sinkname, const gchar * srcname, GstPadChainFunction chain,
+    GstPadChainListFunction chain_list, gpointer priv, GstCaps * caps)
+{
+  GstSegment seg;
+
+  h->src = gst_pad_new ("src", GST_PAD_SRC);
+  h->sink = gst_pad_new ("sink", GST_PAD_SINK);
+  gst_pad_set_element_private (h->sink, priv);
+  gst_pad_set_chain_function (h->sink, chain);
+  if (chain_list)
+    gst_pad_set_chain_list_function (h->sink, chain_list);
+  h->esink = request ? gst_element_request_pad_simple (e, sinkname) :
+      gst_element_get_static_pad (e, sinkname);
+  h->esrc = gst_element_get_static_pad (e, srcname);
+  if (!h->esink || !h->esrc ||
+      gst_pad_link (h->src, h->esink) != GST_PAD_LINK_OK ||
+      gst_pad_link (h->esrc, h->sink) != GST_PAD_LINK_OK) {
+    gst_caps_unref (caps);
+    return FALSE;
+  }
+  gst_pad_set_active (h->sink, TRUE);
+  gst_pad_set_active (h->src, TRUE);
+  if (gst_element_set_state (e, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    gst_caps_unref (caps);
+    return FALSE;
+  }
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  gst_pad_push_event (h->src, gst_event_new_stream_start ("bench"));
+  gst_pad_push_event (h->src, gst_event_new_caps (caps));
+  gst_pad_push_event (h->src, gst_event_new_segment (&seg));
+  return TRUE;
+}
+
+static void
+harness_close (Harness * h, GstElement * e, gboolean request)
+{
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_pad_set_active (h->src, FALSE);
+  gst_pad_set_active (h->sink, FALSE);
+  if (h->esink) {
+    if (request)
+      gst_element_release_request_pad (e, h->esink);
+    gst_object_unref (h->esink);
+  }
+  gst_clear_object (&h->esrc);
+  gst_object_unref (h->src);
+  gst_object_unref (h->sink);
+}
+
 /* element (rtgpuqueue or queue) between a source pad and a sink pad of
  * ours */
 static OvhResult
@@ -707,49 +769,22 @@ ovh_element (GstElement * e, gboolean request, const gchar * sinkname,
 {
   OvhCount c = { 0 };
   OvhResult r = { 0 };
-  GstPad *src = gst_pad_new ("src", GST_PAD_SRC);
-  GstPad *sink = gst_pad_new ("sink", GST_PAD_SINK);
-  GstPad *esink, *esrc;
-  GstSegment seg;
+  Harness h = { 0 };
   guint64 cpu;
 
   c.first_idx = warm;
   c.last_idx = n - 1;
-  gst_pad_set_element_private (sink, &c);
-  gst_pad_set_chain_function (sink, ovh_chain);
-  esink = request ? gst_element_request_pad_simple (e, sinkname) :
-      gst_element_get_static_pad (e, sinkname);
-  g_assert (esink);
-  esrc = gst_element_get_static_pad (e, srcname);
-  g_assert (esrc);
-  g_assert (gst_pad_link (src, esink) == GST_PAD_LINK_OK);
-  g_assert (gst_pad_link (esrc, sink) == GST_PAD_LINK_OK);
-  gst_pad_set_active (sink, TRUE);
-  gst_pad_set_active (src, TRUE);
-  g_assert (gst_element_set_state (e, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_SUCCESS);
-  gst_segment_init (&seg, GST_FORMAT_TIME);
-  gst_pad_push_event (src, gst_event_new_stream_start ("bench"));
-  gst_pad_push_event (src,
-      gst_event_new_caps (gst_caps_new_empty_simple ("application/x-rtp")));
-  gst_pad_push_event (src, gst_event_new_segment (&seg));
+  g_assert (harness_open (&h, e, request, sinkname, srcname, ovh_chain, NULL,
+          &c, gst_caps_new_empty_simple ("application/x-rtp")));
 
-  cpu = ovh_feed (push_pad, src, bufs, n, warm);
+  cpu = ovh_feed (push_pad, h.src, bufs, n, warm);
   wait_seen (&c, n - warm);
   r.collector = (gdouble) cpu / (n - warm);
   r.consumer = (gdouble) (c.cpu_last - c.cpu_first) / (n - warm - 1);
   r.worker = -1;
   r.lost = (n - warm) - c.seen;
 
-  gst_element_set_state (e, GST_STATE_NULL);
-  gst_pad_set_active (src, FALSE);
-  gst_pad_set_active (sink, FALSE);
-  if (request)
-    gst_element_release_request_pad (e, esink);
-  gst_object_unref (esink);
-  gst_object_unref (esrc);
-  gst_object_unref (src);
-  gst_object_unref (sink);
+  harness_close (&h, e, request);
   return r;
 }
 
@@ -992,34 +1027,17 @@ el_run (GstElement * e, const gchar * sinkname, const gchar * srcname,
 {
   ElCount c = { 0 };
   ElResult r = { 0 };
-  GstPad *src = gst_pad_new ("src", GST_PAD_SRC);
-  GstPad *sink = gst_pad_new ("sink", GST_PAD_SINK);
-  GstPad *esink = NULL, *esrc = NULL;
-  GstSegment seg;
+  Harness h = { 0 };
   guint64 start, end, seen = 0, pushed_warm = 0, pushed = 0;
   guint16 seq = 0;
   guint i;
 
   c.lat = g_new (guint64, EL_LAT_CAP);
   c.bound = bound;
-  gst_pad_set_element_private (sink, &c);
-  gst_pad_set_chain_function (sink, el_chain);
-  gst_pad_set_chain_list_function (sink, el_chain_list);
-  if (!(esink = gst_element_request_pad_simple (e, sinkname)) ||
-      !(esrc = gst_element_get_static_pad (e, srcname)) ||
-      gst_pad_link (src, esink) != GST_PAD_LINK_OK ||
-      gst_pad_link (esrc, sink) != GST_PAD_LINK_OK)
+  if (!harness_open (&h, e, TRUE, sinkname, srcname, el_chain, el_chain_list,
+          &c, gst_caps_new_simple ("application/x-rtp", "ssrc", G_TYPE_UINT,
+              0x1000, NULL)))
     goto out;
-  gst_pad_set_active (sink, TRUE);
-  gst_pad_set_active (src, TRUE);
-  if (gst_element_set_state (e, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE)
-    goto out;
-  gst_segment_init (&seg, GST_FORMAT_TIME);
-  gst_pad_push_event (src, gst_event_new_stream_start ("bench"));
-  gst_pad_push_event (src, gst_event_new_caps (gst_caps_new_simple
-          ("application/x-rtp", "ssrc", G_TYPE_UINT, 0x1000, NULL)));
-  gst_pad_push_event (src, gst_event_new_segment (&seg));
 
   start = gst_gpustream_sched_now ();
   c.t_warm = start + EL_WARM;
@@ -1040,7 +1058,7 @@ el_run (GstElement * e, const gchar * sinkname, const gchar * srcname,
     if (now >= c.t_warm)
       pushed_warm++;
     pushed++;
-    if (gst_pad_push (src, p) != GST_FLOW_OK)
+    if (gst_pad_push (h.src, p) != GST_FLOW_OK)
       goto out;
   }
   /* until nothing more comes out (what is still queued drains) */
@@ -1063,16 +1081,7 @@ el_run (GstElement * e, const gchar * sinkname, const gchar * srcname,
     r.ok = TRUE;
   }
 out:
-  gst_element_set_state (e, GST_STATE_NULL);
-  gst_pad_set_active (src, FALSE);
-  gst_pad_set_active (sink, FALSE);
-  if (esink) {
-    gst_element_release_request_pad (e, esink);
-    gst_object_unref (esink);
-  }
-  gst_clear_object (&esrc);
-  gst_object_unref (src);
-  gst_object_unref (sink);
+  harness_close (&h, e, TRUE);
   g_free (c.lat);
   return r;
 }
@@ -1191,10 +1200,9 @@ run_elements (const guint * cycles, const guint64 * caps, guint n)
       printf ("I = %u ms: B_I %.1f MB/s (one trial calibration with this "
           "implementation)\n", cycles[c], cap / 1e6);
     }
-    if (c == 0 || !caps[c - 1] || impl != run_impl)
-      printf ("%-34s %5s %8s %10s %7s %8s %8s %8s %8s %8s\n", "element",
-          "I ms", "offered", "MB/s", "x kern", "lost", "p50 ms", "p99 ms",
-          "max ms", "late");
+    printf ("%-34s %5s %8s %10s %7s %8s %8s %8s %8s %8s\n", "element",
+        "I ms", "offered", "MB/s", "x kern", "lost", "p50 ms", "p99 ms",
+        "max ms", "late");
     if ((e = el_make ("rtgpuqueue", cycle, cap))) {
       emit_element ("rtgpuqueue processor=srtp-protect", cycles[c], cap,
           el_run (e, "sink_%u", "src_0", cap, bound), kernel);

@@ -231,14 +231,13 @@ class ServerProxy(unittest.TestCase):
             for t in threads:
                 t.join(60)
             # each session's closing line, printed as its pipeline stops
-            closed = read_lines(
-                edge.stdout, lambda lines: len([
-                    line for line in lines if line.startswith(
-                        "srtp /clip.mp4 stream 0: gpusrtpenc protected ")])
-                >= clients, 30)
-            self.assertEqual(len([line for line in closed if line.startswith(
-                "srtp /clip.mp4 stream 0: gpusrtpenc protected ")]), clients,
-                "sessions whose pipeline did not stop")
+            def closed(lines):
+                return len([line for line in lines if line.startswith(
+                    "srtp /clip.mp4 stream 0: gpusrtpenc protected ")])
+            lines = read_lines(edge.stdout,
+                               lambda lines: closed(lines) >= clients, 30)
+            self.assertEqual(closed(lines), clients,
+                             "sessions whose pipeline did not stop")
         finally:
             stop(edge)
 
