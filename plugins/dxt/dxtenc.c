@@ -894,6 +894,21 @@ enc_state_free (EncState * st)
   g_free (st);
 }
 
+/* The state becomes st (NULL: stopped), under the object lock: the
+ * ALLOCATION query reads it on upstream's streaming thread, which runs on
+ * while a state change stops us (upstream stops after we do). */
+static void
+enc_set_state (GstDxtEnc * self, EncState * st)
+{
+  EncState *old;
+
+  GST_OBJECT_LOCK (self);
+  old = self->state;
+  self->state = st;
+  GST_OBJECT_UNLOCK (self);
+  g_clear_pointer (&old, enc_state_free);
+}
+
 /* what the LATENCY query adds: the scheduler's bound of 3 cycles on a
  * frame's stay when scheduled */
 static void
@@ -928,28 +943,35 @@ static gboolean
 gst_dxt_enc_propose_allocation (GstVideoEncoder * enc, GstQuery * query)
 {
   GstDxtEnc *self = GST_DXT_ENC (enc);
-  EncState *st = self->state;
+  GstObject *cuda_context = NULL;
   GstCapsFeatures *features;
   GstBufferPool *pool = NULL;
   GstVideoInfo info;
   GstCaps *caps;
-  gboolean need_pool;
+  gboolean need_pool, started;
   guint min;
 
+  GST_OBJECT_LOCK (self);
+  started = self->state != NULL;
+  if (started && self->state->cuda_context)
+    cuda_context = gst_object_ref (self->state->cuda_context);
+  min = self->pipe_lanes ? self->pipe_lanes :
+      self->scheduled ? self->sched_max_in_flight : 0;
+  GST_OBJECT_UNLOCK (self);
+
   gst_query_parse_allocation (query, &caps, &need_pool);
-  if (!caps || !st || !gst_video_info_from_caps (&info, caps))
+  if (!caps || !started || !gst_video_info_from_caps (&info, caps))
     return GST_VIDEO_ENCODER_CLASS (parent_class)->propose_allocation (enc,
         query);
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
   features = gst_caps_get_features (caps, 0);
-  if (features && gst_caps_features_contains (features, "memory:CUDAMemory"))
+  if (features && gst_caps_features_contains (features, "memory:CUDAMemory")) {
+    gst_clear_object (&cuda_context);
     return TRUE;
+  }
 
-  min = self->pipe_lanes ? self->pipe_lanes :
-      self->scheduled ? self->sched_max_in_flight : 0;
-  if (st->cuda_context) {
-    GstAllocator *pinned =
-        gst_gpustream_pinned_allocator_new (st->cuda_context);
+  if (cuda_context) {
+    GstAllocator *pinned = gst_gpustream_pinned_allocator_new (cuda_context);
 
     if (pinned) {
       GstAllocationParams params;
@@ -959,7 +981,7 @@ gst_dxt_enc_propose_allocation (GstVideoEncoder * enc, GstQuery * query)
       gst_object_unref (pinned);
     }
     if (need_pool)
-      pool = gst_gpustream_pinned_pool_new (st->cuda_context, caps,
+      pool = gst_gpustream_pinned_pool_new (cuda_context, caps,
           GST_VIDEO_INFO_SIZE (&info), min, 0);
   } else if (need_pool) {
     GstStructure *config;
@@ -974,11 +996,12 @@ gst_dxt_enc_propose_allocation (GstVideoEncoder * enc, GstQuery * query)
       gst_clear_object (&pool);
   }
   GST_DEBUG_OBJECT (self, "proposing %s pool of %" G_GSIZE_FORMAT "-byte "
-      "buffers, min %u", !pool ? "no" : st->cuda_context ? "a pinned" :
+      "buffers, min %u", !pool ? "no" : cuda_context ? "a pinned" :
       "a system-memory", GST_VIDEO_INFO_SIZE (&info), min);
   gst_query_add_allocation_pool (query, pool, GST_VIDEO_INFO_SIZE (&info),
       min, 0);
   gst_clear_object (&pool);
+  gst_clear_object (&cuda_context);
   return TRUE;
 }
 
@@ -1015,10 +1038,9 @@ gst_dxt_enc_start (GstVideoEncoder * enc)
         st->batch_blocks, st->threads);
   }
 
-  g_clear_pointer (&self->state, enc_state_free);
-  self->state = st;
+  enc_set_state (self, st);
   if (!sched_start (self)) {
-    g_clear_pointer (&self->state, enc_state_free);
+    enc_set_state (self, NULL);
     return FALSE;
   }
   pipe_start (self);
@@ -1035,7 +1057,7 @@ gst_dxt_enc_stop (GstVideoEncoder * enc)
   sched_stop (self);
   pipe_stop (self);
   coder_retire (self);
-  g_clear_pointer (&self->state, enc_state_free);
+  enc_set_state (self, NULL);
   return TRUE;
 }
 

@@ -254,6 +254,74 @@ GST_START_TEST (test_gpu_pinned_pool)
 
 GST_END_TEST;
 
+/* Upstream asks for a pool on its own streaming thread, which runs on
+ * while a state change stops dxtenc (upstream stops after it): queries
+ * from another thread while the element goes PLAYING -> READY -> PLAYING
+ * again and again. Each one is refused (flushing), answered as by a stopped
+ * encoder (no pool), or offers the pool of its caps; none reads a stopped
+ * element's state (a crash here, a use after free under the sanitizers). */
+typedef struct
+{
+  GstPad *pad;
+  GstCaps *caps;
+  gint stop;
+  guint answered, pools;
+} AskLoop;
+
+static gpointer
+ask_loop (gpointer data)
+{
+  AskLoop *a = data;
+
+  while (!g_atomic_int_get (&a->stop)) {
+    GstQuery *q = gst_query_new_allocation (a->caps, TRUE);
+
+    if (gst_pad_peer_query (a->pad, q)) {
+      guint n = gst_query_get_n_allocation_pools (q);
+
+      fail_unless (n <= 1);
+      if (n == 1) {
+        GstBufferPool *pool = NULL;
+        guint size = 0, min = 99, max = 99;
+
+        gst_query_parse_nth_allocation_pool (q, 0, &pool, &size, &min, &max);
+        fail_unless (pool != NULL);
+        fail_unless_equals_int (size, 64 * 32 * 4);
+        fail_unless_equals_int (min, 0);
+        gst_object_unref (pool);
+        a->pools++;
+      }
+      a->answered++;
+    }
+    gst_query_unref (q);
+  }
+  return NULL;
+}
+
+GST_START_TEST (test_query_while_stopping)
+{
+  GstHarness *h = gst_harness_new_parse ("dxtenc backend=cpu");
+  AskLoop a = { h->srcpad, gst_caps_from_string ("video/x-raw,format=RGBA,"
+        "width=64,height=32,framerate=30/1"), 0, 0, 0 };
+  GThread *asker = g_thread_new ("ask", ask_loop, &a);
+  guint i;
+
+  for (i = 0; i < 500; i++) {
+    fail_unless (gst_element_set_state (h->element, GST_STATE_READY) ==
+        GST_STATE_CHANGE_SUCCESS);
+    fail_unless (gst_element_set_state (h->element, GST_STATE_PLAYING) ==
+        GST_STATE_CHANGE_SUCCESS);
+  }
+  g_atomic_int_set (&a.stop, 1);
+  g_thread_join (asker);
+  /* the element was running most of the time: pools were offered */
+  fail_unless (a.pools > 0, "%u queries answered, no pool", a.answered);
+  gst_caps_unref (a.caps);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 pools_suite (void)
 {
@@ -265,6 +333,7 @@ pools_suite (void)
   tcase_add_test (tc, test_cuda_caps_no_pool);
   tcase_add_test (tc, test_no_context_no_pinned);
   tcase_add_test (tc, test_gpu_pinned_pool);
+  tcase_add_test (tc, test_query_while_stopping);
   return s;
 }
 
