@@ -722,18 +722,15 @@ harness_open (Harness * h, GstElement * e, gboolean request,
   gst_pad_set_chain_function (h->sink, chain);
   if (chain_list)
     gst_pad_set_chain_list_function (h->sink, chain_list);
+  gst_pad_set_active (h->sink, TRUE);
+  gst_pad_set_active (h->src, TRUE);
   h->esink = request ? gst_element_request_pad_simple (e, sinkname) :
       gst_element_get_static_pad (e, sinkname);
   h->esrc = gst_element_get_static_pad (e, srcname);
   if (!h->esink || !h->esrc ||
       gst_pad_link (h->src, h->esink) != GST_PAD_LINK_OK ||
-      gst_pad_link (h->esrc, h->sink) != GST_PAD_LINK_OK) {
-    gst_caps_unref (caps);
-    return FALSE;
-  }
-  gst_pad_set_active (h->sink, TRUE);
-  gst_pad_set_active (h->src, TRUE);
-  if (gst_element_set_state (e, GST_STATE_PLAYING) ==
+      gst_pad_link (h->esrc, h->sink) != GST_PAD_LINK_OK ||
+      gst_element_set_state (e, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE) {
     gst_caps_unref (caps);
     return FALSE;
@@ -1168,7 +1165,7 @@ run_elements (const guint * cycles, const guint64 * caps, guint n)
 {
   GsSrtpImpl run_impl = impl;
   guint run_calibrations = n_calibrations;
-  gdouble kernel;
+  gdouble kernel, kernel_after;
   guint c;
 
   impl = cuda_ctx ? impl : GSRTP_IMPL_AUTO;
@@ -1228,12 +1225,9 @@ run_elements (const guint * cycles, const guint64 * caps, guint n)
       gst_object_unref (e);
     }
   }
-  {
-    gdouble after = kernel_rate ();
-
-    printf ("The kernel again after the elements: %.1f MB/s (%.2f of the "
-        "figure the ratios use)\n", after / 1e6, after / kernel);
-  }
+  kernel_after = kernel_rate ();
+  printf ("The kernel again after the elements: %.1f MB/s (%.2f of the "
+      "figure the ratios use)\n", kernel_after / 1e6, kernel_after / kernel);
   impl = run_impl;
 }
 

@@ -948,27 +948,32 @@ gst_dxt_enc_propose_allocation (GstVideoEncoder * enc, GstQuery * query)
   GstBufferPool *pool = NULL;
   GstVideoInfo info;
   GstCaps *caps;
-  gboolean need_pool, started;
+  gboolean need_pool, started, cuda_caps;
   guint min;
 
+  gst_query_parse_allocation (query, &caps, &need_pool);
+  if (!caps || !gst_video_info_from_caps (&info, caps))
+    return GST_VIDEO_ENCODER_CLASS (parent_class)->propose_allocation (enc,
+        query);
+  features = gst_caps_get_features (caps, 0);
+  cuda_caps = features &&
+      gst_caps_features_contains (features, "memory:CUDAMemory");
+
+  /* a ref on the context only when a pool of it is offered */
   GST_OBJECT_LOCK (self);
   started = self->state != NULL;
-  if (started && self->state->cuda_context)
+  if (started && !cuda_caps && self->state->cuda_context)
     cuda_context = gst_object_ref (self->state->cuda_context);
   min = self->pipe_lanes ? self->pipe_lanes :
       self->scheduled ? self->sched_max_in_flight : 0;
   GST_OBJECT_UNLOCK (self);
 
-  gst_query_parse_allocation (query, &caps, &need_pool);
-  if (!caps || !started || !gst_video_info_from_caps (&info, caps))
+  if (!started)
     return GST_VIDEO_ENCODER_CLASS (parent_class)->propose_allocation (enc,
         query);
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-  features = gst_caps_get_features (caps, 0);
-  if (features && gst_caps_features_contains (features, "memory:CUDAMemory")) {
-    gst_clear_object (&cuda_context);
+  if (cuda_caps)
     return TRUE;
-  }
 
   if (cuda_context) {
     GstAllocator *pinned = gst_gpustream_pinned_allocator_new (cuda_context);

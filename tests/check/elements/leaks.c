@@ -105,9 +105,8 @@ flow_buffers_out (Flow * f)
 }
 
 static gint objects_seen;
-static gint objects_finalized;
-/* the watched objects still alive, each with its path in its pipeline, so
- * that a failure names what was left */
+/* the watched objects not yet finalized, each with its path in its
+ * pipeline, so that a failure names what was left */
 static GMutex alive_lock;
 static GHashTable *alive;
 
@@ -117,7 +116,6 @@ object_finalized (gpointer data, GObject * obj)
   g_mutex_lock (&alive_lock);
   g_hash_table_remove (alive, obj);
   g_mutex_unlock (&alive_lock);
-  g_atomic_int_inc (&objects_finalized);
 }
 
 static void
@@ -238,12 +236,21 @@ expect_eos (GstElement * p, const gchar * description)
   gst_message_unref (msg);
 }
 
+static guint
+objects_alive (void)
+{
+  guint n;
+
+  g_mutex_lock (&alive_lock);
+  n = alive ? g_hash_table_size (alive) : 0;
+  g_mutex_unlock (&alive_lock);
+  return n;
+}
+
 static gboolean
 all_finalized (void)
 {
-  return g_atomic_int_get (&objects_finalized) ==
-      g_atomic_int_get (&objects_seen) &&
-      g_atomic_int_get (&buffers_finalized) ==
+  return objects_alive () == 0 && g_atomic_int_get (&buffers_finalized) ==
       g_atomic_int_get (&buffers_seen);
 }
 
@@ -281,10 +288,8 @@ assert_all_finalized (void)
   while (!all_finalized () && g_get_monotonic_time () < deadline)
     g_usleep (10000);
   left = describe_alive ();
-  fail_unless (g_atomic_int_get (&objects_finalized) ==
-      g_atomic_int_get (&objects_seen), "%d of %d objects left:%s",
-      g_atomic_int_get (&objects_seen) - g_atomic_int_get (&objects_finalized),
-      g_atomic_int_get (&objects_seen), left);
+  fail_unless (objects_alive () == 0, "%u of %d objects left:%s",
+      objects_alive (), g_atomic_int_get (&objects_seen), left);
   g_free (left);
   fail_unless_equals_int (g_atomic_int_get (&buffers_finalized),
       g_atomic_int_get (&buffers_seen));
