@@ -110,7 +110,7 @@ direct_session_stop (DirectSession * ds)
   if (ds->kind == MOUNT_SRTP && packets > 0)
     g_print ("srtp %s stream 0: shared sender protected %u packets, %u "
         "bytes (backend %s)\n", ds->path, packets, octets,
-        server_sender_backend (direct->sender));
+        server_sender_srtp_backend (direct->sender));
   else if (ds->kind == MOUNT_NC && packets > 0)
     g_print ("nc %s: shared sender sent %u packets of %u generations "
         "(backend %s)\n", ds->path, packets, generations,

@@ -155,9 +155,13 @@ struct _ServerSender
   int rtcp_fd;
   guint rtp_port;
   GPtrArray *sessions;
-  /* where SRTP sessions are protected (CPU or GPU), for all of them at once */
+  /* where SRTP sessions are protected (CPU or GPU), for all of them at
+   * once, and generations coded; auto is resolved when the sender starts */
   GstGpuStreamBackend backend;
   GstObject *cuda_context;
+  /* whether the last SRTP batch ran on the GPU: what the sessions' lines
+   * name, as gpusrtpenc names what it ran */
+  gint srtp_on_gpu;
   /* the round's packets for sendmmsg */
   struct mmsghdr msgs[BATCH];
   struct iovec iov[BATCH][2];
@@ -255,8 +259,11 @@ write_rtp_header (guint8 * h, ServerSenderSession * s, guint32 ts)
 static void
 protect (ServerSender * self, GsSrtpPacket * pkts, guint n)
 {
+  gboolean on_gpu = FALSE;
+
   gst_gpustream_srtp_protect_batch (pkts, n, self->backend,
-      self->cuda_context, NULL);
+      self->cuda_context, &on_gpu);
+  g_atomic_int_set (&self->srtp_on_gpu, on_gpu);
 }
 
 /* Protects and sends the queued packets. Without the lock: what they point
@@ -813,6 +820,8 @@ server_sender_get (const gchar * address, GstGpuStreamBackend backend,
     self->cuda_context = gst_gpustream_cuda_context_new (0, NULL);
   if (self->cuda_context == NULL)
     self->backend = GST_GPUSTREAM_BACKEND_CPU;
+  else if (backend == GST_GPUSTREAM_BACKEND_AUTO)
+    self->backend = GST_GPUSTREAM_BACKEND_GPU;
   /* it serves until the process ends */
   g_thread_unref (g_thread_new ("shared-sender", sender_thread, self));
   sender = self;
@@ -1018,4 +1027,10 @@ const gchar *
 server_sender_backend (ServerSender * sender)
 {
   return gst_gpustream_backend_nick (sender->backend);
+}
+
+const gchar *
+server_sender_srtp_backend (ServerSender * sender)
+{
+  return g_atomic_int_get (&sender->srtp_on_gpu) ? "gpu" : "cpu";
 }

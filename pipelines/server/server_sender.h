@@ -40,8 +40,10 @@ typedef struct _ServerSenderSession ServerSenderSession;
  * CPU. */
 ServerSender *server_sender_get (const gchar * address,
     GstGpuStreamBackend backend, GError ** err);
-/* where its SRTP sessions are protected: "cpu" or "gpu" */
+/* where generations are coded: cpu, gpu or hybrid */
 const gchar *server_sender_backend (ServerSender * sender);
+/* where the last SRTP batch was protected: cpu or gpu */
+const gchar *server_sender_srtp_backend (ServerSender * sender);
 /* the RTP port of its sockets; RTCP is the next one */
 guint server_sender_rtp_port (ServerSender * sender);
 /* the RTCP socket, where the clients' receiver reports come (read by the

@@ -4,6 +4,7 @@
 #define GPS_TESTS_ELEMENT_BACKEND_H
 
 #include <gst/check/gstcheck.h>
+#include "check/gpu_expected.h"
 
 static inline gboolean
 element_gpu_usable (const gchar * factory)
@@ -16,6 +17,8 @@ element_gpu_usable (const gchar * factory)
   r = gst_element_set_state (e, GST_STATE_READY);
   gst_element_set_state (e, GST_STATE_NULL);
   gst_object_unref (e);
+  fail_if (r == GST_STATE_CHANGE_FAILURE && gpu_expected (),
+      "%s backend=gpu does not start on the simulated device", factory);
   return r != GST_STATE_CHANGE_FAILURE;
 }
 
