@@ -142,6 +142,7 @@ typedef struct SimOp {
   struct SimStream *wait_stream;
   uint64_t until;
   double modelled_s;
+  double submit_s;                /* when the host queued it */
   uint64_t threads_done;          /* grid threads that did work (stats) */
 } SimOp;
 
@@ -192,6 +193,7 @@ static GpusimStats stats;
 static struct SimStream *all_streams;
 static uint32_t fault_countdown[GPUSIM_FAULT_LAST];
 static CUresult sticky;               /* a lost device: every call fails */
+static int held;                      /* gpusim_hold */
 
 #define CTX_STACK 16
 static __thread CUcontext ctx_stack[CTX_STACK];
@@ -604,7 +606,7 @@ stream_thread (void *data)
 
   pthread_mutex_lock (&lock);
   for (;;) {
-    while (!s->head && !s->quit)
+    while ((!s->head || held) && !s->quit)
       pthread_cond_wait (&changed, &lock);
     if (!s->head)
       break;
@@ -620,13 +622,16 @@ stream_thread (void *data)
       err = sticky = CUDA_ERROR_LAUNCH_FAILED;
     pthread_mutex_unlock (&lock);
 
-    /* the work itself, outside the lock: a kernel or a copy */
-    double start = now_s ();
+    /* the work itself, outside the lock: a kernel or a copy. The modelled
+     * device starts it once it was queued and the stream's previous work
+     * is done in modelled time, whatever the CPU took to emulate that:
+     * events carry this clock, so elapsed times are the model's */
     if (op->kind == OP_LAUNCH)
       op->modelled_s = op->kernel->model (op, model);
     if (err == CUDA_SUCCESS)
       err = stream_run_op (s, op);
-    double end = (start > s->model_end ? start : s->model_end) + op->modelled_s;
+    double end = (op->submit_s > s->model_end ? op->submit_s : s->model_end) +
+        op->modelled_s;
     double left = end - now_s ();
     if (err == CUDA_SUCCESS && left > 2e-6) {
       struct timespec ts = { (time_t) left, (long) ((left - (time_t) left) * 1e9) };
@@ -716,6 +721,7 @@ static void
 stream_push (struct SimStream *s, SimOp * op)
 {
   op->seq = ++s->submitted;
+  op->submit_s = now_s ();
   if (s->tail)
     s->tail->next = op;
   else
@@ -1619,6 +1625,15 @@ gpusim_fault_arm (GpusimFault kind, uint32_t nth)
     return;
   pthread_mutex_lock (&lock);
   fault_countdown[kind] = nth;
+  pthread_mutex_unlock (&lock);
+}
+
+EXPORT void
+gpusim_hold (int on)
+{
+  pthread_mutex_lock (&lock);
+  held = on;
+  pthread_cond_broadcast (&changed);
   pthread_mutex_unlock (&lock);
 }
 

@@ -34,6 +34,10 @@ void gpusim_fault_arm (GpusimFault kind, uint32_t nth);
  * reset), so that one test process can try several faults in turn. */
 void gpusim_reset (void);
 
+/* While held (1), no stream starts another operation: the calls still
+ * return at once, so a test sees work that is queued and not yet done. */
+void gpusim_hold (int held);
+
 typedef struct {
   uint64_t launches;          /* kernels run */
   uint64_t threads;           /* grid threads that did work */

@@ -21,7 +21,7 @@ from gi.repository import Gst  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
 from server_helpers import (make_ts_clip, read_lines, rtsp_request,  # noqa: E402
-                            setup_udp, start_server,
+                            server_lines, setup_udp, start_server,
                             start_server_with_file_limit, stop)
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
@@ -419,6 +419,9 @@ class ServerSessions(unittest.TestCase):
             probe.set_state(Gst.State.NULL)
             runs = msg.type == Gst.MessageType.EOS
             reason = None if runs else msg.parse_error()[0].message
+            # on the simulated device (the -gpusim run) every backend runs
+            if os.environ.get("GS_TEST_GPU"):
+                self.assertTrue(runs, "%s: %s" % (backend, reason))
 
             server = subprocess.Popen(
                 [SERVER, "--port", "0", "--address", "127.0.0.1", "--backend",
@@ -441,6 +444,14 @@ class ServerSessions(unittest.TestCase):
                     self.assertIsNone(err, backend)
                     with open(out, "rb") as f:
                         self.assertTrue(f.read() == want, backend)
+                    # the shared sender coded the generations where asked
+                    # (auto: on the GPU where there is one)
+                    wanted = "nc /nc/clip.ts: shared sender sent "
+                    line = server_lines(server.stdout, [wanted], 10).get(wanted)
+                    self.assertIsNotNone(line, backend)
+                    if os.environ.get("GS_TEST_GPU"):
+                        self.assertTrue(line.endswith("(backend %s)" % backend),
+                                        line)
                 else:
                     self.assertEqual(status, "RTSP/1.0 503 Service Unavailable",
                                      backend)
