@@ -408,6 +408,11 @@ error:
   CuStreamSynchronize (c->stream);
   gst_cuda_context_pop (NULL);
   c->failures++;
+  {
+    gchar *detail = g_strdup_printf ("%s failed: %s", what, gps_cuda_strerror (res));
+    gps_gpu_fallback ("the coder pool's GPU coder", detail);
+    g_free (detail);
+  }
   if (c->failures == 1 || c->failures % 1000 == 0)
     GST_WARNING_OBJECT (c->ctx, "%s failed (%u failure(s) so far): %s; "
         "running %u job(s) on the CPU", what, c->failures,

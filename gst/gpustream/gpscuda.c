@@ -484,9 +484,16 @@ pinned_alloc (GstAllocator * allocator, gsize size,
   res = CuMemAllocHost (&block, (guint) block_size);
   gst_cuda_context_pop (NULL);
   if (res != CUDA_SUCCESS) {
-    GST_WARNING_OBJECT (self, "cuMemAllocHost (%" G_GSIZE_FORMAT " bytes): "
-        "%s", block_size, gps_cuda_strerror (res));
-    return NULL;
+    /* pinned memory only saves a copy: a buffer of ordinary memory keeps
+     * the stream going (the GPU paths stage it), where NULL would fail the
+     * upstream element that asked for it */
+    gchar *detail = g_strdup_printf ("cuMemAllocHost (%" G_GSIZE_FORMAT
+        " bytes) failed: %s", block_size, gps_cuda_strerror (res));
+
+    GST_WARNING_OBJECT (self, "%s; system memory instead", detail);
+    gps_gpu_fallback ("pinned memory", detail);
+    g_free (detail);
+    return gst_allocator_alloc (NULL, size, params);
   }
   __atomic_fetch_add (&pinned_bytes, block_size, __ATOMIC_RELAXED);
 

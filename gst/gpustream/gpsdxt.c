@@ -440,11 +440,17 @@ static gboolean
 run_result (const gchar * kernel, const gchar * step, CUresult res,
     GError ** error)
 {
+  gchar *detail;
+
   if (!step)
     return TRUE;
-  g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED,
-      "%s: %s failed%s%s", kernel, step, res != CUDA_SUCCESS ? ": " : "",
+  detail = g_strdup_printf ("%s failed%s%s", step, res != CUDA_SUCCESS ? ": " : "",
       res != CUDA_SUCCESS ? gps_cuda_strerror (res) : "");
+  g_set_error (error, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_FAILED,
+      "%s: %s", kernel, detail);
+  /* the callers code or decode the frame on the CPU instead */
+  gps_gpu_fallback (kernel, detail);
+  g_free (detail);
   return FALSE;
 }
 #else /* !GS_HAVE_CUDA */
@@ -987,10 +993,13 @@ static void
 warn_gpu_failed (DxtEncode * de, DxtFrame * f, const gchar * step,
     const gchar * detail)
 {
+  gchar *what = g_strdup_printf ("%s: %s", step, detail);
+
   if (gst_gpustream_warn_ok (&de->last_gpu_warn))
     GST_WARNING_OBJECT (de->owner, "GPU encode%s failed, frame coded on "
-        "the CPU: %s: %s", f->dev_mapped ? " from CUDA memory" : "", step,
-        detail);
+        "the CPU: %s", f->dev_mapped ? " from CUDA memory" : "", what);
+  gps_gpu_fallback ("DXT encode", what);
+  g_free (what);
 }
 
 #if GS_HAVE_CUDA

@@ -33,6 +33,10 @@ G_GNUC_INTERNAL const GstGpuStreamProcessorInfo
 G_GNUC_INTERNAL const GstGpuStreamProcessorInfo
     * gps_nc_encode_processor_info (void);
 
+/* GPU work of `what` failed (detail: the step and the CUDA error) and is
+ * being done on the CPU instead: counted for gst_gpustream_gpu_fallbacks. */
+G_GNUC_INTERNAL void gps_gpu_fallback (const gchar * what, const gchar * detail);
+
 #if GS_HAVE_CUDA
 /* "name: description" of a CUresult, for logs. Static storage. */
 G_GNUC_INTERNAL const gchar *gps_cuda_strerror (CUresult res);

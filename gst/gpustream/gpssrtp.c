@@ -236,10 +236,14 @@ static void
 warn_cpu (GstCudaContext * ctx, const gchar * kernel, gsize nd,
     const gchar * step, CUresult res)
 {
-  GST_WARNING_OBJECT (ctx, "%s: batch of %" G_GSIZE_FORMAT " packets on "
-      "the CPU: %s failed%s%s", kernel, nd, step,
+  gchar *detail = g_strdup_printf ("%s failed%s%s", step,
       res != CUDA_SUCCESS ? ": " : "",
       res != CUDA_SUCCESS ? gps_cuda_strerror (res) : "");
+
+  GST_WARNING_OBJECT (ctx, "%s: batch of %" G_GSIZE_FORMAT " packets on "
+      "the CPU: %s", kernel, nd, detail);
+  gps_gpu_fallback (kernel, detail);
+  g_free (detail);
 }
 
 #endif /* GS_HAVE_CUDA */

@@ -314,6 +314,11 @@ gst_gpustream_gpu_handle_context_query (GstElement * element,
   return FALSE;
 }
 
+/* GPU failures the library recovered from on the CPU (gps_gpu_fallback) */
+static GMutex fallback_lock;
+static guint64 fallback_count;
+static gchar *fallback_reason;
+
 gboolean
 gst_gpustream_gpu_start (GstElement * element, GstGpuStreamGpu * gpu)
 {
@@ -359,6 +364,11 @@ gst_gpustream_gpu_start (GstElement * element, GstGpuStreamGpu * gpu)
 
   gpu->resolved = backend == GST_GPUSTREAM_BACKEND_HYBRID ?
       GST_GPUSTREAM_BACKEND_HYBRID : GST_GPUSTREAM_BACKEND_GPU;
+  /* only what fails from now on is this element's to report */
+  g_mutex_lock (&fallback_lock);
+  gpu->fallbacks_seen = fallback_count;
+  gpu->fallback_warned_at = 0;
+  g_mutex_unlock (&fallback_lock);
   GST_INFO_OBJECT (element, "backend %s -> %s: CUDA context %" GST_PTR_FORMAT,
       gst_gpustream_backend_nick (backend),
       gst_gpustream_backend_nick (gpu->resolved), gpu->cuda_context);
@@ -371,6 +381,63 @@ use_cpu:
   gst_clear_object (&gpu->cuda_context);
   gpu->resolved = GST_GPUSTREAM_BACKEND_CPU;
   return TRUE;
+}
+
+/* ---- GPU failures and their CPU fallbacks ------------------------------ */
+
+void
+gps_gpu_fallback (const gchar * what, const gchar * detail)
+{
+  g_mutex_lock (&fallback_lock);
+  fallback_count++;
+  g_free (fallback_reason);
+  fallback_reason = g_strdup_printf ("%s: %s", what, detail);
+  g_mutex_unlock (&fallback_lock);
+}
+
+guint64
+gst_gpustream_gpu_fallbacks (gchar ** last_reason)
+{
+  guint64 n;
+
+  g_mutex_lock (&fallback_lock);
+  n = fallback_count;
+  if (last_reason)
+    *last_reason = g_strdup (fallback_reason);
+  g_mutex_unlock (&fallback_lock);
+  return n;
+}
+
+void
+gst_gpustream_gpu_check_fallbacks (GstElement * element, GstGpuStreamGpu * gpu)
+{
+  gchar *reason;
+  guint64 n, since;
+  gint64 now;
+
+  if (gpu->resolved == GST_GPUSTREAM_BACKEND_CPU)
+    return;
+  /* under the lock: an element's pads may call this from several threads */
+  g_mutex_lock (&fallback_lock);
+  n = fallback_count;
+  now = g_get_monotonic_time ();
+  if (n == gpu->fallbacks_seen || (gpu->fallback_warned_at != 0 &&
+          now - gpu->fallback_warned_at < 10 * G_USEC_PER_SEC)) {
+    g_mutex_unlock (&fallback_lock);
+    return;
+  }
+  since = n - gpu->fallbacks_seen;
+  reason = g_strdup (fallback_reason);
+  gpu->fallbacks_seen = n;
+  gpu->fallback_warned_at = now;
+  g_mutex_unlock (&fallback_lock);
+
+  GST_ELEMENT_WARNING (element, RESOURCE, FAILED,
+      ("The GPU failed (%s); the work continues on the CPU, with the same "
+          "output.", reason),
+      ("%" G_GUINT64_FORMAT " GPU failure(s) in this process since the "
+          "last warning, %" G_GUINT64_FORMAT " in all", since, n));
+  g_free (reason);
 }
 
 void

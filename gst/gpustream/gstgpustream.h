@@ -115,6 +115,9 @@ typedef struct {
   /* state (between start and stop) */
   GstGpuStreamBackend resolved;     /* CPU, GPU or HYBRID after start */
   GstObject *cuda_context;          /* GstCudaContext *, or NULL on CPU */
+  /* GPU failures reported (gst_gpustream_gpu_check_fallbacks) */
+  guint64 fallbacks_seen;
+  gint64 fallback_warned_at;
 } GstGpuStreamGpu;
 
 #define GST_GPUSTREAM_GPU_INIT { GST_GPUSTREAM_BACKEND_AUTO, -1, \
@@ -145,6 +148,18 @@ gboolean gst_gpustream_gpu_handle_context_query (GstElement * element,
  * usable. */
 gboolean gst_gpustream_gpu_start (GstElement * element, GstGpuStreamGpu * gpu);
 void gst_gpustream_gpu_stop (GstGpuStreamGpu * gpu);
+
+/* GPU work that failed (an allocation, a copy or a launch refused, a device
+ * lost) is done on the CPU instead by the library, with the same output.
+ * How often that happened in this process, and the last reason (free it;
+ * NULL when not wanted). */
+guint64 gst_gpustream_gpu_fallbacks (gchar ** last_reason);
+/* From an element's data path, after its GPU work (and at EOS): when the
+ * GPU failed since the element started, posts a WARNING saying so, with
+ * the reason and the count; at most one every 10 s while failures go on.
+ * A no-op on the CPU backend. */
+void gst_gpustream_gpu_check_fallbacks (GstElement * element,
+    GstGpuStreamGpu * gpu);
 
 /* ---- the coder pool (Zhao et al., Fig. 3 and 4) ------------------------ */
 

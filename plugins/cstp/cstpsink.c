@@ -420,6 +420,9 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   guint S = self->n_streams;
   GstMapInfo map;
 
+  /* what failed on the GPU among the frames before is said here */
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
+
   GST_OBJECT_LOCK (self);
   guint packet_size = self->packet_size;
   gdouble overhead = self->overhead, pipe_width = self->pipe_width;

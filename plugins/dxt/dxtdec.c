@@ -349,6 +349,7 @@ gst_dxt_dec_handle_frame (GstVideoDecoder * dec, GstVideoCodecFrame * frame)
   else
     self->st_cpu_frames++;
   GST_OBJECT_UNLOCK (self);
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
   return gst_video_decoder_finish_frame (dec, frame);
 }
 

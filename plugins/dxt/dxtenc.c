@@ -1162,6 +1162,8 @@ gst_dxt_enc_handle_frame (GstVideoEncoder * enc, GstVideoCodecFrame * frame)
     return GST_FLOW_NOT_NEGOTIATED;
   }
   GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);
+  /* what failed on the GPU among the frames before is said here */
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
   if (self->scheduled)
     return sched_handle_frame (self, frame);
   if (self->pipe_lanes)
@@ -1190,13 +1192,18 @@ gst_dxt_enc_finish (GstVideoEncoder * enc)
   GstDxtEnc *self = GST_DXT_ENC (enc);
   GstFlowReturn ret;
 
-  if (self->pipe_lanes)
-    return pipe_drain (self, TRUE);
-  if (!self->scheduled || !self->sched_stream)
-    return GST_FLOW_OK;
-  ret = gst_gpustream_sched_client_wait (self->sched_stream, 0);
-  /* all out: a frame still waiting was dropped by the processor */
-  return ret == GST_FLOW_OK ? sched_finish_dropped (self, 0, TRUE) : ret;
+  if (self->pipe_lanes) {
+    ret = pipe_drain (self, TRUE);
+  } else if (!self->scheduled || !self->sched_stream) {
+    ret = GST_FLOW_OK;
+  } else {
+    ret = gst_gpustream_sched_client_wait (self->sched_stream, 0);
+    /* all out: a frame still waiting was dropped by the processor */
+    if (ret == GST_FLOW_OK)
+      ret = sched_finish_dropped (self, 0, TRUE);
+  }
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
+  return ret;
 }
 
 /* FLUSH_STOP: the frames in flight are dropped (the scheduler calls

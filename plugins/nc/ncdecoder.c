@@ -817,6 +817,8 @@ gst_nc_decoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   GstFlowReturn ret;
   GstMapInfo map;
 
+  /* what failed on the GPU among the generations before is said here */
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
   if (!st) {
     gst_buffer_unref (buf);
     return GST_FLOW_FLUSHING;

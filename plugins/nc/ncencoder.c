@@ -953,6 +953,8 @@ gst_nc_encoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     return GST_FLOW_FLUSHING;
   }
   ensure_caps (self, st);
+  /* what failed on the GPU among the generations before is said here */
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
   if (st->relay)
     return relay_chain (self, st, buf);
   return enc_chain (self, st, buf);
@@ -1107,6 +1109,7 @@ gst_nc_encoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       /* everything buffered leaves before EOS, partial generation included */
       if (st)
         enc_finish (self, st);
+      gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
       break;
     case GST_EVENT_FLUSH_START:
       /* a streaming thread waiting in enc_sched_put gives up */

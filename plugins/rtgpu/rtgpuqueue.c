@@ -655,6 +655,8 @@ gst_rt_gpu_queue_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     gst_buffer_unref (buf);
     return GST_FLOW_FLUSHING;
   }
+  /* what failed on the GPU among the batches before is said here */
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
   if (size > qpad->w) {
     /* beyond the declared w: the schedulability proof does not cover it */
     __atomic_fetch_add (&qpad->drops_oversize, 1, __ATOMIC_RELAXED);

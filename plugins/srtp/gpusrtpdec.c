@@ -508,8 +508,10 @@ static GstFlowReturn
 gst_gpu_srtp_dec_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
   GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (parent);
+  GstFlowReturn ret = dec_process (self, pad == self->rtcp_sink, &buf, 1, FALSE);
 
-  return dec_process (self, pad == self->rtcp_sink, &buf, 1, FALSE);
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
+  return ret;
 }
 
 static GstFlowReturn
@@ -526,6 +528,7 @@ gst_gpu_srtp_dec_chain_list (GstPad * pad, GstObject * parent,
   gst_buffer_list_unref (list);
   ret = dec_process (self, pad == self->rtcp_sink, bufs, n, TRUE);
   g_free (bufs);
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (self), &self->gpu);
   return ret;
 }
 

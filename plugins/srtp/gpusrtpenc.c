@@ -1186,8 +1186,11 @@ static GstFlowReturn
 gst_gpu_srtp_enc_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
   EncPair *pair = gst_pad_get_element_private (pad);
+  GstFlowReturn ret = enc_process (GST_GPU_SRTP_ENC (parent), pair, &buf, 1, NULL);
 
-  return enc_process (GST_GPU_SRTP_ENC (parent), pair, &buf, 1, NULL);
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (parent),
+      &GST_GPU_SRTP_ENC (parent)->gpu);
+  return ret;
 }
 
 static GstFlowReturn
@@ -1206,6 +1209,8 @@ gst_gpu_srtp_enc_chain_list (GstPad * pad, GstObject * parent,
   ret = enc_process (GST_GPU_SRTP_ENC (parent), pair, bufs, n, list);
   if (bufs != stack_bufs)
     g_free (bufs);
+  gst_gpustream_gpu_check_fallbacks (GST_ELEMENT (parent),
+      &GST_GPU_SRTP_ENC (parent)->gpu);
   return ret;
 }
 
