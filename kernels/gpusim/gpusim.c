@@ -331,9 +331,13 @@ srtp_packet_ok (const SrtpArgs * a, uint32_t i, GsSrtpDesc * d)
       !dev_range_ok (a->out + (uint64_t) i * 4, 4))
     return 0;
   memcpy (d, (const void *) (uintptr_t) (a->descs + (uint64_t) i * sizeof *d), sizeof *d);
-  /* the packet grows by at most its tag and MKI */
-  return dev_range_ok (a->keys + (uint64_t) d->keys * sizeof (GsSrtpKeys), sizeof (GsSrtpKeys))
-      && dev_range_ok (a->buf + d->offset, (uint64_t) d->len + 16 + GS_SRTP_MAX_MKI);
+  if (!dev_range_ok (a->keys + (uint64_t) d->keys * sizeof (GsSrtpKeys), sizeof (GsSrtpKeys)))
+    return 0;
+  /* the protected packet: the SRTCP index, the MKI and the tag follow the
+   * unprotected bytes (d->len) */
+  const GsSrtpKeys *k = (const GsSrtpKeys *) (uintptr_t) a->keys + d->keys;
+  return dev_range_ok (a->buf + d->offset,
+      (uint64_t) d->len + (d->is_rtcp ? 4 : 0) + k->mki_len + k->tag_len);
 }
 
 static CUresult

@@ -50,6 +50,7 @@ static struct {
   CUresult (*EventSynchronize) (CUhandle);
   CUresult (*EventElapsedTime) (float *, CUhandle, CUhandle);
   CUresult (*ModuleLoadData) (CUhandle *, const void *);
+  CUresult (*ModuleUnload) (CUhandle);
   CUresult (*ModuleGetFunction) (CUhandle *, CUhandle, const char *);
   CUresult (*LaunchKernel) (CUhandle, unsigned, unsigned, unsigned, unsigned, unsigned,
       unsigned, unsigned, CUhandle, void **, void **);
@@ -106,7 +107,8 @@ load (void)
   S (EventRecord, "cuEventRecord"); S (EventQuery, "cuEventQuery");
   S (EventSynchronize, "cuEventSynchronize");
   S (EventElapsedTime, "cuEventElapsedTime_v2");
-  S (ModuleLoadData, "cuModuleLoadData"); S (ModuleGetFunction, "cuModuleGetFunction");
+  S (ModuleLoadData, "cuModuleLoadData"); S (ModuleUnload, "cuModuleUnload");
+  S (ModuleGetFunction, "cuModuleGetFunction");
   S (LaunchKernel, "cuLaunchKernel");
   S (fault_arm, "gpusim_fault_arm"); S (reset, "gpusim_reset"); S (hold, "gpusim_hold");
   S (get_stats, "gpusim_get_stats");
@@ -345,6 +347,7 @@ main (void)
   cu.EventDestroy (e1);
   cu.StreamDestroy (s1);
   cu.StreamDestroy (s2);
+  cu.ModuleUnload (mod);
   cu.CtxDestroy (ctx);
   cu.get_stats (&st);
   CHECK (st.allocs_live == 0, "nothing left allocated (%llu)",
