@@ -711,10 +711,32 @@ gst_rt_gpu_queue_sink_event (GstPad * pad, GstObject * parent,
     default:
       break;
   }
-  /* serialized events travel with the packets, so they stay in order */
-  if (GST_EVENT_IS_SERIALIZED (event) &&
-      gst_gpustream_sched_stream_push (qpad->stream, event, 0, 0))
-    return TRUE;
+  /* serialized events travel with the packets, so they stay in order. A
+   * batch that is full now has room after the next cycle: an event waits
+   * for it (events are few) rather than overtaking the packets before it,
+   * which an EOS would have thrown away unsent */
+  if (GST_EVENT_IS_SERIALIZED (event)) {
+    const gulong nap_us = MAX (self->cycle / 4000, 100);
+    gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+
+    for (;;) {
+      gboolean flushing;
+
+      if (gst_gpustream_sched_stream_push (qpad->stream, event, 0, 0))
+        return TRUE;
+      g_mutex_lock (&qpad->flow_lock);
+      flushing = qpad->flushing;
+      g_mutex_unlock (&qpad->flow_lock);
+      if (flushing || !gst_gpustream_scheduler_is_running (self->sched))
+        break;
+      if (g_get_monotonic_time () > until) {
+        GST_WARNING_OBJECT (pad, "no room for %s in 2 s: sent ahead of the "
+            "packets queued before it", GST_EVENT_TYPE_NAME (event));
+        break;
+      }
+      g_usleep (nap_us);
+    }
+  }
   return gst_pad_push_event (qpad->srcpad, event);
 }
 

@@ -265,6 +265,52 @@ get_u64 (const GstStructure * s, const gchar * field)
   return v;
 }
 
+/* An unpaced burst far beyond a cycle's batch, then EOS: every packet
+ * comes out or is counted as dropped (drops-overflow), and EOS comes after
+ * the packets. EOS used to overtake a full batch and end the stream with
+ * the packets still in it, sent nowhere and counted nowhere. */
+static void
+count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gpointer data)
+{
+  (*(guint *) data)++;
+}
+
+GST_START_TEST (test_eos_after_full_batch)
+{
+  guint round;
+
+  for (round = 0; round < 5; round++) {
+    GstElement *pipe = gst_parse_launch ("rtgpuqueue name=q processor=copy "
+        "backend=cpu cycle=2000000 default-max-rate=100000000 "
+        "police-burst=1000000000 fakesrc num-buffers=600 sizetype=fixed "
+        "sizemax=1300 filltype=zero ! q.sink_0 q.src_0 ! fakesink name=out "
+        "sync=false signal-handoffs=true", NULL);
+    GstElement *q = gst_bin_get_by_name (GST_BIN (pipe), "q");
+    GstElement *out = gst_bin_get_by_name (GST_BIN (pipe), "out");
+    GstMessage *m;
+    GstStructure *st;
+    guint got = 0;
+
+    g_signal_connect (out, "handoff", G_CALLBACK (count_handoff), &got);
+    gst_element_set_state (pipe, GST_STATE_PLAYING);
+    m = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe), 20 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS);
+    gst_message_unref (m);
+    g_object_get (q, "stats", &st, NULL);
+    fail_unless_equals_uint64 (got + get_u64 (st, "drops-overflow") +
+        get_u64 (st, "drops-policed"), 600);
+    fail_unless_equals_uint64 (get_u64 (st, "packets"), got);
+    gst_structure_free (st);
+    gst_element_set_state (pipe, GST_STATE_NULL);
+    gst_object_unref (q);
+    gst_object_unref (out);
+    gst_object_unref (pipe);
+  }
+}
+
+GST_END_TEST;
+
 /* ---- stalls of the whole process ---------------------------------------- */
 
 /* A thread that wakes every millisecond and keeps the longest gap between
@@ -2108,6 +2154,7 @@ rtgpuqueue_suite (void)
   tcase_add_test (tc, test_nc_encode_to_ncdecoder);
   tcase_add_test (tc, test_nc_encode_bad_config);
   tcase_add_test (tc, test_nc_encode_launch_line);
+  tcase_add_test (tc, test_eos_after_full_batch);
   return s;
 }
 
