@@ -1597,12 +1597,12 @@ static const struct { CUresult r; const char *name, *text; } errors[] = {
   {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
-EXPORT CUresult
-cuGetErrorName (CUresult r, const char **s)
+static CUresult
+error_text (CUresult r, const char **s, int name)
 {
   for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
     if (errors[i].r == r) {
-      *s = errors[i].name;
+      *s = name ? errors[i].name : errors[i].text;
       return CUDA_SUCCESS;
     }
   *s = NULL;
@@ -1610,15 +1610,15 @@ cuGetErrorName (CUresult r, const char **s)
 }
 
 EXPORT CUresult
+cuGetErrorName (CUresult r, const char **s)
+{
+  return error_text (r, s, 1);
+}
+
+EXPORT CUresult
 cuGetErrorString (CUresult r, const char **s)
 {
-  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-    if (errors[i].r == r) {
-      *s = errors[i].text;
-      return CUDA_SUCCESS;
-    }
-  *s = NULL;
-  return CUDA_ERROR_INVALID_VALUE;
+  return error_text (r, s, 0);
 }
 
 /* ---- gpusim.h --------------------------------------------------------------- */
