@@ -468,8 +468,19 @@ rtgpu_forward (gpointer stream_data, GstGpuStreamSchedItem * item)
   else if (GST_IS_BUFFER_LIST (data))
     /* nc-encode: the coded packets of one packet */
     ret = gst_pad_push_list (pad->srcpad, data);
-  else
+  else {
+    /* the last batches ran after the stream's last packet came in: what
+     * failed on the GPU among them is said before the stream ends */
+    if (GST_EVENT_TYPE (data) == GST_EVENT_EOS) {
+      GstElement *self = gst_pad_get_parent_element (pad->srcpad);
+
+      if (self) {
+        gst_gpustream_gpu_check_fallbacks (self, &GST_RT_GPU_QUEUE (self)->gpu);
+        gst_object_unref (self);
+      }
+    }
     gst_pad_push_event (pad->srcpad, data);
+  }
 
   g_mutex_lock (&pad->flow_lock);
   pad->forwarding = FALSE;
