@@ -37,6 +37,13 @@ Areas:
             Poisson arrivals, Zipf channels, 750 kbit/s sessions, C = 1, 30,
             200 channels (Zhao et al. 2010, Fig. 7-10; bench/bench_server.py;
             --quick: C = 1 and 200, three steps each)
+  gpu-sim   the host CPU time per packet (frame) of the GPU paths on the
+            simulated device (kernels/gpusim): gpusrtpenc (buffers, lists),
+            rtgpuqueue srtp-protect (N = 1, 8, 64), ncencoder, dxtenc,
+            cstpsink, Zero-load and Full-load (Zhang et al. 2015, Fig. 9),
+            beside the CPU path and GstQueue moving the same packets, per
+            thread, the simulator's emulation of the GPU left out
+            (bench/bench_gpusim.{c,py}; docs/benchmarks/gpu-sim.md)
   kernels   every kernel benchmark (nc, srtp, dxt without the elements and
             the anchors built at bench time)
   all       everything
@@ -224,7 +231,7 @@ def main():
                                          "dxt-kernels"}
     unknown = areas - {"nc", "nc-kernels", "srtp", "srtp-kernels", "dxt",
                        "dxt-kernels", "rtgpu", "cstp", "reliability",
-                       "server-files", "server"}
+                       "server-files", "server", "gpu-sim"}
     if unknown:
         p.error("unknown area(s): " + ", ".join(sorted(unknown)))
 
@@ -254,6 +261,10 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_rtgpu
         bench_rtgpu.bench(a.build, results)
+    if "gpu-sim" in areas:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_gpusim
+        bench_gpusim.bench(a.build, results)
     if "server-files" in areas:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_http
