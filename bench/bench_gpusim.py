@@ -69,12 +69,12 @@ CASES = [
          what="1328-byte RTP packets, one stream, each pushed alone (a batch of one)",
          args=["--element", "srtpenc", "--input", "buffers"],
          rate=8000, items=8000, warm=800, unit="packet", out_per_item=1,
-         anchor=["--input", "buffers", "--size", str(PKT)], bytes=PKT),
+         anchor=["--input", "buffers", "--size", str(PKT)], bytes=PKT, serial=True),
     dict(key="srtp-lists", title="gpusrtpenc, buffer lists",
          what="1328-byte RTP packets, one stream, in lists of 64 (one batch a list)",
          args=["--element", "srtpenc", "--input", "lists"],
          rate=20000 / 64, items=312, warm=32, unit="packet", out_per_item=64,
-         anchor=["--input", "lists", "--size", str(PKT)], bytes=PKT),
+         anchor=["--input", "lists", "--size", str(PKT)], bytes=PKT, serial=True),
 ] + [
     dict(key="rtgpu-%d" % n, title="rtgpuqueue processor=srtp-protect, N = %d" % n,
          what="1328-byte RTP packets, %d stream%s (one per pipeline), cycle 10 ms, "
@@ -322,7 +322,8 @@ def report(case, results):
             roles_text(d, anchor) if anchor else ""))
         row = {"bench": "gpu-sim", "case": case["key"], "title": case["title"],
                "mode": mode, "mode_label": label, "element": res["element"],
-               "backend": res["backend"], "model": model if res.get("gpusim") else None,
+               "backend": None if mode in ("queue", "direct") else res["backend"],
+               "model": model if res.get("gpusim") else None,
                "unit": unit, "units": d["units"], "units_per_s": round(d["units_per_s"], 1),
                "rate_items_per_s": res["rate_items_per_s"], "items": res["items"],
                "lost": max(0, res["items"] * res["out_per_item"] - res["out"]),
@@ -350,7 +351,7 @@ def report(case, results):
             w = d["roles_ns"][worker_role] / anchor
             row["ratio_worker"] = round(w, 3)
             row["pass_worker"] = w <= WORKER_TARGET
-            log("  %-14s %s %.0f ns = %.2f x GstQueue: %s (target <= %.1f)" % (
+            log("  %-14s %s %.0f ns = %.3f x GstQueue: %s (target <= %.1f)" % (
                 tag + ":", "worker (%s)" % WORKER_THREADS[worker_role],
                 d["roles_ns"][worker_role], w,
                 "PASS" if w <= WORKER_TARGET else "FAIL", WORKER_TARGET))
@@ -359,7 +360,7 @@ def report(case, results):
                 "'source')" % (tag + ":"))
         h = d["host_ns"] / anchor
         row["pass_host"] = h <= HOST_TARGET
-        log("  %-14s all host work %.0f ns = %.2f x GstQueue: %s (target <= %.1f)" % (
+        log("  %-14s all host work %.0f ns = %.3f x GstQueue: %s (target <= %.1f)" % (
             "", d["host_ns"], h, "PASS" if h <= HOST_TARGET else "FAIL", HOST_TARGET))
         if mode != "h100":
             continue
@@ -389,7 +390,7 @@ def report(case, results):
             "CUDA stream): %.2f x: %s (target >= %.1f)" % (
                 "", pred, unit, bits(pred), e2e, bits(e2e), at, ratio,
                 "PASS" if ratio >= MODEL_TARGET else "FAIL", MODEL_TARGET))
-        if bound_role == "source" and worker_role is None:
+        if case.get("serial"):
             # the streaming thread waits for each batch: host and device in series
             serial = 1e9 / (d["host_ns"] + 1e9 / e2e)
             row["serial_per_s"] = round(serial, 1)
