@@ -305,6 +305,14 @@ grid_threads (const SimOp * op)
       op->block[0] * op->block[1] * op->block[2];
 }
 
+/* A launch's modelled time: its latency and its work at the kernel's rate
+ * (none in the zero model, whose rates are 0) */
+static double
+launch_time (const SimModel * m, double work, double rate)
+{
+  return m->launch_latency_s + (rate > 0 ? work / rate : 0);
+}
+
 typedef struct {
   uint64_t keys, descs;
   uint32_t n;
@@ -384,7 +392,7 @@ model_srtp (const SimOp * op, const SimModel * m)
     for (uint32_t i = 0; i < a.n; i++)
       bytes += d[i].len;
   }
-  return m->launch_latency_s + (m->srtp_bytes > 0 ? bytes / m->srtp_bytes : 0);
+  return launch_time (m, bytes, m->srtp_bytes);
 }
 
 static CUresult
@@ -447,7 +455,7 @@ model_rlnc (const SimOp * op, const SimModel * m)
     for (uint32_t i = 0; i < njobs; i++)
       madds += (double) j[i].n * j[i].k * j[i].m;
   }
-  return m->launch_latency_s + (m->rlnc_madds > 0 ? madds / m->rlnc_madds : 0);
+  return launch_time (m, madds, m->rlnc_madds);
 }
 
 static int
@@ -490,7 +498,7 @@ model_dxt_encode (const SimOp * op, const SimModel * m)
   DxtGpuEncode job;
   memcpy (&job, op->params, sizeof job);
   double blocks = (double) dxt_blocks_x (job.img.width) * job.nrows;
-  return m->launch_latency_s + (m->dxt_blocks > 0 ? blocks / m->dxt_blocks : 0);
+  return launch_time (m, blocks, m->dxt_blocks);
 }
 
 static CUresult
@@ -524,7 +532,7 @@ model_dxt_decode (const SimOp * op, const SimModel * m)
   DxtGpuDecode job;
   memcpy (&job, op->params, sizeof job);
   double blocks = (double) dxt_blocks_x (job.width) * dxt_blocks_y (job.height);
-  return m->launch_latency_s + (m->dxt_decode_blocks > 0 ? blocks / m->dxt_decode_blocks : 0);
+  return launch_time (m, blocks, m->dxt_decode_blocks);
 }
 
 /* Every kernel of kernels/ (the .cu files), by the name the plugins look up, with the
