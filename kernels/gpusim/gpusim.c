@@ -632,6 +632,7 @@ stream_thread (void *data)
       err = sticky ? sticky : s->error;
     else if (fault_fires (GPUSIM_FAULT_LOST))
       err = sticky = CUDA_ERROR_LAUNCH_FAILED;
+    double start = op->submit_s > s->model_end ? op->submit_s : s->model_end;
     pthread_mutex_unlock (&lock);
 
     /* the work itself, outside the lock: a kernel or a copy. The modelled
@@ -642,8 +643,7 @@ stream_thread (void *data)
       op->modelled_s = op->kernel->model (op, model);
     if (err == CUDA_SUCCESS)
       err = stream_run_op (s, op);
-    double end = (op->submit_s > s->model_end ? op->submit_s : s->model_end) +
-        op->modelled_s;
+    double end = start + op->modelled_s;
     double left = end - now_s ();
     if (err == CUDA_SUCCESS && left > 2e-6) {
       struct timespec ts = { (time_t) left, (long) ((left - (time_t) left) * 1e9) };
@@ -1644,6 +1644,17 @@ EXPORT void
 gpusim_hold (int on)
 {
   pthread_mutex_lock (&lock);
+  /* a held device starts nothing, so the modelled device sees the work
+   * queued meanwhile arrive when it is let go: however long the host took
+   * between the queuing calls (a loaded machine, a sanitizer) is not
+   * device time in the events' clock */
+  if (held && !on) {
+    double release = now_s ();
+    for (struct SimStream *s = all_streams; s; s = s->all_next)
+      for (SimOp *op = s->head; op; op = op->next)
+        if (op->submit_s < release)
+          op->submit_s = release;
+  }
   held = on;
   pthread_cond_broadcast (&changed);
   pthread_mutex_unlock (&lock);

@@ -35,7 +35,9 @@ void gpusim_fault_arm (GpusimFault kind, uint32_t nth);
 void gpusim_reset (void);
 
 /* While held (1), no stream starts another operation: the calls still
- * return at once, so a test sees work that is queued and not yet done. */
+ * return at once, so a test sees work that is queued and not yet done.
+ * The modelled clock counts what was queued while held as queued at the
+ * release, so event times hold the model's durations alone. */
 void gpusim_hold (int held);
 
 typedef struct {
