@@ -113,6 +113,8 @@ typedef struct
   guint cap;
   gint reserved;                /* atomic: slots handed out */
   gint writers;                 /* atomic: collectors inside */
+  gboolean has_area;            /* the processor's area below was made */
+  gpointer area;                /* the processor's (area_new), for collect */
 } Batch;
 
 /* The worker of a device (see the top of the file). */
@@ -148,6 +150,8 @@ struct _Pipeline
   gboolean pending;             /* worker only: work_idx processed, waiting
                                  * for the forwarder to take it */
   gpointer submitted;           /* worker only: what submit returned */
+  gboolean has_work_area;       /* worker only: work_idx's area, taken */
+  gpointer work_area;           /*   out of it at the swap */
   guint64 rate;                 /* sum of v of its streams, under sched lock */
 
   /* forwarder hand-off */
@@ -304,6 +308,7 @@ stream_setup_policer (GstGpuStreamSchedStream * s, GstClockTime cycle,
 static gboolean
 batch_collect (Pipeline * pl, const GstGpuStreamSchedItem * item)
 {
+  const GstGpuStreamProcessor *proc = &pl->sched->processor;
   Batch *b;
   gint idx, slot;
   gboolean ok;
@@ -319,8 +324,12 @@ batch_collect (Pipeline * pl, const GstGpuStreamSchedItem * item)
   }
   slot = g_atomic_int_add (&b->reserved, 1);
   ok = (guint) slot < b->cap;
-  if (ok)
+  if (ok) {
     b->items[slot] = *item;
+    /* still announced: the worker waits for this before it takes the batch */
+    if (proc->collect)
+      proc->collect (pl->sched->proc_data, b->area, &b->items[slot]);
+  }
   g_atomic_int_add (&b->writers, -1);
   return ok;
 }
@@ -700,9 +709,39 @@ pipeline_swap (Pipeline * pl)
     if (++spins > 64)
       g_thread_yield ();        /* a collector was preempted mid-write */
   reserved = (guint) g_atomic_int_get (&b->reserved);
+  pl->has_work_area = b->has_area;
+  pl->work_area = b->area;
+  b->has_area = FALSE;
+  b->area = NULL;
   pl->work_idx = old;
   pl->work_reserved = reserved;
   pl->work_n = MIN (reserved, b->cap);
+}
+
+/* The processor's area of a batch nobody else sees now (the spare, or one
+ * at start), made anew for its capacity; worker (or start / stop) only. */
+static void
+batch_area_release (Pipeline * pl, gboolean * has_area, gpointer * area)
+{
+  GstGpuStreamScheduler *sched = pl->sched;
+
+  if (*has_area && sched->processor.area_free)
+    sched->processor.area_free (sched->proc_data, *area);
+  *has_area = FALSE;
+  *area = NULL;
+}
+
+static void
+batch_area_renew (Pipeline * pl, Batch * b)
+{
+  GstGpuStreamScheduler *sched = pl->sched;
+
+  if (!sched->processor.collect)
+    return;
+  batch_area_release (pl, &b->has_area, &b->area);
+  b->area = sched->processor.area_new (sched->proc_data,
+      sched->use_gpu ? sched->cuda_context : NULL, b->cap);
+  b->has_area = TRUE;
 }
 
 /* Hands the processed batch to the forwarder once it has released the
@@ -743,6 +782,7 @@ pipeline_handoff (Pipeline * pl, gint64 deadline)
     b->cap = cap;
   }
   g_atomic_int_set (&b->reserved, 0);
+  batch_area_renew (pl, b);
   pl->spare = released;
   return TRUE;
 }
@@ -777,9 +817,17 @@ cycle_launch (GstGpuStreamScheduler * sched, guint * lane)
     GstGpuStreamSchedItem *items = pl->bufs[pl->work_idx].items;
 
     pl->submitted = NULL;
-    if (pl->pending || pl->work_n == 0)
+    if (pl->pending)
       continue;
-    if (sched->processor.submit)
+    if (pl->work_n == 0) {
+      batch_area_release (pl, &pl->has_work_area, &pl->work_area);
+      continue;
+    }
+    if (pl->has_work_area) {
+      pl->has_work_area = FALSE;
+      pl->submitted = sched->processor.submit_area (sched->proc_data, ctx,
+          (*lane)++, g_steal_pointer (&pl->work_area), items, pl->work_n);
+    } else if (sched->processor.submit)
       pl->submitted = sched->processor.submit (sched->proc_data, ctx,
           (*lane)++, items, pl->work_n);
     else if (sched->use_gpu)
@@ -1329,6 +1377,10 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
       pl->bufs[j].cap = INITIAL_BATCH;
       pl->bufs[j].items = g_new (GstGpuStreamSchedItem, INITIAL_BATCH);
     }
+    /* the collectors' batch and the spare; the forwarder's gets its area
+     * when it comes back */
+    batch_area_renew (pl, &pl->bufs[0]);
+    batch_area_renew (pl, &pl->bufs[1]);
     /* Table 2, row 1 with the forwarder's batch already released */
     pl->collect_idx = 0;
     pl->spare = 1;
@@ -1400,8 +1452,11 @@ gst_gpustream_scheduler_stop (GstGpuStreamScheduler * sched)
       for (j = 0; j < pl->work_n; j++)
         item_drop (sched, &pl->bufs[pl->work_idx].items[j]);
     }
-    for (j = 0; j < 3; j++)
+    for (j = 0; j < 3; j++) {
+      batch_area_release (pl, &pl->bufs[j].has_area, &pl->bufs[j].area);
       g_free (pl->bufs[j].items);
+    }
+    batch_area_release (pl, &pl->has_work_area, &pl->work_area);
     g_mutex_clear (&pl->lock);
     g_cond_clear (&pl->cond);
   }

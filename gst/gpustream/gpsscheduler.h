@@ -45,6 +45,9 @@ typedef struct _GstGpuStreamSchedStream GstGpuStreamSchedStream;
 /* Set on items that are packets; other items (events, markers) pass through
  * in order but are neither processed, policed nor counted. */
 #define GST_GPUSTREAM_SCHED_ITEM_PACKET (1u << 0)
+/* Left to the processor: the scheduler neither sets nor reads it (a
+ * processor with collect marks the items it collected). */
+#define GST_GPUSTREAM_SCHED_ITEM_PROCESSOR (1u << 15)
 
 typedef struct {
   gpointer data;                    /* owned by the item until forwarded */
@@ -80,6 +83,29 @@ typedef struct {
   gpointer (*submit) (gpointer proc_data, GstObject * cuda_context,
       guint lane, GstGpuStreamSchedItem * items, guint n_items);
   void (*finish) (gpointer proc_data, gpointer submitted);
+  /* Optional (all four or none, with submit / finish): the per-packet half
+   * on the collectors' threads (Zhang et al., section 5: each collector
+   * copies its packet into the batch as it arrives, and the worker touches
+   * batches only). Every batch a collector fills has an area of the
+   * processor's, made by area_new on the worker while no collector sees the
+   * batch (cuda_context as for submit; cap: the batch's item slots); NULL
+   * is an area too (the processor has none to give: collect then leaves
+   * items alone). collect runs on the collector's thread for an item that
+   * got a slot, before the worker can see the slot: it may replace
+   * item->data as submit may, and set GST_GPUSTREAM_SCHED_ITEM_PROCESSOR.
+   * Collectors of several streams call it at once on one area. The worker
+   * then calls submit_area in place of submit, handing over the batch's
+   * area (the processor's to release from then on, once finish is done with
+   * it; the output buffers may hold it longer); area_free releases an area
+   * that was never submitted. */
+  gpointer (*area_new) (gpointer proc_data, GstObject * cuda_context,
+      guint cap);
+  void (*area_free) (gpointer proc_data, gpointer area);
+  void (*collect) (gpointer proc_data, gpointer area,
+      GstGpuStreamSchedItem * item);
+  gpointer (*submit_area) (gpointer proc_data, GstObject * cuda_context,
+      guint lane, gpointer area, GstGpuStreamSchedItem * items,
+      guint n_items);
 } GstGpuStreamProcessor;
 
 typedef struct {

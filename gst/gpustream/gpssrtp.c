@@ -109,11 +109,9 @@ batch_packet (const SrtpStaging * st, const SrtpBatch * b, gsize i)
  * figures): one warp per packet for small batches, one thread per packet
  * otherwise. GS_SRTP_GPU_KERNEL=thread|warp forces one, for benchmarks. */
 static GpsKernel
-protect_kernel (const SrtpBatch * b)
+protect_kernel_for (gsize nd, gboolean gcm)
 {
   static gsize forced = 0;      /* 1 auto, 2 thread, 3 warp */
-  gboolean gcm = FALSE;
-  gsize i;
 
   if (g_once_init_enter (&forced)) {
     const gchar *v = g_getenv ("GS_SRTP_GPU_KERNEL");
@@ -124,11 +122,39 @@ protect_kernel (const SrtpBatch * b)
   if (forced != 1)
     return forced == 3 ? GPS_KERNEL_SRTP_PROTECT_WARP :
         GPS_KERNEL_SRTP_PROTECT;
-  for (i = 0; i < b->keys->len && !gcm; i++)
-    gcm = g_array_index (b->keys, GsSrtpKeys, i).cipher == GS_SRTP_C_AES_GCM;
-  return b->nd <= (gcm ? SRTP_GPU_WARP_MAX_PACKETS_GCM :
+  return nd <= (gcm ? SRTP_GPU_WARP_MAX_PACKETS_GCM :
       SRTP_GPU_WARP_MAX_PACKETS) ? GPS_KERNEL_SRTP_PROTECT_WARP :
       GPS_KERNEL_SRTP_PROTECT;
+}
+
+static GpsKernel
+protect_kernel (const SrtpBatch * b)
+{
+  gboolean gcm = FALSE;
+  gsize i;
+
+  for (i = 0; i < b->keys->len && !gcm; i++)
+    gcm = g_array_index (b->keys, GsSrtpKeys, i).cipher == GS_SRTP_C_AES_GCM;
+  return protect_kernel_for (b->nd, gcm);
+}
+
+/* Queues one launch of `which` (a protect or unprotect kernel) over count
+ * descriptors on stream; keys, descs, buf and out are device pointers. */
+static CUresult
+srtp_launch (GstCudaContext * ctx, GpsKernel which, CUdeviceptr k,
+    CUdeviceptr d, guint32 count, CUdeviceptr buf, CUdeviceptr o,
+    CUstream stream)
+{
+  CUfunction func;
+  void *args[] = { &k, &d, &count, &buf, &o };
+  const guint64 threads = (which == GPS_KERNEL_SRTP_PROTECT_WARP ? 32 : 1) *
+      (guint64) count;
+  guint blocks = (guint) ((threads + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS);
+
+  if (!gps_cuda_get_kernel (ctx, which, &func))
+    return CUDA_ERROR_NOT_FOUND;
+  return CuLaunchKernel (func, blocks, 1, 1, SRTP_GPU_THREADS, 1, 1, 0,
+      stream, args, NULL);
 }
 
 /* Lays the batch out (room per packet: cap for protect, len for unprotect),
@@ -178,19 +204,10 @@ batch_launch (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
 
   CHECK (gps_cuda_copy_linear (st->host, NULL, 0, st->dev, b->total,
           st->stream[0]), "copying the batch to the device");
-  {
-    CUdeviceptr k = st->dev + b->keys_off, d = st->dev + b->descs_off;
-    CUdeviceptr buf = st->dev + b->data_off, o = st->dev + b->out_off;
-    guint32 count = (guint32) b->nd;
-    void *args[] = { &k, &d, &count, &buf, &o };
-    const guint64 threads = (which == GPS_KERNEL_SRTP_PROTECT_WARP ? 32 : 1) *
-        (guint64) b->nd;
-    guint blocks = (guint) ((threads + SRTP_GPU_THREADS - 1) /
-        SRTP_GPU_THREADS);
-
-    CHECK (CuLaunchKernel (func, blocks, 1, 1, SRTP_GPU_THREADS, 1, 1, 0,
-            st->stream[0], args, NULL), "launching the kernel");
-  }
+  (void) func;
+  CHECK (srtp_launch (ctx, which, st->dev + b->keys_off,
+          st->dev + b->descs_off, (guint32) b->nd, st->dev + b->data_off,
+          st->dev + b->out_off, st->stream[0]), "launching the kernel");
   /* back: the per-packet outputs and every packet area */
   CHECK (gps_cuda_copy_linear (NULL, st->host + b->out_off,
           st->dev + b->out_off, 0, b->total - b->out_off, st->stream[0]),
@@ -956,9 +973,15 @@ gst_gpu_srtp_stats_add_stream (GValue * streams, guint32 ssrc, guint32 roc,
  *   impl         "auto" (default) or "scalar": the CPU code of a batch the
  *                GPU does not run; "scalar" is the per-packet reference, for
  *                measurements that must not depend on the CPU's extensions
- * Stats: srtp-streams (contexts made), srtp-drops, srtp-gpu-batches. */
+ * Stats: srtp-streams (contexts made), srtp-drops, srtp-gpu-batches,
+ * srtp-collected (packets their collectors copied into a GPU batch's area),
+ * srtp-area-full (packets protected on the CPU by their collector, their
+ * batch's area being full). */
 
 #define SRTP_PROTECT_MAX_KEY 64
+
+struct _SrtpAreaPool;
+static void area_pool_close (struct _SrtpAreaPool *pool);
 
 typedef struct
 {
@@ -969,19 +992,46 @@ typedef struct
   guint8 key[SRTP_PROTECT_MAX_KEY];
   gsize key_len;
   GsSrtpImpl impl;
-  GHashTable *ctx;              /* SSRC -> GsSrtpCtx: the worker only (it
-                                 * runs the batches one after the other) */
+  /* lock: the contexts, their keys and last_warn, for the collectors of
+   * every stream (which prepare each packet as it arrives: its SRTP index
+   * moves there) and the worker */
+  GMutex lock;
+  GHashTable *ctx;              /* SSRC -> SrtpProtectCtx */
+  GArray *keys;                 /* GsSrtpKeys: context i's RTP keys at 2i,
+                                 * its RTCP keys at 2i + 1 */
   gint streams;                 /* atomic: contexts made */
   guint64 drops;                /* atomic */
   guint64 gpu_batches;          /* atomic */
-  gint64 last_warn;             /* worker only */
+  guint64 collected;            /* atomic: copied into a batch area */
+  guint64 area_full;            /* atomic: protected at collect, no room */
+  gint64 last_warn;
+  gsize rtp_oh, rtcp_oh;
+  struct _SrtpAreaPool *pool;   /* the batch areas (GPU only) */
+  guint max_len;                /* atomic: the longest packet collected */
 } SrtpProtect;
+
+typedef struct
+{
+  GsSrtpCtx c;                  /* first: a GsSrtpCtx * of the table is one */
+  guint32 keys;                 /* c's RTP keys in SrtpProtect.keys */
+} SrtpProtectCtx;
 
 static void
 srtp_protect_ctx_free (gpointer data)
 {
   gsrtp_ctx_clear (data);       /* wipes the session keys */
   g_free (data);
+}
+
+static void
+wipe (gpointer p, gsize n)
+{
+  /* volatile so the compiler keeps the wipe */
+  volatile guint8 *v = p;
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    v[i] = 0;
 }
 
 /* field of config as a value of enum_type: a nick, an enum or an integer */
@@ -1085,6 +1135,10 @@ srtp_protect_setup (const GstStructure * config, GstElement * owner,
     goto refused;
   }
   sp->ctx = g_hash_table_new_full (NULL, NULL, NULL, srtp_protect_ctx_free);
+  sp->keys = g_array_new (FALSE, FALSE, sizeof (GsSrtpKeys));
+  sp->rtp_oh = gsrtp_rtp_overhead (sp->policy);
+  sp->rtcp_oh = gsrtp_rtcp_overhead (sp->policy);
+  g_mutex_init (&sp->lock);
   return sp;
 
 refused:
@@ -1096,36 +1150,58 @@ static void
 srtp_protect_teardown (gpointer data)
 {
   SrtpProtect *sp = data;
-  /* volatile so the compiler keeps the wipe */
-  volatile guint8 *p = sp->key;
-  gsize i;
 
   g_clear_pointer (&sp->ctx, g_hash_table_destroy);
-  for (i = 0; i < sizeof sp->key; i++)
-    p[i] = 0;
+  if (sp->keys) {
+    /* the session keys: no copy left behind */
+    wipe (sp->keys->data, sp->keys->len * sizeof (GsSrtpKeys));
+    g_array_unref (sp->keys);
+    g_mutex_clear (&sp->lock);
+  }
+  wipe (sp->key, sizeof sp->key);
+  area_pool_close (sp->pool);
   g_free (sp);
 }
 
-static GsSrtpCtx *
+/* sp->lock held */
+static SrtpProtectCtx *
 srtp_protect_ctx (SrtpProtect * sp, guint32 ssrc)
 {
-  GsSrtpCtx *ctx = g_hash_table_lookup (sp->ctx, GUINT_TO_POINTER (ssrc));
+  SrtpProtectCtx *pc = g_hash_table_lookup (sp->ctx, GUINT_TO_POINTER (ssrc));
   GsSrtpResult r;
 
-  if (ctx)
-    return ctx;
-  ctx = g_new0 (GsSrtpCtx, 1);
-  r = gsrtp_ctx_init (ctx, sp->policy, sp->policy, sp->key, sp->key_len, 0);
+  if (pc)
+    return pc;
+  pc = g_new0 (SrtpProtectCtx, 1);
+  r = gsrtp_ctx_init (&pc->c, sp->policy, sp->policy, sp->key, sp->key_len,
+      0);
   if (r != GSRTP_OK) {
     GST_WARNING_OBJECT (sp->owner, "SRTP context for SSRC 0x%08x: %s", ssrc,
         gsrtp_result_name (r));
-    g_free (ctx);
+    g_free (pc);
     return NULL;
   }
   GST_DEBUG_OBJECT (sp->owner, "new SRTP context for SSRC 0x%08x", ssrc);
-  g_hash_table_insert (sp->ctx, GUINT_TO_POINTER (ssrc), ctx);
+  pc->keys = sp->keys->len;
+  g_array_append_val (sp->keys, pc->c.rtp_keys);
+  g_array_append_val (sp->keys, pc->c.rtcp_keys);
+  g_hash_table_insert (sp->ctx, GUINT_TO_POINTER (ssrc), pc);
   g_atomic_int_inc (&sp->streams);
-  return ctx;
+  return pc;
+}
+
+/* What srtp-protect makes of a packet's first bytes: FALSE when it is
+ * neither RTP nor RTCP. */
+static gboolean
+srtp_protect_classify (const guint8 * hdr, gsize got, gboolean * is_rtcp,
+    guint32 * ssrc)
+{
+  /* RFC 5761: RTCP packet types 192..223 in the second byte */
+  *is_rtcp = got >= 2 && hdr[1] >= 192 && hdr[1] <= 223;
+  if (got < (*is_rtcp ? 8u : 12u) || (hdr[0] >> 6) != 2)
+    return FALSE;
+  *ssrc = GST_READ_UINT32_BE (hdr + (*is_rtcp ? 4 : 8));
+  return TRUE;
 }
 
 /* The packet is not forwarded: its data becomes NULL (the item itself
@@ -1134,10 +1210,15 @@ static void
 srtp_protect_drop (SrtpProtect * sp, GstGpuStreamSchedItem * it,
     const gchar * why)
 {
+  gboolean warn;
+
   gst_buffer_unref (it->data);
   it->data = NULL;
   __atomic_fetch_add (&sp->drops, 1, __ATOMIC_RELAXED);
-  if (sp->owner && gst_gpustream_warn_ok (&sp->last_warn)) {
+  g_mutex_lock (&sp->lock);
+  warn = sp->owner && gst_gpustream_warn_ok (&sp->last_warn);
+  g_mutex_unlock (&sp->lock);
+  if (warn) {
     GST_ELEMENT_WARNING (sp->owner, STREAM, ENCODE,
         ("srtp-protect dropped a packet: %s", why),
         ("%" G_GUINT64_FORMAT " dropped so far (stats: srtp-drops); at most "
@@ -1156,6 +1237,15 @@ typedef struct
   guint *idx;                   /* pkts[i] is items[idx[i]] */
   guint k;
   GstGpuStreamSrtpBatch *batch;
+  /* the batch's area (submit_area): its packets protected in place */
+  struct _SrtpArea *area;
+  guint area_n;                 /* descriptors in it */
+#if GS_HAVE_CUDA
+  GstCudaContext *actx;
+  SrtpStaging *st;              /* locked from submit to finish */
+  const gchar *step;            /* the CUDA step that failed, if one did */
+  CUresult res;
+#endif
 } SrtpProtectBatch;
 
 static gpointer
@@ -1178,19 +1268,22 @@ srtp_protect_submit (gpointer proc_data, GstObject * cuda_context,
     guint8 hdr[12];
     gsize len, got, oh;
     gboolean is_rtcp;
-    GsSrtpCtx *ctx;
+    guint32 ssrc;
+    SrtpProtectCtx *ctx;
 
-    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in)
+    /* (collected: protected already, in the batch's area or at collect) */
+    if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in ||
+        (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PROCESSOR))
       continue;
     len = gst_buffer_get_size (in);
     got = gst_buffer_extract (in, 0, hdr, sizeof hdr);
-    /* RFC 5761: RTCP packet types 192..223 in the second byte */
-    is_rtcp = got >= 2 && hdr[1] >= 192 && hdr[1] <= 223;
-    if (got < (is_rtcp ? 8u : 12u) || (hdr[0] >> 6) != 2) {
+    if (!srtp_protect_classify (hdr, got, &is_rtcp, &ssrc)) {
       srtp_protect_drop (sp, &items[i], "not an RTP or RTCP packet");
       continue;
     }
-    ctx = srtp_protect_ctx (sp, GST_READ_UINT32_BE (hdr + (is_rtcp ? 4 : 8)));
+    g_mutex_lock (&sp->lock);
+    ctx = srtp_protect_ctx (sp, ssrc);
+    g_mutex_unlock (&sp->lock);
     if (!ctx) {
       srtp_protect_drop (sp, &items[i], "no SRTP context");
       continue;
@@ -1200,7 +1293,7 @@ srtp_protect_submit (gpointer proc_data, GstObject * cuda_context,
     gst_buffer_copy_into (b->outs[k], in, GST_BUFFER_COPY_METADATA, 0, -1);
     gst_buffer_map (b->outs[k], &b->maps[k], GST_MAP_READWRITE);
     gst_buffer_extract (in, 0, b->maps[k].data, len);
-    b->pkts[k].ctx = ctx;
+    b->pkts[k].ctx = &ctx->c;
     b->pkts[k].data = b->maps[k].data;
     b->pkts[k].len = (uint32_t) len;
     b->pkts[k].cap = (uint32_t) (len + oh);
@@ -1211,12 +1304,463 @@ srtp_protect_submit (gpointer proc_data, GstObject * cuda_context,
   b->k = k;
   /* the batch API on the GPU (or AUTO on the CPU), else the CPU code asked
    * for: the same bytes either way */
+  g_mutex_lock (&sp->lock);     /* the indices move */
   if (cuda_context || sp->impl == GSRTP_IMPL_AUTO)
     b->batch = gst_gpustream_srtp_protect_submit (b->pkts, k,
         cuda_context ? GST_GPUSTREAM_BACKEND_GPU : GST_GPUSTREAM_BACKEND_CPU,
         cuda_context, lane);
   else if (k > 0)
     gsrtp_protect_batch (b->pkts, k, sp->impl);
+  g_mutex_unlock (&sp->lock);
+  return b;
+}
+
+/* ---- srtp-protect's batch areas (Zhang et al., section 5) ----------------
+ * On the GPU each batch the collectors fill has an area: host memory
+ * (pinned when the driver gives it) laid out as the kernel reads it,
+ * [descs: cap][out: cap lengths][packets, each at a 16-byte aligned
+ * offset], and as much again for the protected packets. The collector of
+ * each packet prepares it (its SRTP index moves there, in arrival order)
+ * and copies it in as it arrives; its output buffer wraps its place in the
+ * second half. The worker copies the area to the lane's device memory,
+ * launches once and copies the protected packets back into the second
+ * half, and the forwarder pushes them from there: per packet, the worker
+ * does nothing. The packets as they came stay in the first half, so that
+ * a batch whose copy back failed half-way is protected again from them on
+ * the CPU. An area goes back to the pool when its batch and the last
+ * buffer in it are done. A packet that finds its area full (a burst beyond
+ * what the batch was sized for) is protected on the CPU by its collector
+ * at once, so that indices still move in arrival order. */
+
+/* the room a packet's place starts with before a longer one was seen: an
+ * Ethernet MTU */
+#define AREA_MIN_ROOM 1500
+#define AREA_MAX_BYTES ((gsize) 256 << 20)
+/* released areas kept for reuse, per instance */
+#define AREA_POOL_KEEP 32
+
+typedef struct _SrtpAreaPool SrtpAreaPool;
+
+typedef struct _SrtpArea
+{
+  gint refcount;                /* the batch's, and one per output buffer */
+  SrtpAreaPool *pool;           /* a reference */
+  guint8 *host;
+  gboolean pinned;
+  guint d_cap;
+  /* [descs][out][the packets as they came][the packets protected: what
+   * the output buffers wrap, at the same offsets], data_cap bytes each */
+  gsize out_off, data_off, res_off, data_cap;
+  /* under the instance's lock while collectors fill it; the worker's after
+   * the swap */
+  guint n;
+  gsize used;
+  gboolean full;
+} SrtpArea;
+
+struct _SrtpAreaPool
+{
+  gint refcount;                /* the instance's, and one per area */
+#if GS_HAVE_CUDA
+  GstCudaContext *ctx;
+#endif
+  GMutex lock;
+  GSList *free;                 /* released areas */
+  guint n_free;
+  gboolean closed;              /* the instance is gone: free, not keep */
+};
+
+static void
+area_pool_unref (SrtpAreaPool * pool)
+{
+  if (!g_atomic_int_dec_and_test (&pool->refcount))
+    return;
+#if GS_HAVE_CUDA
+  gst_object_unref (pool->ctx);
+#endif
+  g_mutex_clear (&pool->lock);
+  g_free (pool);
+}
+
+static void
+area_free_memory (SrtpArea * a)
+{
+#if GS_HAVE_CUDA
+  if (a->pinned) {
+    if (gst_cuda_context_push (a->pool->ctx)) {
+      CuMemFreeHost (a->host);
+      gst_cuda_context_pop (NULL);
+    }
+  } else
+#endif
+    g_free (a->host);
+  area_pool_unref (a->pool);
+  g_free (a);
+}
+
+static void
+area_release (gpointer data)
+{
+  SrtpArea *a = data;
+  SrtpAreaPool *pool = a->pool;
+
+  if (!g_atomic_int_dec_and_test (&a->refcount))
+    return;
+  g_mutex_lock (&pool->lock);
+  if (!pool->closed && pool->n_free < AREA_POOL_KEEP) {
+    pool->free = g_slist_prepend (pool->free, a);
+    pool->n_free++;
+    a = NULL;
+  }
+  g_mutex_unlock (&pool->lock);
+  if (a)
+    area_free_memory (a);
+}
+
+/* the instance goes: areas still in output buffers are freed when those are */
+static void
+area_pool_close (SrtpAreaPool * pool)
+{
+  GSList *free;
+
+  if (!pool)
+    return;
+  g_mutex_lock (&pool->lock);
+  pool->closed = TRUE;
+  free = g_steal_pointer (&pool->free);
+  pool->n_free = 0;
+  g_mutex_unlock (&pool->lock);
+  g_slist_free_full (free, (GDestroyNotify) area_free_memory);
+  area_pool_unref (pool);
+}
+
+static gpointer
+srtp_protect_area_new (gpointer proc_data, GstObject * cuda_context, guint cap)
+{
+#if GS_HAVE_CUDA
+  SrtpProtect *sp = proc_data;
+  SrtpAreaPool *pool;
+  SrtpArea *a = NULL;
+  GSList *l, *small = NULL;
+  gsize room, data_cap;
+
+  if (!cuda_context || cap == 0)
+    return NULL;                /* the CPU: the worker's batches as ever */
+  if (!sp->pool) {
+    /* the worker (or the start) only: one thread at a time */
+    sp->pool = g_new0 (SrtpAreaPool, 1);
+    sp->pool->refcount = 1;
+    sp->pool->ctx = gst_object_ref (GST_CUDA_CONTEXT (cuda_context));
+    g_mutex_init (&sp->pool->lock);
+  }
+  pool = sp->pool;
+  room = ALIGN16 (MAX (AREA_MIN_ROOM, g_atomic_int_get (&sp->max_len)) +
+      MAX (sp->rtp_oh, sp->rtcp_oh));
+  data_cap = MIN ((gsize) cap * room, AREA_MAX_BYTES);
+
+  g_mutex_lock (&pool->lock);
+  for (l = pool->free; l && !a; l = l->next) {
+    SrtpArea *f = l->data;
+
+    if (f->d_cap >= cap && f->data_cap >= data_cap)
+      a = f;
+  }
+  if (a) {
+    pool->free = g_slist_remove (pool->free, a);
+    pool->n_free--;
+  } else if (pool->free) {
+    /* none large enough: the smaller ones will not be again */
+    small = g_steal_pointer (&pool->free);
+    pool->n_free = 0;
+  }
+  g_mutex_unlock (&pool->lock);
+  g_slist_free_full (small, (GDestroyNotify) area_free_memory);
+
+  if (!a) {
+    gsize size;
+    void *p = NULL;
+
+    a = g_new0 (SrtpArea, 1);
+    a->pool = pool;
+    g_atomic_int_inc (&pool->refcount);
+    a->d_cap = cap;
+    a->out_off = ALIGN16 ((gsize) cap * sizeof (GsSrtpDesc));
+    a->data_off = ALIGN16 (a->out_off + (gsize) cap * sizeof (guint32));
+    a->data_cap = data_cap;
+    a->res_off = a->data_off + data_cap;
+    size = a->res_off + data_cap;
+    if (gst_cuda_context_push (pool->ctx)) {
+      CUresult r = CuMemAllocHost (&p, size);
+
+      gst_cuda_context_pop (NULL);
+      a->pinned = r == CUDA_SUCCESS;
+      /* (another error is a broken context: the launch fails, and the
+       * batch's CPU fallback is what is said) */
+      if (r == CUDA_ERROR_OUT_OF_MEMORY && sp->owner) {
+        gboolean warn;
+
+        g_mutex_lock (&sp->lock);
+        warn = gst_gpustream_warn_ok (&sp->last_warn);
+        g_mutex_unlock (&sp->lock);
+        if (warn)
+          GST_ELEMENT_WARNING (sp->owner, RESOURCE, NO_SPACE_LEFT,
+              ("The GPU driver gave no pinned host memory for a batch of "
+                  "srtp-protect (cuMemAllocHost: %s): its copies go through "
+                  "pageable memory, slower, with the same output",
+                  gps_cuda_strerror (r)), (NULL));
+      }
+    }
+    /* pageable memory works too, its copies staged by the driver */
+    a->host = a->pinned ? p : g_malloc (size);
+    GST_DEBUG_OBJECT (sp->owner, "new batch area: %u packets, %" G_GSIZE_FORMAT
+        " bytes%s", cap, size, a->pinned ? " pinned" : "");
+  }
+  a->refcount = 1;
+  a->n = 0;
+  a->used = 0;
+  a->full = FALSE;
+  return a;
+#else
+  return NULL;
+#endif
+}
+
+static void
+srtp_protect_area_free (gpointer proc_data, gpointer area)
+{
+  if (area)
+    area_release (area);
+}
+
+/* A packet the area has no room for, protected now on the CPU (sp->lock
+ * held: its index moves in arrival order); NULL and *r set if it fails. */
+static GstBuffer *
+protect_now (SrtpProtect * sp, SrtpProtectCtx * pc, GstBuffer * in,
+    const GstMapInfo * map, gboolean is_rtcp, gsize oh, GsSrtpResult * r)
+{
+  GstBuffer *out = gst_buffer_new_allocate (NULL, map->size + oh, NULL);
+  GstMapInfo om;
+  GsSrtpPacket p;
+
+  gst_buffer_copy_into (out, in, GST_BUFFER_COPY_METADATA, 0, -1);
+  gst_buffer_map (out, &om, GST_MAP_WRITE);
+  memcpy (om.data, map->data, map->size);
+  p.ctx = &pc->c;
+  p.data = om.data;
+  p.len = (uint32_t) map->size;
+  p.cap = (uint32_t) (map->size + oh);
+  p.is_rtcp = is_rtcp;
+  p.result = GSRTP_OK;
+  gsrtp_protect_batch (&p, 1, sp->impl);
+  gst_buffer_unmap (out, &om);
+  *r = p.result;
+  if (p.result != GSRTP_OK) {
+    gst_buffer_unref (out);
+    return NULL;
+  }
+  gst_buffer_set_size (out, p.len);
+  return out;
+}
+
+/* On the collector's thread, as the packet arrives (see above). */
+static void
+srtp_protect_collect (gpointer proc_data, gpointer area,
+    GstGpuStreamSchedItem * it)
+{
+  SrtpProtect *sp = proc_data;
+  SrtpArea *a = area;
+  GstBuffer *in = it->data, *out = NULL;
+  GstMapInfo map;
+  gboolean is_rtcp, in_area = FALSE;
+  guint32 ssrc;
+  SrtpProtectCtx *pc;
+  GsSrtpDesc d;
+  GsSrtpResult r = GSRTP_OK;
+  gsize oh, room, off = 0;
+  guint slot = 0;
+
+  if (!a || !(it->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in ||
+      !gst_buffer_map (in, &map, GST_MAP_READ))
+    return;                     /* left to the worker's submit */
+  it->flags |= GST_GPUSTREAM_SCHED_ITEM_PROCESSOR;
+  if (!srtp_protect_classify (map.data, map.size, &is_rtcp, &ssrc)) {
+    gst_buffer_unmap (in, &map);
+    srtp_protect_drop (sp, it, "not an RTP or RTCP packet");
+    return;
+  }
+  oh = is_rtcp ? sp->rtcp_oh : sp->rtp_oh;
+  room = ALIGN16 (map.size + oh);
+
+  g_mutex_lock (&sp->lock);
+  if (map.size > sp->max_len)
+    g_atomic_int_set (&sp->max_len, (guint) MIN (map.size, G_MAXINT));
+  pc = srtp_protect_ctx (sp, ssrc);
+  if (pc && !a->full && a->n < a->d_cap && a->used + room <= a->data_cap) {
+    memset (&d, 0, sizeof d);
+    r = gsrtp_prepare_protect (&pc->c, map.data, map.size, map.size + oh,
+        is_rtcp, &d);
+    if (r == GSRTP_OK) {
+      in_area = TRUE;
+      __atomic_fetch_add (&sp->collected, 1, __ATOMIC_RELAXED);
+      slot = a->n++;
+      off = a->used;
+      a->used += room;
+    }
+  } else if (pc) {
+    a->full = TRUE;
+    out = protect_now (sp, pc, in, &map, is_rtcp, oh, &r);
+    if (out)
+      __atomic_fetch_add (&sp->area_full, 1, __ATOMIC_RELAXED);
+  }
+  g_mutex_unlock (&sp->lock);
+
+  if (in_area) {
+    memcpy (a->host + a->data_off + off, map.data, map.size);
+    d.offset = (guint32) off;
+    d.keys = pc->keys + (is_rtcp ? 1 : 0);
+    ((GsSrtpDesc *) a->host)[slot] = d;
+    g_atomic_int_inc (&a->refcount);
+    out = gst_buffer_new ();
+    gst_buffer_append_memory (out, gst_memory_new_wrapped (0,
+            a->host + a->res_off + off, room, 0, map.size + oh, a,
+            area_release));
+    gst_buffer_copy_into (out, in, GST_BUFFER_COPY_METADATA, 0, -1);
+  }
+  gst_buffer_unmap (in, &map);
+  if (!out) {
+    srtp_protect_drop (sp, it, pc ? gsrtp_result_name (r) : "no SRTP context");
+    return;
+  }
+  gst_buffer_unref (in);
+  it->data = out;
+}
+
+#if GS_HAVE_CUDA
+/* The worker's whole share of an area: the keys, the descriptors and the
+ * packets to the lane's device memory, one launch, the lengths and packets
+ * back into the area, all queued on the lane's stream. */
+static void
+area_launch (SrtpProtect * sp, GstCudaContext * ctx, guint lane,
+    SrtpProtectBatch * b)
+{
+  SrtpArea *a = b->area;
+  SrtpStaging *st;
+  const gchar *step = NULL;
+  CUresult r = CUDA_SUCCESS;
+  CUdeviceptr dk, da;
+  gsize nkeys, keys_size, ka;
+  gboolean gcm;
+
+  b->actx = ctx;
+  st = b->st = staging_get (ctx, lane);
+  g_mutex_lock (&st->lock);
+  g_mutex_lock (&sp->lock);
+  nkeys = sp->keys->len;        /* every key this batch refers to */
+  g_mutex_unlock (&sp->lock);
+  keys_size = nkeys * sizeof (GsSrtpKeys);
+  ka = ALIGN16 (keys_size);
+  if (!gst_cuda_context_push (ctx)) {
+    b->step = "pushing the CUDA context";
+    return;
+  }
+#define STEP(call, what) \
+  if (!step && (r = (call)) != CUDA_SUCCESS) step = what
+  STEP (gps_cuda_staging_ensure_sizes (st, keys_size,
+          ka + a->data_off + a->used, 1), "allocating the staging buffers");
+  if (!step) {
+    g_mutex_lock (&sp->lock);
+    memcpy (st->host, sp->keys->data, keys_size);
+    g_mutex_unlock (&sp->lock);
+  }
+  dk = st->dev;
+  da = st->dev + ka;
+  gcm = !step && ((const GsSrtpKeys *) st->host)->cipher == GS_SRTP_C_AES_GCM;
+  STEP (gps_cuda_copy_linear (st->host, NULL, 0, dk, keys_size,
+          st->stream[0]), "copying the keys to the device");
+  STEP (gps_cuda_copy_linear (a->host, NULL, 0, da,
+          b->area_n * sizeof (GsSrtpDesc), st->stream[0]),
+      "copying the batch to the device");
+  STEP (gps_cuda_copy_linear (a->host + a->data_off, NULL, 0,
+          da + a->data_off, a->used, st->stream[0]),
+      "copying the batch to the device");
+  STEP (srtp_launch (ctx, protect_kernel_for (b->area_n, gcm), dk, da,
+          b->area_n, da + a->data_off, da + a->out_off, st->stream[0]),
+      "launching the kernel");
+  STEP (gps_cuda_copy_linear (NULL, a->host + a->out_off, da + a->out_off, 0,
+          b->area_n * sizeof (guint32), st->stream[0]),
+      "copying the batch back");
+  STEP (gps_cuda_copy_linear (NULL, a->host + a->res_off, da + a->data_off,
+          0, a->used, st->stream[0]), "copying the batch back");
+#undef STEP
+  gst_cuda_context_pop (NULL);
+  b->step = step;
+  b->res = r;
+}
+#endif
+
+/* Waits for the lane; if a CUDA step failed, every packet of the area
+ * (prepared already: its index moved) is protected on the CPU from its
+ * bytes as they came, with the keys it was prepared for. The area's
+ * buffers are then final. */
+static void
+area_finish (SrtpProtect * sp, SrtpProtectBatch * b)
+{
+#if GS_HAVE_CUDA
+  SrtpArea *a = b->area;
+  const GsSrtpDesc *d = (const GsSrtpDesc *) a->host;
+  guint i;
+
+  if (b->st) {
+    b->step = batch_wait (b->actx, b->st, b->step, &b->res);
+    if (!b->step) {
+      const guint32 *out_len = (const guint32 *) (a->host + a->out_off);
+      guint wrong = 0;
+
+      /* the lengths the output buffers were made with at collect */
+      for (i = 0; i < b->area_n; i++)
+        wrong += out_len[i] != d[i].len + (d[i].is_rtcp ? sp->rtcp_oh :
+            sp->rtp_oh);
+      if (wrong)
+        GST_ERROR_OBJECT (sp->owner, "srtp-protect: the kernel gave %u of %u "
+            "packets an unexpected length", wrong, b->area_n);
+      __atomic_fetch_add (&sp->gpu_batches, 1, __ATOMIC_RELAXED);
+    } else {
+      warn_cpu (b->actx, SRTP_GPU_KERNEL_NAME, b->area_n, b->step, b->res);
+      g_mutex_lock (&sp->lock);
+      for (i = 0; i < b->area_n; i++) {
+        guint8 *pkt = a->host + a->res_off + d[i].offset;
+
+        memcpy (pkt, a->host + a->data_off + d[i].offset, d[i].len);
+        gsrtp_protect_desc (&g_array_index (sp->keys, GsSrtpKeys, d[i].keys),
+            pkt, &d[i]);
+      }
+      g_mutex_unlock (&sp->lock);
+    }
+    g_mutex_unlock (&b->st->lock);
+  }
+#endif
+  area_release (g_steal_pointer (&b->area));
+}
+
+static gpointer
+srtp_protect_submit_area (gpointer proc_data, GstObject * cuda_context,
+    guint lane, gpointer area, GstGpuStreamSchedItem * items, guint n)
+{
+  SrtpProtect *sp = proc_data;
+  SrtpArea *a = area;
+  /* what collect left (nothing, unless a buffer could not be mapped, or
+   * every item where there is no area: the CPU) goes the copying way */
+  SrtpProtectBatch *b = srtp_protect_submit (sp, a ? NULL : cuda_context,
+      lane, items, n);
+
+  if (!a)
+    return b;
+  b->area = a;
+  b->area_n = a->n;
+#if GS_HAVE_CUDA
+  if (b->area_n > 0)
+    area_launch (sp, GST_CUDA_CONTEXT (cuda_context), lane, b);
+#endif
   return b;
 }
 
@@ -1229,6 +1773,8 @@ srtp_protect_finish (gpointer proc_data, gpointer submitted)
   gboolean used_gpu = FALSE;
   guint i;
 
+  if (b->area)
+    area_finish (sp, b);
   if (b->batch)
     gst_gpustream_srtp_protect_finish (b->batch, &used_gpu);
   if (used_gpu)
@@ -1263,7 +1809,11 @@ srtp_protect_get_stats (gpointer proc_data, GstStructure * stats)
       "srtp-drops", G_TYPE_UINT64,
       __atomic_load_n (&sp->drops, __ATOMIC_RELAXED),
       "srtp-gpu-batches", G_TYPE_UINT64,
-      __atomic_load_n (&sp->gpu_batches, __ATOMIC_RELAXED), NULL);
+      __atomic_load_n (&sp->gpu_batches, __ATOMIC_RELAXED),
+      "srtp-collected", G_TYPE_UINT64,
+      __atomic_load_n (&sp->collected, __ATOMIC_RELAXED),
+      "srtp-area-full", G_TYPE_UINT64,
+      __atomic_load_n (&sp->area_full, __ATOMIC_RELAXED), NULL);
 }
 
 /* application/x-srtp (x-srtcp for RTCP caps) with the fields srtpdec keys
@@ -1286,7 +1836,9 @@ srtp_protect_transform_caps (gpointer proc_data, const GstCaps * sink_caps)
 static const GstGpuStreamProcessorInfo srtp_protect_info = {
   "srtp-protect",
   "SRTP / SRTCP protect (RFC 3711, 6188, 7714), one context per SSRC",
-  {"srtp-protect", NULL, NULL, srtp_protect_submit, srtp_protect_finish},
+  {"srtp-protect", NULL, NULL, srtp_protect_submit, srtp_protect_finish,
+      srtp_protect_area_new, srtp_protect_area_free, srtp_protect_collect,
+      srtp_protect_submit_area},
   srtp_protect_setup, srtp_protect_teardown, srtp_protect_get_stats,
   srtp_protect_transform_caps
 };

@@ -436,8 +436,56 @@ rtgpu_finish (gpointer user_data, gpointer submitted)
   g_free (b);
 }
 
+/* A registered processor that collects (srtp-protect) copies each packet
+ * into its batch area on the collector's thread, as it arrives; the worker
+ * then only starts and waits for whole batches. The other stages have no
+ * areas. */
+static gpointer
+rtgpu_area_new (gpointer user_data, GstObject * ctx, guint cap)
+{
+  RtGpuStage *st = user_data;
+
+  if (st->info && st->info->processor.collect)
+    return st->info->processor.area_new (st->instance, ctx, cap);
+  return NULL;
+}
+
+static void
+rtgpu_area_free (gpointer user_data, gpointer area)
+{
+  RtGpuStage *st = user_data;
+
+  if (st->info && st->info->processor.collect)
+    st->info->processor.area_free (st->instance, area);
+}
+
+static void
+rtgpu_collect (gpointer user_data, gpointer area, GstGpuStreamSchedItem * item)
+{
+  RtGpuStage *st = user_data;
+
+  if (st->info && st->info->processor.collect)
+    st->info->processor.collect (st->instance, area, item);
+}
+
+static gpointer
+rtgpu_submit_area (gpointer user_data, GstObject * ctx, guint lane,
+    gpointer area, GstGpuStreamSchedItem * items, guint n)
+{
+  RtGpuStage *st = user_data;
+  RtGpuBatch *b;
+
+  if (!st->info || !st->info->processor.collect)
+    return rtgpu_submit (user_data, ctx, lane, items, n);
+  b = g_new0 (RtGpuBatch, 1);
+  b->registered = st->info->processor.submit_area (st->instance, ctx, lane,
+      area, items, n);
+  return b;
+}
+
 static const GstGpuStreamProcessor rtgpu_processor = {
-  "rtgpuqueue", NULL, NULL, rtgpu_submit, rtgpu_finish
+  "rtgpuqueue", NULL, NULL, rtgpu_submit, rtgpu_finish,
+  rtgpu_area_new, rtgpu_area_free, rtgpu_collect, rtgpu_submit_area
 };
 
 /* ---- the data path ------------------------------------------------------- */
@@ -1227,6 +1275,8 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
       "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
       "srtp-streams", G_TYPE_UINT, 0, "srtp-drops", G_TYPE_UINT64,
       G_GUINT64_CONSTANT (0), "srtp-gpu-batches", G_TYPE_UINT64,
+      G_GUINT64_CONSTANT (0), "srtp-collected", G_TYPE_UINT64,
+      G_GUINT64_CONSTANT (0), "srtp-area-full", G_TYPE_UINT64,
       G_GUINT64_CONSTANT (0), NULL);
   GST_OBJECT_UNLOCK (self);
   /* the registered processor's own counters (srtp-protect: the srtp-*
@@ -1713,7 +1763,8 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
       g_param_spec_boxed ("stats", "Statistics",
           "Totals (streams admitted/refused, cycles, late launches, worst "
           "batch time, packets, drops, deadline misses, srtp-streams, "
-          "srtp-drops, srtp-gpu-batches; with nc-encode nc-generations and "
+          "srtp-drops, srtp-gpu-batches, srtp-collected, srtp-area-full; "
+          "with nc-encode nc-generations and "
           "nc-packets) and stream-stats, one structure per stream with "
           "latency-p50/p99/max in ns",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));

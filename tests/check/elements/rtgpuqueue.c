@@ -1427,7 +1427,9 @@ assert_same_packets (GPtrArray * want, GPtrArray * got, const gchar * what)
   fail_unless_equals_int (got->len, want->len);
   for (i = 0; i < want->len; i++)
     fail_unless (g_bytes_equal (want->pdata[i], got->pdata[i]),
-        "%s: packet %u differs", what, i);
+        "%s: packet %u differs (%" G_GSIZE_FORMAT " bytes, want %"
+        G_GSIZE_FORMAT ")", what, i, g_bytes_get_size (got->pdata[i]),
+        g_bytes_get_size (want->pdata[i]));
 }
 
 /* generous rates, no capacity condition: every packet of these bursts is
@@ -1627,6 +1629,155 @@ GST_START_TEST (test_srtp_identical_to_gpusrtpenc)
     gst_caps_unref (caps1);
     gst_caps_unref (rtcp_caps);
   }
+}
+
+GST_END_TEST;
+
+/* What the area test keeps of a run: every buffer the queue pushed, a copy
+ * of its bytes taken at the push, and the queue's stats at the last one. */
+typedef struct
+{
+  guint n;
+  GPtrArray *held;              /* GstBuffer */
+  GPtrArray *at_push;           /* GBytes */
+  GstStructure *stats;
+} AreaRun;
+
+static GstPadProbeReturn
+hold_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  AreaRun *r = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstMapInfo map;
+
+  gst_buffer_map (buf, &map, GST_MAP_READ);
+  g_ptr_array_add (r->at_push, g_bytes_new (map.data, map.size));
+  gst_buffer_unmap (buf, &map);
+  g_ptr_array_add (r->held, gst_buffer_ref (buf));
+  if (r->held->len == r->n) {
+    GstElement *q = gst_pad_get_parent_element (pad);
+
+    g_object_get (q, "stats", &r->stats, NULL);
+    gst_object_unref (q);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+area_prepare (GstElement * pipe, gpointer data)
+{
+  GstElement *q = gst_bin_get_by_name (GST_BIN (pipe), "q");
+  GstPad *src = gst_element_get_static_pad (q, "src_0");
+
+  fail_unless (src != NULL);
+  gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, hold_buffer, data, NULL);
+  gst_object_unref (src);
+  gst_object_unref (q);
+}
+
+static void
+area_run (const gchar * backend, const gchar * hex, Feed * feed, AreaRun * r)
+{
+  const gchar *sinks[] = { "a" };
+  Collected *out[1];
+  /* one batch for the whole burst: a 1 s cycle (the longest), fed at once */
+  gchar *desc = g_strdup_printf ("rtgpuqueue name=q processor=srtp-protect "
+      "backend=%s cycle=1000000000 admission=false pipelines=1 "
+      "default-max-packet-size=2000 default-max-rate=1000000000 "
+      "police-burst=1000000000 srtp-key=%s appsrc name=r ! q.sink_0 "
+      "q.src_0 ! appsink name=a", backend, hex);
+  gchar *error;
+
+  r->n = feed->packets->len;
+  r->held = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  r->at_push = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  error = run_pipeline (desc, feed, 1, sinks, out, 1, area_prepare, r);
+  fail_unless (error == NULL, "%s: %s", backend, error);
+  fail_unless (r->stats != NULL, "%s: %u of %u packets", backend,
+      r->held->len, r->n);
+  assert_same_packets (r->at_push, out[0]->bytes, "the appsink's");
+  collected_free (out[0]);
+  g_free (desc);
+}
+
+static void
+area_run_clear (AreaRun * r)
+{
+  g_ptr_array_unref (r->held);
+  g_ptr_array_unref (r->at_push);
+  gst_structure_free (r->stats);
+}
+
+/* On the GPU, srtp-protect's collectors copy each packet into their batch's
+ * area as it arrives and the queue pushes buffers that wrap the area (the
+ * worker copies nothing per packet); a burst beyond the area's room is
+ * protected by the collectors on the CPU. Either way the bytes are the CPU
+ * path's (itself checked against libsrtp above), in order; and the pushed
+ * buffers stay valid and unchanged after the element and its processor are
+ * gone. On the CPU no packet goes that way. */
+GST_START_TEST (test_srtp_collected_in_area)
+{
+  const guint n = 240;
+  GPtrArray *rtp = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  GstCaps *caps = rtp_caps (0x5a5a5a5a);
+  gchar *hex = srtp_key_hex (30);
+  AreaRun want = { 0 }, got = { 0 };
+  guint64 collected = 0, area_full = 0, gpu_batches = 0;
+  guint i, j;
+
+  /* 1900-byte packets: an area made before any was seen has room for
+   * 1500-byte ones, about 200 of these */
+  for (i = 0; i < n; i++) {
+    guint8 *p = g_malloc (1900);
+
+    p[0] = 0x80;
+    p[1] = 96;
+    GST_WRITE_UINT16_BE (p + 2, (guint16) (65500 + i));     /* a ROC step */
+    GST_WRITE_UINT32_BE (p + 4, 90 * i);
+    GST_WRITE_UINT32_BE (p + 8, 0x5a5a5a5a);
+    for (j = 12; j < 1900; j++)
+      p[j] = (guint8) (j * 13 + i);
+    g_ptr_array_add (rtp, g_bytes_new_take (p, 1900));
+  }
+  Feed feed = { "r", caps, rtp };
+
+  area_run ("cpu", hex, &feed, &want);
+  area_run (gpu_expected ()? "gpu" : "cpu", hex, &feed, &got);
+  assert_same_packets (want.at_push, got.at_push, "against the CPU path");
+
+  gst_structure_get_uint64 (got.stats, "srtp-collected", &collected);
+  gst_structure_get_uint64 (got.stats, "srtp-area-full", &area_full);
+  gst_structure_get_uint64 (got.stats, "srtp-gpu-batches", &gpu_batches);
+  GST_INFO ("collected %" G_GUINT64_FORMAT ", area full %" G_GUINT64_FORMAT
+      ", GPU batches %" G_GUINT64_FORMAT, collected, area_full, gpu_batches);
+  if (gpu_expected ()) {
+    fail_unless (collected > 0 && area_full > 0 && collected + area_full == n,
+        "collected %" G_GUINT64_FORMAT ", area full %" G_GUINT64_FORMAT,
+        collected, area_full);
+    fail_unless (gpu_batches > 0);
+  } else {
+    fail_unless (collected == 0 && area_full == 0);
+  }
+  /* the pipeline, the element and its processor are gone: what it pushed
+   * is still there, as it was */
+  fail_unless_equals_int (got.held->len, n);
+  for (i = 0; i < n; i++) {
+    GstMapInfo map;
+    GBytes *now;
+
+    gst_buffer_map (got.held->pdata[i], &map, GST_MAP_READ);
+    now = g_bytes_new (map.data, map.size);
+    gst_buffer_unmap (got.held->pdata[i], &map);
+    fail_unless (g_bytes_equal (now, got.at_push->pdata[i]),
+        "pushed buffer %u changed after the element went", i);
+    fail_unless_equals_int (g_bytes_get_size (now), 1900 + 10);
+    g_bytes_unref (now);
+  }
+  area_run_clear (&want);
+  area_run_clear (&got);
+  g_free (hex);
+  g_ptr_array_unref (rtp);
+  gst_caps_unref (caps);
 }
 
 GST_END_TEST;
@@ -2150,6 +2301,7 @@ rtgpuqueue_suite (void)
   tcase_add_test (tc, test_srtp_processor_config);
   tcase_add_test (tc, test_srtp_identical_to_gpusrtpenc);
   tcase_add_test (tc, test_srtp_errors);
+  tcase_add_test (tc, test_srtp_collected_in_area);
   tcase_add_test (tc, test_nc_encode_packets);
   tcase_add_test (tc, test_nc_encode_to_ncdecoder);
   tcase_add_test (tc, test_nc_encode_bad_config);
