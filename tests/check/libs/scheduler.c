@@ -1243,6 +1243,196 @@ GST_START_TEST (test_split_overlap)
 
 GST_END_TEST;
 
+/* ---- areas: the per-packet half on the collectors' threads -------------- */
+
+#define AREA_MARK (G_GUINT64_CONSTANT (1) << 40)
+
+typedef struct
+{
+  gint collected;               /* atomic: items collect put in */
+  guint cap;
+} TestArea;
+
+typedef struct
+{
+  gint made, released, live;    /* atomic */
+  gint wrong_count;             /* atomic: a batch not what its area saw */
+  gint no_area;                 /* atomic: collect without an area */
+  guint64 batches;
+} AreaLog;
+
+static gpointer
+area_new (gpointer proc_data, GstObject * ctx, guint cap)
+{
+  AreaLog *log = proc_data;
+  TestArea *a = g_new0 (TestArea, 1);
+
+  a->cap = cap;
+  g_atomic_int_inc (&log->made);
+  g_atomic_int_inc (&log->live);
+  return a;
+}
+
+static void
+area_free (gpointer proc_data, gpointer area)
+{
+  AreaLog *log = proc_data;
+
+  g_atomic_int_inc (&log->released);
+  g_atomic_int_add (&log->live, -1);
+  g_free (area);
+}
+
+/* several collector threads at once on one area */
+static void
+area_collect (gpointer proc_data, gpointer area, GstGpuStreamSchedItem * it)
+{
+  AreaLog *log = proc_data;
+  TestArea *a = area;
+
+  if (!a) {
+    g_atomic_int_inc (&log->no_area);
+    return;
+  }
+  g_atomic_int_inc (&a->collected);
+  it->data = GSIZE_TO_POINTER (GPOINTER_TO_SIZE (it->data) + AREA_MARK);
+  it->flags |= GST_GPUSTREAM_SCHED_ITEM_PROCESSOR;
+}
+
+static gpointer
+area_submit_plain (gpointer proc_data, GstObject * ctx, guint lane,
+    GstGpuStreamSchedItem * items, guint n)
+{
+  return NULL;
+}
+
+/* the area handed over is the one every item of the batch was collected
+ * into, and nothing else was */
+static gpointer
+area_submit (gpointer proc_data, GstObject * ctx, guint lane, gpointer area,
+    GstGpuStreamSchedItem * items, guint n)
+{
+  AreaLog *log = proc_data;
+  TestArea *a = area;
+  guint i, flagged = 0;
+
+  for (i = 0; i < n; i++)
+    flagged += (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PROCESSOR) != 0;
+  if (!a || flagged != n || (guint) g_atomic_int_get (&a->collected) != n ||
+      n > a->cap)
+    g_atomic_int_inc (&log->wrong_count);
+  log->batches++;
+  return area;
+}
+
+static void
+area_finish (gpointer proc_data, gpointer submitted)
+{
+  if (submitted)
+    area_free (proc_data, submitted);
+}
+
+static const GstGpuStreamProcessor area_proc = { "area", NULL, NULL,
+  area_submit_plain, area_finish, area_new, area_free, area_collect,
+  area_submit
+};
+
+static void
+fwd_area (gpointer stream_data, gpointer data, guint16 flags)
+{
+  guint64 v = GPOINTER_TO_SIZE (data);
+
+  /* collected exactly once, and in order */
+  if (v < AREA_MARK || v >= 2 * AREA_MARK)
+    g_atomic_int_inc (&((Sink *) stream_data)->bad);
+  fwd_check (stream_data, GSIZE_TO_POINTER (v - AREA_MARK), flags);
+}
+
+static const GstGpuStreamSchedCallbacks area_cb = { fwd_area, drop_nothing };
+
+typedef struct
+{
+  GstGpuStreamSchedStream *stream;
+  guint64 seq;
+  gint64 end;
+} AreaFeeder;
+
+static gpointer
+area_feed (gpointer data)
+{
+  AreaFeeder *f = data;
+
+  while (g_get_monotonic_time () < f->end) {
+    guint k;
+
+    for (k = 0; k < 8; k++)
+      if (gst_gpustream_sched_stream_push (f->stream,
+              GSIZE_TO_POINTER (f->seq), 100, GST_GPUSTREAM_SCHED_ITEM_PACKET))
+        f->seq++;
+    g_usleep (200);
+  }
+  return NULL;
+}
+
+/* A processor with areas: four streams pushed by four threads into two
+ * pipelines, so that collectors meet on one area; every batch is handed
+ * over with the area its items were collected into, every item is
+ * collected once and forwarded in order, and every area made is released
+ * (by the processor after finish, or by the scheduler for the batches
+ * left at stop). */
+GST_START_TEST (test_collect_areas)
+{
+  AreaLog log = { 0 };
+  GstGpuStreamScheduler *sched;
+  AreaFeeder feed[4];
+  GThread *threads[4];
+  GError *err = NULL;
+  gint64 end;
+  guint i;
+
+  sched = gst_gpustream_scheduler_new (&area_proc, &log, &area_cb);
+  set_params (sched, 5 * GST_MSECOND, 0, FALSE);
+  for (i = 0; i < 4; i++) {
+    memset (&sinks[i], 0, sizeof sinks[i]);
+    feed[i].stream = gst_gpustream_scheduler_add_stream (sched, 1400,
+        100 * GST_MSECOND, 100000000, &sinks[i], NULL, &err);
+    feed[i].seq = 0;
+    fail_unless (feed[i].stream != NULL);
+  }
+  fail_unless (gst_gpustream_scheduler_start (sched, 2,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, &err));
+  end = g_get_monotonic_time () + 300 * G_TIME_SPAN_MILLISECOND;
+  for (i = 0; i < 4; i++) {
+    feed[i].end = end;
+    threads[i] = g_thread_new ("feed", area_feed, &feed[i]);
+  }
+  for (i = 0; i < 4; i++)
+    g_thread_join (threads[i]);
+  end = g_get_monotonic_time () + 5 * G_TIME_SPAN_SECOND;
+  for (i = 0; i < 4; i++)
+    while (sinks[i].next < feed[i].seq && g_get_monotonic_time () < end)
+      g_usleep (1000);
+  for (i = 0; i < 4; i++) {
+    fail_unless (feed[i].seq > 100);
+    fail_unless_equals_uint64 (sinks[i].next, feed[i].seq);
+    fail_unless_equals_int (sinks[i].bad, 0);
+  }
+  gst_gpustream_scheduler_stop (sched);
+  for (i = 0; i < 4; i++)
+    gst_gpustream_scheduler_remove_stream (sched, feed[i].stream);
+  gst_gpustream_scheduler_free (sched);
+
+  GST_INFO ("%d areas, %" G_GUINT64_FORMAT " batches", log.made, log.batches);
+  fail_unless (log.batches > 10);
+  fail_unless_equals_int (log.wrong_count, 0);
+  fail_unless_equals_int (log.no_area, 0);
+  fail_unless_equals_int (log.live, 0);
+  fail_unless_equals_int (log.released, log.made);
+}
+
+GST_END_TEST;
+
+
 static Suite *
 scheduler_suite (void)
 {
@@ -1257,6 +1447,7 @@ scheduler_suite (void)
   tcase_add_test (tc, test_device_mixed_cycles);
   tcase_add_test (tc, test_device_slow_forwarder);
   tcase_add_test (tc, test_split_overlap);
+  tcase_add_test (tc, test_collect_areas);
   tcase_add_test (tc, test_swap_stress);
   tcase_add_test (tc, test_policing);
   tcase_add_test (tc, test_calibration);
