@@ -1347,10 +1347,11 @@ typedef struct _SrtpArea
   SrtpAreaPool *pool;           /* a reference */
   guint8 *host;
   gboolean pinned;
-  guint d_cap;
-  /* [descs][out][the packets as they came][the packets protected: what
-   * the output buffers wrap, at the same offsets], data_cap bytes each */
-  gsize out_off, data_off, res_off, data_cap;
+  guint k_cap, d_cap;            /* room for keys, for descriptors */
+  /* [keys][descs][out][the packets as they came][the packets protected:
+   * what the output buffers wrap, at the same offsets], data_cap bytes
+   * each */
+  gsize descs_off, out_off, data_off, res_off, data_cap;
   /* under the instance's lock while collectors fill it; the worker's after
    * the swap */
   guint n;
@@ -1406,6 +1407,8 @@ area_release (gpointer data)
 
   if (!g_atomic_int_dec_and_test (&a->refcount))
     return;
+  /* the session keys the batch was launched with: no copy left behind */
+  wipe (a->host, a->descs_off);
   g_mutex_lock (&pool->lock);
   if (!pool->closed && pool->n_free < AREA_POOL_KEEP) {
     pool->free = g_slist_prepend (pool->free, a);
@@ -1484,7 +1487,10 @@ srtp_protect_area_new (gpointer proc_data, GstObject * cuda_context, guint cap)
     a->pool = pool;
     g_atomic_int_inc (&pool->refcount);
     a->d_cap = cap;
-    a->out_off = ALIGN16 ((gsize) cap * sizeof (GsSrtpDesc));
+    /* the contexts there are, and room for a few more */
+    a->k_cap = 2 * ((guint) g_atomic_int_get (&sp->streams) + 4);
+    a->descs_off = ALIGN16 ((gsize) a->k_cap * sizeof (GsSrtpKeys));
+    a->out_off = ALIGN16 (a->descs_off + (gsize) cap * sizeof (GsSrtpDesc));
     a->data_off = ALIGN16 (a->out_off + (gsize) cap * sizeof (guint32));
     a->data_cap = data_cap;
     a->res_off = a->data_off + data_cap;
@@ -1618,7 +1624,7 @@ srtp_protect_collect (gpointer proc_data, gpointer area,
     memcpy (a->host + a->data_off + off, map.data, map.size);
     d.offset = (guint32) off;
     d.keys = pc->keys + (is_rtcp ? 1 : 0);
-    ((GsSrtpDesc *) a->host)[slot] = d;
+    ((GsSrtpDesc *) (a->host + a->descs_off))[slot] = d;
     g_atomic_int_inc (&a->refcount);
     out = gst_buffer_new ();
     gst_buffer_append_memory (out, gst_memory_new_wrapped (0,
@@ -1636,9 +1642,12 @@ srtp_protect_collect (gpointer proc_data, gpointer area,
 }
 
 #if GS_HAVE_CUDA
-/* The worker's whole share of an area: the keys, the descriptors and the
- * packets to the lane's device memory, one launch, the lengths and packets
- * back into the area, all queued on the lane's stream. */
+/* The worker's whole share of an area, queued on the lane's stream: one
+ * copy of the area's keys, descriptors and packets to the lane's device
+ * memory, one launch, one copy of the protected packets back into the
+ * area's second half. (The keys go in the area while there is room for
+ * them: contexts made after it was, past its room, go by a copy of their
+ * own.) */
 static void
 area_launch (SrtpProtect * sp, GstCudaContext * ctx, guint lane,
     SrtpProtectBatch * b)
@@ -1648,8 +1657,8 @@ area_launch (SrtpProtect * sp, GstCudaContext * ctx, guint lane,
   const gchar *step = NULL;
   CUresult r = CUDA_SUCCESS;
   CUdeviceptr dk, da;
-  gsize nkeys, keys_size, ka;
-  gboolean gcm;
+  gsize nkeys, keys_size, ka, from;
+  gboolean gcm = FALSE, keys_in_area;
 
   b->actx = ctx;
   st = b->st = staging_get (ctx, lane);
@@ -1658,37 +1667,36 @@ area_launch (SrtpProtect * sp, GstCudaContext * ctx, guint lane,
   nkeys = sp->keys->len;        /* every key this batch refers to */
   g_mutex_unlock (&sp->lock);
   keys_size = nkeys * sizeof (GsSrtpKeys);
-  ka = ALIGN16 (keys_size);
+  keys_in_area = nkeys <= a->k_cap;
+  ka = keys_in_area ? 0 : ALIGN16 (keys_size);
   if (!gst_cuda_context_push (ctx)) {
     b->step = "pushing the CUDA context";
     return;
   }
 #define STEP(call, what) \
   if (!step && (r = (call)) != CUDA_SUCCESS) step = what
-  STEP (gps_cuda_staging_ensure_sizes (st, keys_size,
+  STEP (gps_cuda_staging_ensure_sizes (st, keys_in_area ? 0 : keys_size,
           ka + a->data_off + a->used, 1), "allocating the staging buffers");
   if (!step) {
     g_mutex_lock (&sp->lock);
-    memcpy (st->host, sp->keys->data, keys_size);
+    memcpy (keys_in_area ? a->host : st->host, sp->keys->data, keys_size);
+    gcm = g_array_index (sp->keys, GsSrtpKeys, 0).cipher == GS_SRTP_C_AES_GCM;
     g_mutex_unlock (&sp->lock);
   }
-  dk = st->dev;
   da = st->dev + ka;
-  gcm = !step && ((const GsSrtpKeys *) st->host)->cipher == GS_SRTP_C_AES_GCM;
-  STEP (gps_cuda_copy_linear (st->host, NULL, 0, dk, keys_size,
-          st->stream[0]), "copying the keys to the device");
-  STEP (gps_cuda_copy_linear (a->host, NULL, 0, da,
-          b->area_n * sizeof (GsSrtpDesc), st->stream[0]),
+  dk = keys_in_area ? da : st->dev;
+  if (!keys_in_area)
+    STEP (gps_cuda_copy_linear (st->host, NULL, 0, dk, keys_size,
+            st->stream[0]), "copying the keys to the device");
+  /* the unused descriptor and length slots go along: a few bytes each cost
+   * less than a copy's latency */
+  from = keys_in_area ? 0 : a->descs_off;
+  STEP (gps_cuda_copy_linear (a->host + from, NULL, 0, da + from,
+          a->data_off + a->used - from, st->stream[0]),
       "copying the batch to the device");
-  STEP (gps_cuda_copy_linear (a->host + a->data_off, NULL, 0,
-          da + a->data_off, a->used, st->stream[0]),
-      "copying the batch to the device");
-  STEP (srtp_launch (ctx, protect_kernel_for (b->area_n, gcm), dk, da,
-          b->area_n, da + a->data_off, da + a->out_off, st->stream[0]),
-      "launching the kernel");
-  STEP (gps_cuda_copy_linear (NULL, a->host + a->out_off, da + a->out_off, 0,
-          b->area_n * sizeof (guint32), st->stream[0]),
-      "copying the batch back");
+  STEP (srtp_launch (ctx, protect_kernel_for (b->area_n, gcm), dk,
+          da + a->descs_off, b->area_n, da + a->data_off, da + a->out_off,
+          st->stream[0]), "launching the kernel");
   STEP (gps_cuda_copy_linear (NULL, a->host + a->res_off, da + a->data_off,
           0, a->used, st->stream[0]), "copying the batch back");
 #undef STEP
@@ -1707,22 +1715,14 @@ area_finish (SrtpProtect * sp, SrtpProtectBatch * b)
 {
 #if GS_HAVE_CUDA
   SrtpArea *a = b->area;
-  const GsSrtpDesc *d = (const GsSrtpDesc *) a->host;
+  const GsSrtpDesc *d = (const GsSrtpDesc *) (a->host + a->descs_off);
   guint i;
 
   if (b->st) {
     b->step = batch_wait (b->actx, b->st, b->step, &b->res);
     if (!b->step) {
-      const guint32 *out_len = (const guint32 *) (a->host + a->out_off);
-      guint wrong = 0;
-
-      /* the lengths the output buffers were made with at collect */
-      for (i = 0; i < b->area_n; i++)
-        wrong += out_len[i] != d[i].len + (d[i].is_rtcp ? sp->rtcp_oh :
-            sp->rtp_oh);
-      if (wrong)
-        GST_ERROR_OBJECT (sp->owner, "srtp-protect: the kernel gave %u of %u "
-            "packets an unexpected length", wrong, b->area_n);
+      /* the lengths are the policy's (the output buffers were made with
+       * them at collect): the kernel's own are not read back */
       __atomic_fetch_add (&sp->gpu_batches, 1, __ATOMIC_RELAXED);
     } else {
       warn_cpu (b->actx, SRTP_GPU_KERNEL_NAME, b->area_n, b->step, b->res);

@@ -1775,6 +1775,33 @@ GST_START_TEST (test_srtp_collected_in_area)
   }
   area_run_clear (&want);
   area_run_clear (&got);
+
+  /* 12 SSRCs in one batch: more contexts than a first area has room for
+   * the keys of (their keys then go to the device on their own) */
+  g_ptr_array_set_size (rtp, 0);
+  for (i = 0; i < 120; i++) {
+    guint8 *p = g_malloc (200);
+
+    p[0] = 0x80;
+    p[1] = 96;
+    GST_WRITE_UINT16_BE (p + 2, (guint16) (i / 12));
+    GST_WRITE_UINT32_BE (p + 4, 90 * i);
+    GST_WRITE_UINT32_BE (p + 8, 0x7000 + i % 12);
+    for (j = 12; j < 200; j++)
+      p[j] = (guint8) (j * 5 + i);
+    g_ptr_array_add (rtp, g_bytes_new_take (p, 200));
+  }
+  memset (&want, 0, sizeof want);
+  memset (&got, 0, sizeof got);
+  area_run ("cpu", hex, &feed, &want);
+  area_run (gpu_expected ()? "gpu" : "cpu", hex, &feed, &got);
+  assert_same_packets (want.at_push, got.at_push, "12 SSRCs, against the CPU "
+      "path");
+  collected = 0;
+  gst_structure_get_uint64 (got.stats, "srtp-collected", &collected);
+  fail_unless_equals_uint64 (collected, gpu_expected ()? 120 : 0);
+  area_run_clear (&want);
+  area_run_clear (&got);
   g_free (hex);
   g_ptr_array_unref (rtp);
   gst_caps_unref (caps);
