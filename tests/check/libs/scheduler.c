@@ -1155,15 +1155,23 @@ static const GstGpuStreamProcessor split_proc = { "split", NULL, NULL,
   split_submit, split_finish
 };
 
+/* data is a sequence number plus mark: the processor added it exactly
+ * once, and the numbers come in order */
 static void
-fwd_split (gpointer stream_data, gpointer data, guint16 flags)
+fwd_check_marked (gpointer stream_data, gpointer data, guint16 flags,
+    guint64 mark)
 {
   guint64 v = GPOINTER_TO_SIZE (data);
 
-  /* processed exactly once, and in order */
-  if (v < SPLIT_MARK || v >= 2 * SPLIT_MARK)
+  if (v < mark || v >= 2 * mark)
     g_atomic_int_inc (&((Sink *) stream_data)->bad);
-  fwd_check (stream_data, GSIZE_TO_POINTER (v - SPLIT_MARK), flags);
+  fwd_check (stream_data, GSIZE_TO_POINTER (v - mark), flags);
+}
+
+static void
+fwd_split (gpointer stream_data, gpointer data, guint16 flags)
+{
+  fwd_check_marked (stream_data, data, flags, SPLIT_MARK);
 }
 
 static const GstGpuStreamSchedCallbacks split_cb = { fwd_split, drop_nothing };
@@ -1340,12 +1348,7 @@ static const GstGpuStreamProcessor area_proc = { "area", NULL, NULL,
 static void
 fwd_area (gpointer stream_data, gpointer data, guint16 flags)
 {
-  guint64 v = GPOINTER_TO_SIZE (data);
-
-  /* collected exactly once, and in order */
-  if (v < AREA_MARK || v >= 2 * AREA_MARK)
-    g_atomic_int_inc (&((Sink *) stream_data)->bad);
-  fwd_check (stream_data, GSIZE_TO_POINTER (v - AREA_MARK), flags);
+  fwd_check_marked (stream_data, data, flags, AREA_MARK);
 }
 
 static const GstGpuStreamSchedCallbacks area_cb = { fwd_area, drop_nothing };
