@@ -14,6 +14,8 @@
 
 #define GST_CAT_DEFAULT gps_cuda_debug
 
+#define ALIGN16(x) (((x) + 15) & ~(gsize) 15)
+
 #if GS_HAVE_CUDA
 #include "srtp/srtp_cuda.h"
 #include "srtp/srtp_hd.h"
@@ -35,8 +37,6 @@ staging_get (GstCudaContext * ctx, guint lane)
   g_snprintf (name, sizeof name, "srtp-lane-%u", lane);
   return gps_cuda_staging_get (ctx, name);
 }
-
-#define ALIGN16(x) (((x) + 15) & ~(gsize) 15)
 
 /* The descriptors and key array of one batch, and its layout in the
  * staging area: [keys][descs][out: one guint32 per packet][packets, each at
