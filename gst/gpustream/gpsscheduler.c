@@ -113,7 +113,6 @@ typedef struct
   guint cap;
   gint reserved;                /* atomic: slots handed out */
   gint writers;                 /* atomic: collectors inside */
-  gboolean has_area;            /* the processor's area below was made */
   gpointer area;                /* the processor's (area_new), for collect */
 } Batch;
 
@@ -150,8 +149,8 @@ struct _Pipeline
   gboolean pending;             /* worker only: work_idx processed, waiting
                                  * for the forwarder to take it */
   gpointer submitted;           /* worker only: what submit returned */
-  gboolean has_work_area;       /* worker only: work_idx's area, taken */
-  gpointer work_area;           /*   out of it at the swap */
+  gpointer work_area;           /* worker only: work_idx's area, taken out
+                                 * of it at the swap */
   guint64 rate;                 /* sum of v of its streams, under sched lock */
 
   /* forwarder hand-off */
@@ -709,28 +708,25 @@ pipeline_swap (Pipeline * pl)
     if (++spins > 64)
       g_thread_yield ();        /* a collector was preempted mid-write */
   reserved = (guint) g_atomic_int_get (&b->reserved);
-  pl->has_work_area = b->has_area;
-  pl->work_area = b->area;
-  b->has_area = FALSE;
-  b->area = NULL;
+  pl->work_area = g_steal_pointer (&b->area);
   pl->work_idx = old;
   pl->work_reserved = reserved;
   pl->work_n = MIN (reserved, b->cap);
 }
 
-/* The processor's area of a batch nobody else sees now (the spare, or one
- * at start), made anew for its capacity; worker (or start / stop) only. */
+/* An area the processor gave and nobody submitted goes back to it. */
 static void
-batch_area_release (Pipeline * pl, gboolean * has_area, gpointer * area)
+batch_area_release (Pipeline * pl, gpointer * area)
 {
   GstGpuStreamScheduler *sched = pl->sched;
+  gpointer a = g_steal_pointer (area);
 
-  if (*has_area && sched->processor.area_free)
-    sched->processor.area_free (sched->proc_data, *area);
-  *has_area = FALSE;
-  *area = NULL;
+  if (a)
+    sched->processor.area_free (sched->proc_data, a);
 }
 
+/* The processor's area of a batch nobody else sees now (the spare, or one
+ * at start), made anew for its capacity; worker (or start / stop) only. */
 static void
 batch_area_renew (Pipeline * pl, Batch * b)
 {
@@ -738,10 +734,9 @@ batch_area_renew (Pipeline * pl, Batch * b)
 
   if (!sched->processor.collect)
     return;
-  batch_area_release (pl, &b->has_area, &b->area);
+  batch_area_release (pl, &b->area);
   b->area = sched->processor.area_new (sched->proc_data,
       sched->use_gpu ? sched->cuda_context : NULL, b->cap);
-  b->has_area = TRUE;
 }
 
 /* Hands the processed batch to the forwarder once it has released the
@@ -820,11 +815,10 @@ cycle_launch (GstGpuStreamScheduler * sched, guint * lane)
     if (pl->pending)
       continue;
     if (pl->work_n == 0) {
-      batch_area_release (pl, &pl->has_work_area, &pl->work_area);
+      batch_area_release (pl, &pl->work_area);
       continue;
     }
-    if (pl->has_work_area) {
-      pl->has_work_area = FALSE;
+    if (sched->processor.collect) {
       pl->submitted = sched->processor.submit_area (sched->proc_data, ctx,
           (*lane)++, g_steal_pointer (&pl->work_area), items, pl->work_n);
     } else if (sched->processor.submit)
@@ -1453,10 +1447,10 @@ gst_gpustream_scheduler_stop (GstGpuStreamScheduler * sched)
         item_drop (sched, &pl->bufs[pl->work_idx].items[j]);
     }
     for (j = 0; j < 3; j++) {
-      batch_area_release (pl, &pl->bufs[j].has_area, &pl->bufs[j].area);
+      batch_area_release (pl, &pl->bufs[j].area);
       g_free (pl->bufs[j].items);
     }
-    batch_area_release (pl, &pl->has_work_area, &pl->work_area);
+    batch_area_release (pl, &pl->work_area);
     g_mutex_clear (&pl->lock);
     g_cond_clear (&pl->cond);
   }

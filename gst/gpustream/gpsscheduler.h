@@ -97,7 +97,7 @@ typedef struct {
    * then calls submit_area in place of submit, handing over the batch's
    * area (the processor's to release from then on, once finish is done with
    * it; the output buffers may hold it longer); area_free releases an area
-   * that was never submitted. */
+   * (never NULL) that was never submitted. */
   gpointer (*area_new) (gpointer proc_data, GstObject * cuda_context,
       guint cap);
   void (*area_free) (gpointer proc_data, gpointer area);

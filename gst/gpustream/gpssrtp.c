@@ -138,21 +138,18 @@ protect_kernel (const SrtpBatch * b)
   return protect_kernel_for (b->nd, gcm);
 }
 
-/* Queues one launch of `which` (a protect or unprotect kernel) over count
- * descriptors on stream; keys, descs, buf and out are device pointers. */
+/* Queues one launch of func, the kernel `which` (a protect or unprotect
+ * kernel), over count descriptors on stream; keys, descs, buf and out are
+ * device pointers. */
 static CUresult
-srtp_launch (GstCudaContext * ctx, GpsKernel which, CUdeviceptr k,
-    CUdeviceptr d, guint32 count, CUdeviceptr buf, CUdeviceptr o,
-    CUstream stream)
+srtp_launch (CUfunction func, GpsKernel which, CUdeviceptr k, CUdeviceptr d,
+    guint32 count, CUdeviceptr buf, CUdeviceptr o, CUstream stream)
 {
-  CUfunction func;
   void *args[] = { &k, &d, &count, &buf, &o };
   const guint64 threads = (which == GPS_KERNEL_SRTP_PROTECT_WARP ? 32 : 1) *
       (guint64) count;
   guint blocks = (guint) ((threads + SRTP_GPU_THREADS - 1) / SRTP_GPU_THREADS);
 
-  if (!gps_cuda_get_kernel (ctx, which, &func))
-    return CUDA_ERROR_NOT_FOUND;
   return CuLaunchKernel (func, blocks, 1, 1, SRTP_GPU_THREADS, 1, 1, 0,
       stream, args, NULL);
 }
@@ -204,8 +201,7 @@ batch_launch (GstCudaContext * ctx, SrtpStaging * st, SrtpBatch * b,
 
   CHECK (gps_cuda_copy_linear (st->host, NULL, 0, st->dev, b->total,
           st->stream[0]), "copying the batch to the device");
-  (void) func;
-  CHECK (srtp_launch (ctx, which, st->dev + b->keys_off,
+  CHECK (srtp_launch (func, which, st->dev + b->keys_off,
           st->dev + b->descs_off, (guint32) b->nd, st->dev + b->data_off,
           st->dev + b->out_off, st->stream[0]), "launching the kernel");
   /* back: the per-packet outputs and every packet area */
@@ -1254,8 +1250,6 @@ srtp_protect_submit (gpointer proc_data, GstObject * cuda_context,
 {
   SrtpProtect *sp = proc_data;
   SrtpProtectBatch *b = g_new0 (SrtpProtectBatch, 1);
-  gsize rtp_oh = gsrtp_rtp_overhead (sp->policy);
-  gsize rtcp_oh = gsrtp_rtcp_overhead (sp->policy);
   guint i, k = 0;
 
   b->items = items;
@@ -1288,7 +1282,7 @@ srtp_protect_submit (gpointer proc_data, GstObject * cuda_context,
       srtp_protect_drop (sp, &items[i], "no SRTP context");
       continue;
     }
-    oh = is_rtcp ? rtcp_oh : rtp_oh;
+    oh = is_rtcp ? sp->rtcp_oh : sp->rtp_oh;
     b->outs[k] = gst_buffer_new_allocate (NULL, len + oh, NULL);
     gst_buffer_copy_into (b->outs[k], in, GST_BUFFER_COPY_METADATA, 0, -1);
     gst_buffer_map (b->outs[k], &b->maps[k], GST_MAP_READWRITE);
@@ -1318,7 +1312,7 @@ srtp_protect_submit (gpointer proc_data, GstObject * cuda_context,
 /* ---- srtp-protect's batch areas (Zhang et al., section 5) ----------------
  * On the GPU each batch the collectors fill has an area: host memory
  * (pinned when the driver gives it) laid out as the kernel reads it,
- * [descs: cap][out: cap lengths][packets, each at a 16-byte aligned
+ * [keys][descs: cap][out: cap lengths][packets, each at a 16-byte aligned
  * offset], and as much again for the protected packets. The collector of
  * each packet prepares it (its SRTP index moves there, in arrival order)
  * and copies it in as it arrives; its output buffer wraps its place in the
@@ -1357,6 +1351,7 @@ typedef struct _SrtpArea
   guint n;
   gsize used;
   gboolean full;
+  gint left;                    /* atomic: packets collect left as they came */
 } SrtpArea;
 
 struct _SrtpAreaPool
@@ -1525,6 +1520,7 @@ srtp_protect_area_new (gpointer proc_data, GstObject * cuda_context, guint cap)
   a->n = 0;
   a->used = 0;
   a->full = FALSE;
+  a->left = 0;
   return a;
 #else
   return NULL;
@@ -1585,9 +1581,12 @@ srtp_protect_collect (gpointer proc_data, gpointer area,
   gsize oh, room, off = 0;
   guint slot = 0;
 
-  if (!a || !(it->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in ||
-      !gst_buffer_map (in, &map, GST_MAP_READ))
-    return;                     /* left to the worker's submit */
+  if (!a || !(it->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in)
+    return;
+  if (!gst_buffer_map (in, &map, GST_MAP_READ)) {
+    g_atomic_int_inc (&a->left);        /* to the worker's submit */
+    return;
+  }
   it->flags |= GST_GPUSTREAM_SCHED_ITEM_PROCESSOR;
   if (!srtp_protect_classify (map.data, map.size, &is_rtcp, &ssrc)) {
     gst_buffer_unmap (in, &map);
@@ -1659,6 +1658,8 @@ area_launch (SrtpProtect * sp, GstCudaContext * ctx, guint lane,
   CUdeviceptr dk, da;
   gsize nkeys, keys_size, ka, from;
   gboolean gcm = FALSE, keys_in_area;
+  GpsKernel which;
+  CUfunction func = NULL;
 
   b->actx = ctx;
   st = b->st = staging_get (ctx, lane);
@@ -1694,9 +1695,12 @@ area_launch (SrtpProtect * sp, GstCudaContext * ctx, guint lane,
   STEP (gps_cuda_copy_linear (a->host + from, NULL, 0, da + from,
           a->data_off + a->used - from, st->stream[0]),
       "copying the batch to the device");
-  STEP (srtp_launch (ctx, protect_kernel_for (b->area_n, gcm), dk,
-          da + a->descs_off, b->area_n, da + a->data_off, da + a->out_off,
-          st->stream[0]), "launching the kernel");
+  which = protect_kernel_for (b->area_n, gcm);
+  if (!step && !gps_cuda_get_kernel (ctx, which, &func))
+    step = "loading the kernel";
+  STEP (srtp_launch (func, which, dk, da + a->descs_off, b->area_n,
+          da + a->data_off, da + a->out_off, st->stream[0]),
+      "launching the kernel");
   STEP (gps_cuda_copy_linear (NULL, a->host + a->res_off, da + a->data_off,
           0, a->used, st->stream[0]), "copying the batch back");
 #undef STEP
@@ -1748,13 +1752,15 @@ srtp_protect_submit_area (gpointer proc_data, GstObject * cuda_context,
 {
   SrtpProtect *sp = proc_data;
   SrtpArea *a = area;
-  /* what collect left (nothing, unless a buffer could not be mapped, or
-   * every item where there is no area: the CPU) goes the copying way */
-  SrtpProtectBatch *b = srtp_protect_submit (sp, a ? NULL : cuda_context,
-      lane, items, n);
+  SrtpProtectBatch *b;
 
+  /* without an area (the CPU) every item goes the copying way; with one,
+   * only what collect left (a buffer it could not map), on the CPU */
   if (!a)
-    return b;
+    return srtp_protect_submit (sp, cuda_context, lane, items, n);
+  b = g_atomic_int_get (&a->left) > 0 ?
+      srtp_protect_submit (sp, NULL, lane, items, n) :
+      g_new0 (SrtpProtectBatch, 1);
   b->area = a;
   b->area_n = a->n;
 #if GS_HAVE_CUDA

@@ -439,15 +439,20 @@ rtgpu_finish (gpointer user_data, gpointer submitted)
 /* A registered processor that collects (srtp-protect) copies each packet
  * into its batch area on the collector's thread, as it arrives; the worker
  * then only starts and waits for whole batches. The other stages have no
- * areas. */
+ * areas (NULL). */
+static gboolean
+stage_collects (const RtGpuStage * st)
+{
+  return st->info && st->info->processor.collect;
+}
+
 static gpointer
 rtgpu_area_new (gpointer user_data, GstObject * ctx, guint cap)
 {
   RtGpuStage *st = user_data;
 
-  if (st->info && st->info->processor.collect)
-    return st->info->processor.area_new (st->instance, ctx, cap);
-  return NULL;
+  return stage_collects (st) ?
+      st->info->processor.area_new (st->instance, ctx, cap) : NULL;
 }
 
 static void
@@ -455,8 +460,7 @@ rtgpu_area_free (gpointer user_data, gpointer area)
 {
   RtGpuStage *st = user_data;
 
-  if (st->info && st->info->processor.collect)
-    st->info->processor.area_free (st->instance, area);
+  st->info->processor.area_free (st->instance, area);
 }
 
 static void
@@ -464,7 +468,7 @@ rtgpu_collect (gpointer user_data, gpointer area, GstGpuStreamSchedItem * item)
 {
   RtGpuStage *st = user_data;
 
-  if (st->info && st->info->processor.collect)
+  if (stage_collects (st))
     st->info->processor.collect (st->instance, area, item);
 }
 
@@ -475,7 +479,7 @@ rtgpu_submit_area (gpointer user_data, GstObject * ctx, guint lane,
   RtGpuStage *st = user_data;
   RtGpuBatch *b;
 
-  if (!st->info || !st->info->processor.collect)
+  if (!stage_collects (st))
     return rtgpu_submit (user_data, ctx, lane, items, n);
   b = g_new0 (RtGpuBatch, 1);
   b->registered = st->info->processor.submit_area (st->instance, ctx, lane,
