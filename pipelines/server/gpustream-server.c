@@ -35,7 +35,9 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +45,11 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <glib-unix.h>
 #include <gst/gst.h>
+#include <gst/base/gsttypefindhelper.h>
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/sdp/gstmikey.h>
 
@@ -53,6 +58,7 @@
 #include "gpsncpacket.h"
 #include "server_cache.h"
 #include "server_direct.h"
+#include "server_front.h"
 #include "server_paths.h"
 #include "server_workers.h"
 
@@ -61,6 +67,7 @@
 static gint opt_port = 8554;
 static gchar *opt_address = NULL;
 static gint opt_session_timeout = 60;
+static gint opt_idle_timeout = 30;
 static gint opt_max_sessions = 0;
 static gint opt_nc_generation_size = 32;
 static gint opt_nc_block_size = 1316;
@@ -80,6 +87,10 @@ static GOptionEntry option_entries[] = {
   {"session-timeout", 't', 0, G_OPTION_ARG_INT, &opt_session_timeout,
         "Seconds without a request or RTCP from a client before its session "
         "is freed (default 60)", "SECONDS"},
+  {"idle-timeout", 0, 0, G_OPTION_ARG_INT, &opt_idle_timeout,
+        "Seconds an RTSP connection without a session (one that sent no "
+        "whole request, or never set up a session) may stay silent before "
+        "it is closed (default 30)", "SECONDS"},
   {"max-sessions", 0, 0, G_OPTION_ARG_INT, &opt_max_sessions,
       "Most concurrent sessions, 0 = unlimited (default 0)", "N"},
   {"nc-generation-size", 0, 0, G_OPTION_ARG_INT, &opt_nc_generation_size,
@@ -139,6 +150,57 @@ file_is_mpegts (const gchar * path)
   n = fread (head, 1, sizeof (head), f);
   fclose (f);
   return n >= 377 && head[0] == 0x47 && head[188] == 0x47 && head[376] == 0x47;
+}
+
+/* The bytes a file's type is found from (MPEG-TS needs a few packets, MP4
+ * its first box) */
+#define TYPEFIND_BYTES 65536
+
+/* Whether a file of the directory can be served: GST_RTSP_STS_OK, 404 (it
+ * cannot be read) or 415 (empty, or of no media type GStreamer knows), and
+ * then the reason in *why. Checked before a pipeline is built for it: the
+ * pipeline's typefind would fail it with 503 and nothing said. */
+static GstRTSPStatusCode
+file_refusal (const gchar * file, gchar ** why)
+{
+  g_autofree guint8 *head = NULL;
+  g_autoptr (GstCaps) caps = NULL;
+  const gchar *dot;
+  struct stat st;
+  ssize_t n;
+  int fd;
+
+  if (file_is_mpegts (file))
+    return GST_RTSP_STS_OK;
+  fd = open (file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = g_strdup_printf ("cannot be read: %s", g_strerror (errno));
+    return GST_RTSP_STS_NOT_FOUND;
+  }
+  if (fstat (fd, &st) != 0 || st.st_size == 0) {
+    close (fd);
+    *why = g_strdup ("is empty");
+    return GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE;
+  }
+  head = g_malloc (TYPEFIND_BYTES);
+  do
+    n = read (fd, head, TYPEFIND_BYTES);
+  while (n < 0 && errno == EINTR);
+  close (fd);
+  if (n <= 0) {
+    *why = n < 0 ? g_strdup_printf ("cannot be read: %s", g_strerror (errno))
+        : g_strdup ("is empty");
+    return n < 0 ? GST_RTSP_STS_NOT_FOUND :
+        GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE;
+  }
+  dot = strrchr (file, '.');
+  caps = gst_type_find_helper_for_data_with_extension (NULL, head, n,
+      dot && !strchr (dot, '/') ? dot + 1 : NULL, NULL);
+  if (caps == NULL) {
+    *why = g_strdup ("is of no media type the server knows");
+    return GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE;
+  }
+  return GST_RTSP_STS_OK;
 }
 
 /* ---- the SRTP media: gpusrtpenc in rtpbin, its key in the SDP ---- */
@@ -949,11 +1011,16 @@ struct _GpsClient
 
 G_DEFINE_TYPE (GpsClient, gps_client, GST_TYPE_RTSP_CLIENT);
 
-/* Mounts the factory at the media path of a servable request; FALSE for a
- * path that is not served (missing, outside the directory, not canonical) */
-static gboolean
-gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
+/* Mounts the factory at the media path of a servable request: OK, or 404
+ * for a path that is not served (missing, outside the directory, not
+ * canonical, unreadable), 415 for a file that is empty or of no media
+ * type (said on stderr) */
+static GstRTSPStatusCode
+gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri,
+    gboolean check_file)
 {
+  g_autofree gchar *why = NULL;
+  GstRTSPStatusCode code;
   g_autofree gchar *mount_path = NULL;
   g_autofree gchar *file = NULL;
   GstRTSPMountPoints *mounts;
@@ -963,15 +1030,21 @@ gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
   gint matched = 0;
 
   if (uri == NULL || uri->abspath == NULL)
-    return FALSE;
+    return GST_RTSP_STS_NOT_FOUND;
   file = request_source (self->srtp_factory->root_real,
       self->srtp_factory->proxy_base, uri, &mount_path, &kind);
   if (file == NULL)
-    return FALSE;
+    return GST_RTSP_STS_NOT_FOUND;
+  if (check_file && self->srtp_factory->proxy_base == NULL &&
+      (code = file_refusal (file, &why)) != GST_RTSP_STS_OK) {
+    g_printerr ("gpustream-server: %s: %d %s: the file %s\n", mount_path,
+        code, gst_rtsp_status_as_text (code), why);
+    return code;
+  }
   factory = kind == MOUNT_SRTP ? self->srtp_factory : self->factory;
   mounts = gst_rtsp_client_get_mount_points (GST_RTSP_CLIENT (self));
   if (mounts == NULL)
-    return FALSE;
+    return GST_RTSP_STS_NOT_FOUND;
   if (factory->proxy_base != NULL) {
     g_mutex_lock (&factory->uri_lock);
     if (factory->mounts == NULL)
@@ -984,7 +1057,7 @@ gps_client_mount_request (GpsClient * self, const GstRTSPUrl * uri)
         GST_RTSP_MEDIA_FACTORY (g_object_ref (factory)));
   g_clear_object (&found);
   g_object_unref (mounts);
-  return TRUE;
+  return GST_RTSP_STS_OK;
 }
 
 /* DESCRIBE looks its path up after this signal, SETUP before it (through
@@ -1052,14 +1125,18 @@ check_request_path (GstRTSPClient * client, GstRTSPContext * ctx,
     return GST_RTSP_STS_BAD_REQUEST;
   if (!room_for_a_session ())
     return GST_RTSP_STS_SERVICE_UNAVAILABLE;
-  return gps_client_mount_request (GPS_CLIENT (client), ctx->uri) ?
-      GST_RTSP_STS_OK : GST_RTSP_STS_NOT_FOUND;
+  /* a SETUP's file was checked as its path was made */
+  if (ctx->method == GST_RTSP_SETUP)
+    return GST_RTSP_STS_OK;
+  return gps_client_mount_request (GPS_CLIENT (client), ctx->uri, TRUE);
 }
 
 static gchar *
 gps_client_make_path_from_uri (GstRTSPClient * client, const GstRTSPUrl * uri)
 {
-  gps_client_mount_request (GPS_CLIENT (client), uri);
+  /* a SETUP looks its media up before its signal: a file that cannot be
+   * served is not mounted (404), and said here */
+  gps_client_mount_request (GPS_CLIENT (client), uri, TRUE);
   return GST_RTSP_CLIENT_CLASS (gps_client_parent_class)->make_path_from_uri
       (client, uri);
 }
@@ -1166,12 +1243,108 @@ gps_server_create_client (GstRTSPServer * server)
   return base;
 }
 
-/* the session pool frees expired sessions only when asked to */
-static gboolean
-cleanup_sessions (gpointer data)
+/* a client of gst-rtsp-server with no session, silent for --idle-timeout:
+ * shut down (its thread then closes it) */
+static GstRTSPFilterResult
+shut_idle_client (GstRTSPServer * server, GstRTSPClient * client,
+    gpointer user_data)
 {
-  gst_rtsp_session_pool_cleanup (GST_RTSP_SESSION_POOL (data));
+  GList *sessions = gst_rtsp_client_session_filter (client, NULL, NULL);
+  GstRTSPConnection *conn;
+
+  if (sessions != NULL) {
+    g_list_free_full (sessions, g_object_unref);
+    return GST_RTSP_FILTER_KEEP;
+  }
+  conn = gst_rtsp_client_get_connection (client);
+  if (conn != NULL)
+    server_front_idle (gst_rtsp_connection_get_read_socket (conn));
+  return GST_RTSP_FILTER_KEEP;
+}
+
+/* Once a second: the session pool frees expired sessions (only when asked
+ * to), idle connections are closed, and what the front door closed or
+ * refused since the last line is said */
+static gboolean
+tick (gpointer server)
+{
+  static guint64 idle_said, refused_said;
+  GstRTSPSessionPool *pool = gst_rtsp_server_get_session_pool (server);
+  guint64 idle, refused;
+
+  gst_rtsp_session_pool_cleanup (pool);
+  g_object_unref (pool);
+  gst_rtsp_server_client_filter (server, shut_idle_client, NULL);
+  idle = server_front_idle_closed ();
+  refused = server_front_refused ();
+  if (idle != idle_said)
+    g_print ("idle: closed %" G_GUINT64_FORMAT " connections without a "
+        "session, silent for %d s (%" G_GUINT64_FORMAT " in all)\n",
+        idle - idle_said, opt_idle_timeout, idle);
+  if (refused != refused_said)
+    g_print ("refused: %" G_GUINT64_FORMAT " request heads, too large (431) "
+        "or malformed (400) (%" G_GUINT64_FORMAT " in all)\n",
+        refused - refused_said, refused);
+  if (idle != idle_said || refused != refused_said)
+    fflush (stdout);
+  idle_said = idle;
+  refused_said = refused;
   return G_SOURCE_CONTINUE;
+}
+
+/* ---- stopping on SIGINT or SIGTERM ---- */
+
+typedef struct
+{
+  GstRTSPServer *server;
+  GMainLoop *loop;
+  const gchar *signal;
+  guint sessions;
+} Stop;
+
+static GstRTSPFilterResult
+end_session (GstRTSPSessionPool * pool, GstRTSPSession * session,
+    gpointer data)
+{
+  ((Stop *) data)->sessions++;
+  return GST_RTSP_FILTER_REMOVE;
+}
+
+static GstRTSPFilterResult
+close_client (GstRTSPServer * server, GstRTSPClient * client, gpointer data)
+{
+  return GST_RTSP_FILTER_REMOVE;
+}
+
+/* Every session ends (the lines they say when they end are said), every
+ * client is closed, and the main loop stops: main says the last line */
+static gboolean
+on_stop_signal (gpointer data)
+{
+  Stop *stop = data;
+  GstRTSPSessionPool *pool = gst_rtsp_server_get_session_pool (stop->server);
+
+  /* the shared sender's sessions end with their connections */
+  stop->sessions += server_direct_stop ();
+  gst_rtsp_session_pool_filter (pool, end_session, stop);
+  gst_rtsp_server_client_filter (stop->server, close_client, NULL);
+  g_object_unref (pool);
+  g_main_loop_quit (stop->loop);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_sigint (gpointer data)
+{
+  ((Stop *) data)->signal = "SIGINT";
+  return on_stop_signal (data);
+}
+
+static gboolean
+on_sigterm (gpointer data)
+{
+  ((Stop *) data)->signal = "SIGTERM";
+  return on_stop_signal (data);
 }
 
 /* ---- GObject boilerplate ---- */
@@ -1321,6 +1494,7 @@ main (int argc, char **argv)
   GstRTSPServer *server;
   GstRTSPSessionPool *pool;
   GMainLoop *loop;
+  Stop stop = { NULL };
   g_autofree gchar *service = NULL;
   struct stat st;
   /* the command line as given: what the workers are started with */
@@ -1364,9 +1538,10 @@ main (int argc, char **argv)
       || opt_nc_block_size <= 0 || opt_nc_redundancy_percent < 0
       || opt_nc_max_bitrate <= 0 || opt_cycle_us < 0
       || (opt_cycle_us > 0 && opt_cycle_us < 100)
-      || opt_client_threads < 0) {
+      || opt_client_threads < 0 || opt_idle_timeout <= 0) {
     g_printerr ("gpustream-server: an option is out of range "
-        "(port 0-65535, session timeout > 0, the nc sizes and rate > 0, "
+        "(port 0-65535, session and idle timeouts > 0, the nc sizes and "
+        "rate > 0, "
         "redundancy >= 0, cycle 0 or >= 100, client threads >= 0)\n");
     return 2;
   }
@@ -1424,6 +1599,7 @@ main (int argc, char **argv)
     return supervised;
   server_cache_register ();
   raise_descriptor_limit ();
+  server_front_set_idle_timeout (opt_idle_timeout);
 
   loop = g_main_loop_new (NULL, FALSE);
   server = g_object_new (GPS_TYPE_SERVER, NULL);
@@ -1458,9 +1634,18 @@ main (int argc, char **argv)
   if (!server_workers_listen (server, opt_address, opt_port,
           proxy_base ? NULL : root_real))
     return 1;
-  g_timeout_add_seconds (1, cleanup_sessions, pool);
+  g_timeout_add_seconds (1, tick, server);
+  stop.server = server;
+  stop.loop = loop;
+  g_unix_signal_add (SIGINT, on_sigint, &stop);
+  g_unix_signal_add (SIGTERM, on_sigterm, &stop);
   g_main_loop_run (loop);
 
+  g_print ("gpustream-server: stopped by %s: %u sessions ended, %"
+      G_GUINT64_FORMAT " idle connections closed, %" G_GUINT64_FORMAT
+      " request heads refused\n", stop.signal, stop.sessions,
+      server_front_idle_closed (), server_front_refused ());
+  fflush (stdout);
   g_object_unref (pool);
   g_object_unref (server);
   g_main_loop_unref (loop);

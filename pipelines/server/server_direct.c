@@ -13,13 +13,11 @@
 #include <gst/sdp/gstmikey.h>
 
 #include "server_direct.h"
+#include "server_front.h"
 #include "server_paths.h"
 #include "server_sender.h"
 #include "gpssrtp.h"
 
-/* a first request line longer than this goes to gst-rtsp-server, which
- * answers it */
-#define FIRST_LINE_MAX 4096
 /* interleaved packets a connection may have queued before its session
  * waits (about 10 s of a 750 kbit/s stream) */
 #define CONNECTION_BACKLOG 1024
@@ -43,6 +41,8 @@ typedef struct
    * reports that keep them alive */
   GMutex lock;
   GHashTable *by_rtcp;
+  /* the connections served here (this thread's), for the idle sweep */
+  GQueue conns;
 } Direct;
 
 static Direct *direct;
@@ -60,6 +60,9 @@ typedef struct
    * clients' */
   GList *sessions;
   gboolean shut;
+  /* shut down for being idle without a session */
+  gboolean idle;
+  GList link;
   /* the key and SSRC the last DESCRIBE of an SRTP mount gave out in its
    * SDP (MIKEY), for the SETUP that follows it */
   gchar *offer_file;
@@ -725,6 +728,7 @@ conn_shut (DirectConn * c)
   if (c->shut)
     return;
   c->shut = TRUE;
+  g_queue_unlink (&direct->conns, &c->link);
   for (GList * l = c->sessions; l != NULL; l = l->next) {
     GstRTSPSession *session = l->data;
     DirectSession *ds = g_object_get_data (G_OBJECT (session), SESSION_DATA);
@@ -817,6 +821,8 @@ serve_here (GSocket * socket, const gchar * ip, gint port, const gchar * head)
         g_inet_address_to_string (g_inet_socket_address_get_address
         (G_INET_SOCKET_ADDRESS (local))) : g_strdup ("0.0.0.0");
   }
+  c->link.data = c;
+  g_queue_push_tail_link (&direct->conns, &c->link);
   c->watch = gst_rtsp_watch_new (c->conn, &watch_funcs, c, conn_free);
   gst_rtsp_watch_set_send_backlog (c->watch, 0, CONNECTION_BACKLOG);
   /* our reference on the watch is kept until conn_shut: the sender may
@@ -824,28 +830,7 @@ serve_here (GSocket * socket, const gchar * ip, gint port, const gchar * head)
   gst_rtsp_watch_attach (c->watch, direct->context);
 }
 
-/* ---- the first request line of a new client ---- */
-
-typedef struct
-{
-  GSocket *socket;
-  gchar *ip;
-  gint port;
-  /* the server's address on it, for the SDP's origin */
-  gchar *local_ip;
-  GString *head;
-} Pending;
-
-static void
-pending_free (gpointer data)
-{
-  Pending *p = data;
-
-  g_clear_object (&p->socket);
-  g_free (p->ip);
-  g_string_free (p->head, TRUE);
-  g_free (p);
-}
+/* ---- the first request of a new client ---- */
 
 /* TRUE when the request line asks for an MPEG-TS file served here */
 static gboolean
@@ -860,58 +845,44 @@ first_line_is_ours (const gchar * head)
   return request_target (words[1], &target);
 }
 
-static gboolean
-on_pending_readable (GSocket * socket, GIOCondition condition, gpointer data)
+/* The client's first head is in (server_front.c): served here, or by
+ * gst-rtsp-server (the shared sender sends from IPv4 sockets) */
+static void
+on_first_head (GSocket * socket, const gchar * ip, gint port,
+    const gchar * head, gpointer data)
 {
-  Pending *p = data;
-  gchar buf[FIRST_LINE_MAX];
-  g_autoptr (GError) err = NULL;
-  gssize n = g_socket_receive (socket, buf, FIRST_LINE_MAX - p->head->len,
-      NULL, &err);
+  /* the head may start with empty lines */
+  const gchar *line = head + strspn (head, "\r\n");
 
-  if (n < 0 && g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-    return G_SOURCE_CONTINUE;
-  if (n <= 0)
-    return G_SOURCE_REMOVE;     /* gone (or reset) before a request */
-  /* a NUL would end the text handed on: what follows it is dropped, and
-   * the request, malformed anyway, refused where it goes */
-  g_string_append_len (p->head, buf, strnlen (buf, n));
-  if (strpbrk (p->head->str, "\r\n") == NULL &&
-      p->head->len < FIRST_LINE_MAX - 1 && (gsize) n == strnlen (buf, n))
-    return G_SOURCE_CONTINUE;
-  if (first_line_is_ours (p->head->str))
-    serve_here (p->socket, p->ip, p->port, p->head->str);
-  else
-    gst_rtsp_server_transfer_connection (direct->server,
-        g_object_ref (p->socket), p->ip, p->port, p->head->str);
-  return G_SOURCE_REMOVE;
+  if (g_socket_get_family (socket) == G_SOCKET_FAMILY_IPV4 &&
+      first_line_is_ours (line)) {
+    serve_here (socket, ip, port, head);
+    g_object_unref (socket);
+  } else {
+    gst_rtsp_server_transfer_connection (direct->server, socket, ip, port,
+        head);
+  }
 }
 
 void
 server_direct_take (GSocket * socket, const gchar * ip, gint port)
 {
-  Pending *p;
-  GSource *source;
+  server_front_take (socket, ip, port, direct->context, on_first_head, NULL);
+}
 
-  /* the shared sender sends from IPv4 sockets */
-  if (g_socket_get_family (socket) != G_SOCKET_FAMILY_IPV4) {
-    gst_rtsp_server_transfer_connection (direct->server, socket, ip, port,
-        NULL);
-    return;
+/* Connections without a session, silent for the idle timeout, are shut
+ * (server_front_idle): their watch then closes them */
+static gboolean
+sweep_idle (gpointer unused)
+{
+  for (GList * l = direct->conns.head; l != NULL; l = l->next) {
+    DirectConn *c = l->data;
+
+    if (c->sessions == NULL && !c->idle)
+      c->idle = server_front_idle (gst_rtsp_connection_get_read_socket
+          (c->conn));
   }
-  p = g_new0 (Pending, 1);
-
-  p->socket = socket;
-  p->ip = g_strdup (ip);
-  p->port = port;
-  p->head = g_string_new (NULL);
-  g_socket_set_blocking (socket, FALSE);
-  source = g_socket_create_source (socket, G_IO_IN | G_IO_HUP | G_IO_ERR,
-      NULL);
-  g_source_set_callback (source, G_SOURCE_FUNC (on_pending_readable), p,
-      pending_free);
-  g_source_attach (source, direct->context);
-  g_source_unref (source);
+  return G_SOURCE_CONTINUE;
 }
 
 /* ---- receiver reports ---- */
@@ -978,6 +949,11 @@ server_direct_start (GstRTSPServer * server, const gchar * root_real,
   g_source_set_callback (source, G_SOURCE_FUNC (on_rtcp), NULL, NULL);
   g_source_attach (source, direct->context);
   g_source_unref (source);
+  g_queue_init (&direct->conns);
+  source = g_timeout_source_new_seconds (1);
+  g_source_set_callback (source, sweep_idle, NULL, NULL);
+  g_source_attach (source, direct->context);
+  g_source_unref (source);
   /* the socket stays the sender's: this GSocket only watches it */
   g_thread_unref (g_thread_new ("rtsp-direct", direct_thread, NULL));
   return TRUE;
@@ -987,4 +963,52 @@ gboolean
 server_direct_enabled (void)
 {
   return direct != NULL;
+}
+
+/* ---- stopping ---- */
+
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  guint sessions;
+} StopAll;
+
+/* in the thread of the connections: each is shut, its sessions ended */
+static gboolean
+stop_all (gpointer data)
+{
+  StopAll *stop = data;
+
+  while (direct->conns.head != NULL) {
+    DirectConn *c = direct->conns.head->data;
+
+    stop->sessions += g_list_length (c->sessions);
+    conn_shut (c);
+  }
+  g_mutex_lock (&stop->lock);
+  stop->done = TRUE;
+  g_cond_signal (&stop->cond);
+  g_mutex_unlock (&stop->lock);
+  return G_SOURCE_REMOVE;
+}
+
+guint
+server_direct_stop (void)
+{
+  StopAll stop = { 0 };
+
+  if (direct == NULL)
+    return 0;
+  g_mutex_init (&stop.lock);
+  g_cond_init (&stop.cond);
+  g_main_context_invoke (direct->context, stop_all, &stop);
+  g_mutex_lock (&stop.lock);
+  while (!stop.done)
+    g_cond_wait (&stop.cond, &stop.lock);
+  g_mutex_unlock (&stop.lock);
+  g_mutex_clear (&stop.lock);
+  g_cond_clear (&stop.cond);
+  return stop.sessions;
 }

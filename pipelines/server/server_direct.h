@@ -2,7 +2,7 @@
  * served by the shared sender (server_sender.h) instead of a pipeline per
  * session.
  *
- * A new connection's first request line decides: a request for a mount
+ * A new connection's first request (read by server_front.c) decides: a request for a mount
  * served here (plain, and SRTP and network-coded unless the server keeps
  * them on pipelines) of a 188-byte MPEG-TS file with clock references
  * stays here, every other connection (other containers, the proxy, RTSP
@@ -32,7 +32,12 @@ gboolean server_direct_start (GstRTSPServer * server, const gchar * root_real,
 gboolean server_direct_enabled (void);
 
 /* Takes a client just accepted (socket: transfer full): served here, or
- * handed to gst-rtsp-server, once its first request line came */
+ * handed to gst-rtsp-server, once its first request head came */
 void server_direct_take (GSocket * socket, const gchar * ip, gint port);
+
+/* Closes every connection served here, their sessions ended (what each
+ * says when it ends is said); returns how many sessions there were. 0
+ * when not started. */
+guint server_direct_stop (void);
 
 #endif /* GPUSTREAM_SERVER_DIRECT_H */

@@ -30,6 +30,7 @@
 #include <gio/gio.h>
 
 #include "server_direct.h"
+#include "server_front.h"
 #include "server_http.h"
 #include "server_workers.h"
 
@@ -409,9 +410,19 @@ refuse_when_out_of_descriptors (GSocket * listener)
   return TRUE;
 }
 
+/* a client's first head is in (server_front.c): gst-rtsp-server takes it */
+static void
+hand_to_server (GSocket * socket, const gchar * ip, gint port,
+    const gchar * head, gpointer server)
+{
+  gst_rtsp_server_transfer_connection (GST_RTSP_SERVER (server), socket, ip,
+      port, head);
+}
+
 /* The listening RTSP socket, the one process's or a worker's share of the
  * supervisor's: of the workers woken for a client, those that find it taken
- * by another go back to waiting. The client's connection is handed to the
+ * by another go back to waiting. The client's first request head is read
+ * and measured (server_front.c), then its connection is handed to the
  * server (gst_rtsp_server_transfer_connection: the client object, its
  * thread, as gst-rtsp-server's own accept would). */
 static gboolean
@@ -444,8 +455,8 @@ accept_rtsp_client (GSocket * listener, GIOCondition condition,
   if (server_direct_enabled ())
     server_direct_take (client, ip ? ip : "0.0.0.0", port);
   else
-    gst_rtsp_server_transfer_connection (GST_RTSP_SERVER (server), client,
-        ip ? ip : "0.0.0.0", port, NULL);
+    server_front_take (client, ip ? ip : "0.0.0.0", port, NULL,
+        hand_to_server, server);
   return G_SOURCE_CONTINUE;
 }
 

@@ -1,0 +1,62 @@
+/* server_front.h: the front door of gpustream-server's RTSP connections.
+ *
+ * Every connection accepted on the RTSP port is read here until its first
+ * request head (request line, headers, the empty line) is complete; only
+ * then is it handed on (to the shared sender's thread or to
+ * gst-rtsp-server) with that head. The head is measured on the bytes read:
+ * a line longer than SERVER_FRONT_LINE_MAX or a head longer than
+ * SERVER_FRONT_HEAD_MAX is answered 431, a head with bytes no request
+ * holds (NUL, control characters, a request line that is not one) 400,
+ * and the connection is closed either way. A connection that completes no
+ * head within the idle timeout is closed.
+ *
+ * Connections that were handed on are closed when they hold no session and
+ * have been silent for the idle timeout (server_front_idle): a client
+ * cannot hold a descriptor by connecting and never playing. */
+#ifndef GPUSTREAM_SERVER_FRONT_H
+#define GPUSTREAM_SERVER_FRONT_H
+
+#include <gio/gio.h>
+
+/* as nginx's large_client_header_buffers (4 of 8 KiB) */
+#define SERVER_FRONT_LINE_MAX 8192
+#define SERVER_FRONT_HEAD_MAX 32768
+
+typedef enum
+{
+  SERVER_FRONT_MORE,            /* no end of head yet, nothing wrong so far */
+  SERVER_FRONT_DONE,            /* a head of *head_len bytes */
+  SERVER_FRONT_BAD,             /* 400 */
+  SERVER_FRONT_TOO_LARGE,       /* 431 */
+} ServerFrontHead;
+
+/* Reads the start of a connection's bytes, buf[0, len): whether they hold
+ * a whole request head (its length in *head_len, the empty line included),
+ * not yet, or one to refuse */
+ServerFrontHead server_front_scan (const gchar * buf, gsize len,
+    gsize * head_len);
+
+/* What takes a connection once its first head is in: socket (transfer
+ * full), the client's address, and the head (what was read of it) */
+typedef void (*ServerFrontHandoff) (GSocket * socket, const gchar * ip,
+    gint port, const gchar * head, gpointer data);
+
+/* Seconds a connection without a session may stay silent (> 0) */
+void server_front_set_idle_timeout (guint seconds);
+guint server_front_get_idle_timeout (void);
+
+/* Reads the first head of a client just accepted (socket: transfer full)
+ * in context (NULL: the default one), then calls handoff there */
+void server_front_take (GSocket * socket, const gchar * ip, gint port,
+    GMainContext * context, ServerFrontHandoff handoff, gpointer data);
+
+/* For a connection handed on, holding no session: TRUE (and the connection
+ * shut down, both ways, so that its reader sees it end and closes it) when
+ * the client has sent nothing for the idle timeout; counted */
+gboolean server_front_idle (GSocket * socket);
+
+/* Counts so far: connections closed idle, heads refused */
+guint64 server_front_idle_closed (void);
+guint64 server_front_refused (void);
+
+#endif /* GPUSTREAM_SERVER_FRONT_H */
