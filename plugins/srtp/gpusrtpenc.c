@@ -1298,31 +1298,69 @@ gst_gpu_srtp_enc_sink_event (GstPad * pad, GstObject * parent,
   return TRUE;
 }
 
+/* A sink pad's CAPS query, as srtpenc answers it: what downstream of the
+ * pair's source pad takes (asked with the filter renamed x-srtp / x-srtcp),
+ * within the source template, renamed x-rtp / x-rtcp without the key and
+ * policy fields. Like srtpenc's, not intersected with the filter again. */
+static GstCaps *
+enc_sink_query_caps (GstGpuSrtpEnc * self, EncPair * pair, GstPad * pad,
+    GstCaps * filter)
+{
+  GstCaps *srtp_filter = NULL, *down, *tmpl, *res;
+  GstPad *srcpad;
+  guint i;
+
+  GST_OBJECT_LOCK (self);
+  srcpad = pair && pair->srcpad ? gst_object_ref (pair->srcpad) : NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (!srcpad)
+    return gst_pad_get_pad_template_caps (pad);
+  if (filter) {
+    srtp_filter = gst_caps_copy (filter);
+    for (i = 0; i < gst_caps_get_size (srtp_filter); i++)
+      gst_structure_set_name (gst_caps_get_structure (srtp_filter, i),
+          pair->is_rtcp ? "application/x-srtcp" : "application/x-srtp");
+  }
+  /* without a peer: ANY (or the filter), then the template */
+  down = gst_pad_peer_query_caps (srcpad, srtp_filter);
+  tmpl = gst_pad_get_pad_template_caps (srcpad);
+  res = gst_caps_intersect_full (down, tmpl, GST_CAPS_INTERSECT_FIRST);
+  gst_caps_unref (down);
+  gst_caps_unref (tmpl);
+  /* (a copy without srtp-key, mki, srtp-keyN, mkiN) */
+  down = gst_gpu_srtp_caps_for_log (res);
+  gst_caps_unref (res);
+  res = down;
+  for (i = 0; i < gst_caps_get_size (res); i++) {
+    GstStructure *st = gst_caps_get_structure (res, i);
+
+    gst_structure_set_name (st, pair->is_rtcp ? "application/x-rtcp" :
+        "application/x-rtp");
+    gst_structure_remove_fields (st, "srtp-cipher", "srtp-auth",
+        "srtcp-cipher", "srtcp-auth", NULL);
+  }
+  gst_clear_caps (&srtp_filter);
+  gst_object_unref (srcpad);
+  return res;
+}
+
 static gboolean
 gst_gpu_srtp_enc_sink_query (GstPad * pad, GstObject * parent,
     GstQuery * query)
 {
   GstGpuSrtpEnc *self = GST_GPU_SRTP_ENC (parent);
 
+  /* ACCEPT_CAPS is GStreamer's default, as in srtpenc: caps that are a
+   * subset of the CAPS answer */
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_CAPS:{
-      GstCaps *filter, *tmpl = gst_pad_get_pad_template_caps (pad), *res;
+      GstCaps *filter, *res;
 
       gst_query_parse_caps (query, &filter);
-      res = filter ? gst_caps_intersect_full (filter, tmpl,
-          GST_CAPS_INTERSECT_FIRST) : gst_caps_ref (tmpl);
+      res = enc_sink_query_caps (self, gst_pad_get_element_private (pad),
+          pad, filter);
       gst_query_set_caps_result (query, res);
       gst_caps_unref (res);
-      gst_caps_unref (tmpl);
-      return TRUE;
-    }
-    case GST_QUERY_ACCEPT_CAPS:{
-      GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps (pad);
-
-      gst_query_parse_accept_caps (query, &caps);
-      gst_query_set_accept_caps_result (query,
-          gst_caps_can_intersect (caps, tmpl));
-      gst_caps_unref (tmpl);
       return TRUE;
     }
     case GST_QUERY_CONTEXT:
@@ -1346,19 +1384,8 @@ gst_gpu_srtp_enc_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
       /* scheduled: a packet leaves within three cycles */
       return gst_gpustream_sched_client_query_latency (self->sched, pad,
           parent, query, 0);
-    case GST_QUERY_CAPS:{
-      GstCaps *filter, *cur = gst_pad_get_current_caps (pad), *res;
-
-      if (!cur)
-        cur = gst_pad_get_pad_template_caps (pad);
-      gst_query_parse_caps (query, &filter);
-      res = filter ? gst_caps_intersect_full (filter, cur,
-          GST_CAPS_INTERSECT_FIRST) : gst_caps_ref (cur);
-      gst_query_set_caps_result (query, res);
-      gst_caps_unref (res);
-      gst_caps_unref (cur);
-      return TRUE;
-    }
+      /* CAPS and ACCEPT_CAPS are GStreamer's default, as in srtpenc: the
+       * template within the filter, and caps that are a subset of it */
     case GST_QUERY_CONTEXT:
       if (gst_gpustream_gpu_handle_context_query (GST_ELEMENT (self),
               &self->gpu, query))
