@@ -16,8 +16,12 @@
  *
  * The tag is checked before anything is decrypted, then the replay window of
  * the SSRC (`replay-window-size`). Packets that fail (bad tag, replay, unknown
- * SSRC, too short) are dropped, counted in `stats` and warned about at most
- * once a second; the stream goes on. Buffer lists are checked as one batch:
+ * SSRC, too short) are dropped and counted in `stats`; the stream goes on.
+ * The drops are said on the bus, per SSRC at most once a second and once
+ * more at EOS for those not said yet: an element message
+ * `gpusrtpdec-packets-dropped` with the counts by reason, and a WARNING
+ * ("authentication failed for 150 packets of SSRC 0x00000457: wrong key?")
+ * unless all of them were replays. No key material is in either. Buffer lists are checked as one batch:
  * with a GPU (backend gpu / hybrid), one launch of srtp_unprotect_batch
  * checks the tags and decrypts the batch, the host keeps ROC and replay
  * windows in packet order.
@@ -94,6 +98,52 @@ GST_STATIC_PAD_TEMPLATE ("rtcp_src", GST_PAD_SRC, GST_PAD_ALWAYS,
 
 /* ---- instance ------------------------------------------------------------ */
 
+/* Why a packet was dropped, as the bus hears it, in the order a warning
+ * names them; replays alone (duplicates on the path) make no warning. */
+typedef enum
+{
+  DROP_AUTH,
+  DROP_NO_KEY,
+  DROP_BAD_MKI,
+  DROP_EXHAUSTED,
+  DROP_MALFORMED,
+  DROP_REPLAY,
+  DROP_N
+} DropReason;
+
+static const struct
+{
+  const gchar *what, *hint, *field;
+} drop_reasons[DROP_N] = {
+  {"authentication failed", "wrong key?", "auth-fail-count"},
+  {"no key", "no key in the caps nor from request-key", "unknown-ssrc-count"},
+  {"unknown MKI", "the sender uses a master key the caps do not hold",
+      "bad-mki-count"},
+  {"packet index exhausted", "the key is used up and hard-limit gave no "
+        "other", "hard-limit-count"},
+  {"malformed", "not SRTP, or truncated", "malformed-count"},
+  {"replayed or older than the replay window", NULL, "replay-count"},
+};
+
+/* The drops of one SSRC not yet said on the bus. */
+typedef struct
+{
+  gint64 last;                  /* gst_gpustream_warn_ok */
+  guint64 n[DROP_N];
+} DropTally;
+
+/* One tally taken for the bus. */
+typedef struct
+{
+  gboolean have_ssrc;
+  guint32 ssrc;
+  guint64 n[DROP_N];
+} DropReport;
+
+/* SSRCs tallied one by one; packets of more (or without an SSRC) share one
+ * tally, so a flood of random SSRCs cannot grow the table */
+#define DEC_MAX_TALLIES 256
+
 typedef struct
 {
   guint32 ssrc;
@@ -125,7 +175,8 @@ struct _GstGpuSrtpDec
   guint64 st_recv, st_drop, st_auth, st_replay, st_unknown, st_short;
   guint64 st_bad_header, st_exhausted, st_batches, st_gpu_batches;
   guint64 st_bad_mki;
-  gint64 last_warn;
+  GHashTable *tallies;          /* ssrc -> DropTally */
+  DropTally untracked;          /* no SSRC read, or past DEC_MAX_TALLIES */
 };
 
 #define gst_gpu_srtp_dec_parent_class parent_class
@@ -277,12 +328,134 @@ dec_request_key (GstGpuSrtpDec * self, guint32 ssrc)
   return ok;
 }
 
-static void
-dec_drop_warn (GstGpuSrtpDec * self, guint32 ssrc, const gchar * why)
+/* ---- drops on the bus ---- */
+
+static gboolean
+tally_idle (gpointer key, gpointer value, gpointer user_data)
 {
-  if (gst_gpustream_warn_ok (&self->last_warn))
-    GST_WARNING_OBJECT (self, "dropped a packet of SSRC 0x%08x: %s (further "
-        "drops are counted in stats, warned once a second)", ssrc, why);
+  DropTally *t = value;
+  guint r;
+
+  for (r = 0; r < DROP_N; r++)
+    if (t->n[r])
+      return FALSE;
+  return TRUE;
+}
+
+/* The tally of ssrc (have_ssrc FALSE: none read). Called with the lock. */
+static DropTally *
+dec_tally (GstGpuSrtpDec * self, gboolean have_ssrc, guint32 ssrc)
+{
+  DropTally *t;
+
+  if (!have_ssrc)
+    return &self->untracked;
+  t = g_hash_table_lookup (self->tallies, GUINT_TO_POINTER (ssrc));
+  if (t)
+    return t;
+  if (g_hash_table_size (self->tallies) >= DEC_MAX_TALLIES) {
+    /* those with nothing pending only hold a time */
+    g_hash_table_foreach_remove (self->tallies, tally_idle, NULL);
+    if (g_hash_table_size (self->tallies) >= DEC_MAX_TALLIES)
+      return &self->untracked;
+  }
+  t = g_new0 (DropTally, 1);
+  g_hash_table_insert (self->tallies, GUINT_TO_POINTER (ssrc), t);
+  return t;
+}
+
+/* Counts a drop for the bus. Called with the lock. */
+static void
+dec_drop (GstGpuSrtpDec * self, gboolean have_ssrc, guint32 ssrc,
+    DropReason why)
+{
+  dec_tally (self, have_ssrc, ssrc)->n[why]++;
+}
+
+/* Moves what t holds into reports when its second is up, or at once when
+ * force (EOS). Called with the lock. */
+static void
+dec_tally_take (DropTally * t, gboolean have_ssrc, guint32 ssrc,
+    gboolean force, GArray * reports)
+{
+  DropReport rep = { have_ssrc, ssrc, {0} };
+  guint64 pending = 0;
+  guint r;
+
+  for (r = 0; r < DROP_N; r++)
+    pending += t->n[r];
+  if (pending == 0 || (!force && !gst_gpustream_warn_ok (&t->last)))
+    return;
+  memcpy (rep.n, t->n, sizeof rep.n);
+  memset (t->n, 0, sizeof t->n);
+  g_array_append_val (reports, rep);
+}
+
+/* Every tally with drops not said yet into reports (EOS). Called with the
+ * lock. */
+static void
+dec_tally_take_all (GstGpuSrtpDec * self, GArray * reports)
+{
+  GHashTableIter it;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&it, self->tallies);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    dec_tally_take (value, TRUE, GPOINTER_TO_UINT (key), TRUE, reports);
+  dec_tally_take (&self->untracked, FALSE, 0, TRUE, reports);
+}
+
+/* Posts the reports: an element message each, and a WARNING for each that
+ * holds more than replays. Called without the lock (a sync bus handler may
+ * call back into the element). Only SSRCs and counts: never a key. */
+static void
+dec_post_reports (GstGpuSrtpDec * self, GArray * reports)
+{
+  guint i, r;
+
+  for (i = 0; i < reports->len; i++) {
+    DropReport *rep = &g_array_index (reports, DropReport, i);
+    GString *what = g_string_new (NULL);
+    const gchar *hint = NULL;
+    guint64 total = 0;
+    gboolean warn = FALSE;
+    GstStructure *st;
+
+    st = gst_structure_new_empty ("gpusrtpdec-packets-dropped");
+    if (rep->have_ssrc)
+      gst_structure_set (st, "ssrc", G_TYPE_UINT, rep->ssrc, NULL);
+    for (r = 0; r < DROP_N; r++) {
+      guint64 n = rep->n[r];
+
+      gst_structure_set (st, drop_reasons[r].field, G_TYPE_UINT64, n, NULL);
+      if (n == 0)
+        continue;
+      total += n;
+      warn |= r != DROP_REPLAY;
+      if (!hint)
+        hint = drop_reasons[r].hint;
+      g_string_append_printf (what, "%s%s for %" G_GUINT64_FORMAT " packet%s",
+          what->len ? ", " : "", drop_reasons[r].what, n, n == 1 ? "" : "s");
+    }
+    if (rep->have_ssrc)
+      g_string_append_printf (what, " of SSRC 0x%08x", rep->ssrc);
+    else
+      g_string_append (what, " (SSRC not read, or past the SSRCs counted "
+          "one by one)");
+    if (hint)
+      g_string_append_printf (what, ": %s", hint);
+    gst_structure_set (st, "count", G_TYPE_UINT64, total,
+        "reason", G_TYPE_STRING, what->str, NULL);
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self), st));
+    if (warn)
+      GST_ELEMENT_WARNING (self, STREAM, DECRYPT, ("%s", what->str),
+          ("dropped, counted in the stats property; said at most once a "
+              "second per SSRC and at EOS"));
+    else
+      GST_DEBUG_OBJECT (self, "%s", what->str);
+    g_string_free (what, TRUE);
+  }
 }
 
 static guint32
@@ -351,6 +524,8 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
   guint32 *ssrcs = g_new (guint32, n);
   gboolean *have = g_new0 (gboolean, n);
   GArray *limits = g_array_new (FALSE, FALSE, sizeof (guint32) * 2);
+  GArray *reports = g_array_new (FALSE, FALSE, sizeof (DropReport));
+  guint32 *first_ssrcs;
   GHashTable *asked = NULL;
   GstPad *srcpad = is_rtcp ? self->rtcp_src : self->rtp_src;
   GstFlowReturn ret = GST_FLOW_OK;
@@ -377,6 +552,8 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
   }
   if (asked)
     g_hash_table_unref (asked);
+  /* (ssrcs[] is compacted to the packets checked below) */
+  first_ssrcs = g_memdup2 (ssrcs, n * sizeof (guint32));
 
   g_mutex_lock (&self->lock);
   for (i = 0; i < n; i++) {
@@ -386,7 +563,7 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
     if (!have[i]) {
       self->st_short++;
       self->st_drop++;
-      dec_drop_warn (self, 0, "too short for a header");
+      dec_drop (self, FALSE, 0, DROP_MALFORMED);
       gst_buffer_unref (in[i]);
       continue;
     }
@@ -394,7 +571,7 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
     if (!s) {
       self->st_unknown++;
       self->st_drop++;
-      dec_drop_warn (self, ssrcs[i], "unknown SSRC, no key");
+      dec_drop (self, TRUE, ssrcs[i], DROP_NO_KEY);
       gst_buffer_unref (in[i]);
       continue;
     }
@@ -421,6 +598,7 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
   }
   for (i = 0; i < k; i++) {
     GsSrtpResult r = pkts[i].result;
+    DropReason why;
     DecStream *s;
 
     if (r == GSRTP_ERR_BAD_MKI)
@@ -445,31 +623,52 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
     switch (r) {
       case GSRTP_ERR_AUTH:
         self->st_auth++;
+        why = DROP_AUTH;
         break;
       case GSRTP_ERR_REPLAY:
       case GSRTP_ERR_REPLAY_OLD:
         self->st_replay++;
+        why = DROP_REPLAY;
         break;
       case GSRTP_ERR_TOO_SHORT:
         self->st_short++;
+        why = DROP_MALFORMED;
         break;
       case GSRTP_ERR_BAD_MKI:
         self->st_bad_mki++;
+        why = DROP_BAD_MKI;
         break;
       case GSRTP_ERR_INDEX_EXHAUSTED:{
         guint32 l[2] = { SIGNAL_HARD_LIMIT, ssrcs[i] };
         self->st_exhausted++;
+        why = DROP_EXHAUSTED;
         g_array_append_val (limits, l);
         break;
       }
       default:
         self->st_bad_header++;
+        why = DROP_MALFORMED;
         break;
     }
-    dec_drop_warn (self, ssrcs[i], gsrtp_result_name (r));
+    GST_LOG_OBJECT (self, "dropped a packet of SSRC 0x%08x: %s", ssrcs[i],
+        gsrtp_result_name (r));
+    dec_drop (self, TRUE, ssrcs[i], why);
     gst_clear_buffer (&bufs[i]);
   }
+  /* the tallies this batch added to, when their second is up (the
+   * first pass's SSRCs hold every SSRC of the batch) */
+  for (i = 0; i < n; i++) {
+    DropTally *t = have[i] ? g_hash_table_lookup (self->tallies,
+        GUINT_TO_POINTER (first_ssrcs[i])) : NULL;
+
+    if (t)
+      dec_tally_take (t, TRUE, first_ssrcs[i], FALSE, reports);
+    else
+      dec_tally_take (&self->untracked, FALSE, 0, FALSE, reports);
+  }
   g_mutex_unlock (&self->lock);
+  dec_post_reports (self, reports);
+  g_array_unref (reports);
 
   for (i = 0; i < limits->len; i++) {
     guint32 *l = &g_array_index (limits, guint32, 2 * i);
@@ -500,6 +699,7 @@ dec_process (GstGpuSrtpDec * self, gboolean is_rtcp, GstBuffer ** in, guint n,
   g_free (maps);
   g_free (bufs);
   g_free (ssrcs);
+  g_free (first_ssrcs);
   g_free (have);
   return ret;
 }
@@ -532,6 +732,68 @@ gst_gpu_srtp_dec_chain_list (GstPad * pad, GstObject * parent,
   return ret;
 }
 
+/* caps of one side of the element made into the other's: to_srtp renames
+ * them application/x-srtp (x-srtcp when is_rtcp); otherwise they are renamed
+ * application/x-rtp (x-rtcp) and lose what stays on this side, the key and
+ * policy fields (srtp-key, mki, srtp-keyN, mkiN, the ciphers and auths, roc).
+ * What the source pad sends downstream and what the sink pad's CAPS query
+ * asks downstream about, so the two agree. */
+static GstCaps *
+dec_caps_convert (const GstCaps * caps, gboolean is_rtcp, gboolean to_srtp)
+{
+  GstCaps *out = to_srtp ? gst_caps_copy (caps) :
+      gst_gpu_srtp_caps_for_log (caps);
+  guint i;
+
+  for (i = 0; i < gst_caps_get_size (out); i++) {
+    GstStructure *o = gst_caps_get_structure (out, i);
+
+    if (!to_srtp)
+      gst_structure_remove_fields (o, "srtp-cipher", "srtp-auth",
+          "srtcp-cipher", "srtcp-auth", "roc", NULL);
+    if (to_srtp)
+      gst_structure_set_name (o, is_rtcp ? "application/x-srtcp" :
+          "application/x-srtp");
+    else
+      gst_structure_set_name (o, is_rtcp ? "application/x-rtcp" :
+          "application/x-rtp");
+  }
+  return out;
+}
+
+/* A sink pad's CAPS query, as srtpdec answers it: what downstream of the
+ * matching source pad takes (asked with the filter made plain), within the
+ * source template, renamed x-srtp / x-srtcp, within the filter. So an
+ * upstream udpsrc caps=... or appsrc with a key and a payload type learns
+ * media, clock-rate, encoding-name from the depayloader, and the caps it
+ * sends are ones the depayloader accepts once renamed. */
+static GstCaps *
+dec_sink_query_caps (GstGpuSrtpDec * self, GstPad * pad, GstCaps * filter)
+{
+  gboolean is_rtcp = pad == self->rtcp_sink;
+  GstPad *srcpad = is_rtcp ? self->rtcp_src : self->rtp_src;
+  GstCaps *plain_filter = filter ? dec_caps_convert (filter, is_rtcp,
+      FALSE) : NULL;
+  GstCaps *down, *tmpl, *plain, *res;
+
+  /* without a peer: ANY (or the filter), then the template */
+  down = gst_pad_peer_query_caps (srcpad, plain_filter);
+  tmpl = gst_pad_get_pad_template_caps (srcpad);
+  plain = gst_caps_intersect_full (down, tmpl, GST_CAPS_INTERSECT_FIRST);
+  res = dec_caps_convert (plain, is_rtcp, TRUE);
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect (res, filter);
+
+    gst_caps_unref (res);
+    res = tmp;
+  }
+  gst_clear_caps (&plain_filter);
+  gst_caps_unref (down);
+  gst_caps_unref (tmpl);
+  gst_caps_unref (plain);
+  return res;
+}
+
 static gboolean
 dec_sink_caps (GstGpuSrtpDec * self, GstPad * pad, GstCaps * caps)
 {
@@ -540,7 +802,7 @@ dec_sink_caps (GstGpuSrtpDec * self, GstPad * pad, GstCaps * caps)
   GstCaps *out;
   GstGpuSrtpKeyInfo info;
   const gchar *why;
-  guint ssrc, i;
+  guint ssrc;
   gboolean ret;
 
   if (gst_caps_is_empty (caps))
@@ -568,15 +830,7 @@ dec_sink_caps (GstGpuSrtpDec * self, GstPad * pad, GstCaps * caps)
     gst_gpu_srtp_key_info_clear (&info);
   }
 
-  out = gst_gpu_srtp_caps_for_log (caps);    /* no key fields left */
-  for (i = 0; i < gst_caps_get_size (out); i++) {
-    GstStructure *o = gst_caps_get_structure (out, i);
-
-    gst_structure_remove_fields (o, "srtp-cipher", "srtp-auth",
-        "srtcp-cipher", "srtcp-auth", "roc", NULL);
-    gst_structure_set_name (o, is_rtcp ? "application/x-rtcp" :
-        "application/x-rtp");
-  }
+  out = dec_caps_convert (caps, is_rtcp, FALSE);
   /* no key left in out: safe to log */
   GST_DEBUG_OBJECT (pad, "source caps %" GST_PTR_FORMAT, out);
   ret = gst_pad_push_event (is_rtcp ? self->rtcp_src : self->rtp_src,
@@ -600,6 +854,17 @@ gst_gpu_srtp_dec_sink_event (GstPad * pad, GstObject * parent,
     gst_event_unref (event);
     return ret;
   }
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    /* what the last second's drops have not said yet, before the EOS
+     * message */
+    GArray *reports = g_array_new (FALSE, FALSE, sizeof (DropReport));
+
+    g_mutex_lock (&self->lock);
+    dec_tally_take_all (self, reports);
+    g_mutex_unlock (&self->lock);
+    dec_post_reports (self, reports);
+    g_array_unref (reports);
+  }
   return gst_pad_event_default (pad, parent, event);
 }
 
@@ -608,29 +873,20 @@ gst_gpu_srtp_dec_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (parent);
 
+  /* The rest of the caps negotiation is GStreamer's default, as in srtpdec:
+   * a source pad's CAPS is its template within the filter; ACCEPT_CAPS on
+   * every pad takes caps that are a subset of the pad's CAPS answer (on a
+   * sink pad: what downstream takes, renamed). */
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_CAPS:{
-      GstCaps *filter, *cur = NULL, *res;
+      GstCaps *filter, *res;
 
       if (GST_PAD_IS_SRC (pad))
-        cur = gst_pad_get_current_caps (pad);
-      if (!cur)
-        cur = gst_pad_get_pad_template_caps (pad);
+        break;
       gst_query_parse_caps (query, &filter);
-      res = filter ? gst_caps_intersect_full (filter, cur,
-          GST_CAPS_INTERSECT_FIRST) : gst_caps_ref (cur);
+      res = dec_sink_query_caps (self, pad, filter);
       gst_query_set_caps_result (query, res);
       gst_caps_unref (res);
-      gst_caps_unref (cur);
-      return TRUE;
-    }
-    case GST_QUERY_ACCEPT_CAPS:{
-      GstCaps *caps, *tmpl = gst_pad_get_pad_template_caps (pad);
-
-      gst_query_parse_accept_caps (query, &caps);
-      gst_query_set_accept_caps_result (query,
-          gst_caps_can_intersect (caps, tmpl));
-      gst_caps_unref (tmpl);
       return TRUE;
     }
     case GST_QUERY_CONTEXT:
@@ -756,7 +1012,8 @@ gst_gpu_srtp_dec_change_state (GstElement * element, GstStateChange transition)
       self->st_unknown = self->st_short = self->st_bad_header = 0;
       self->st_exhausted = self->st_batches = self->st_gpu_batches = 0;
       self->st_bad_mki = 0;
-      self->last_warn = 0;
+      g_hash_table_remove_all (self->tallies);
+      memset (&self->untracked, 0, sizeof self->untracked);
       g_mutex_unlock (&self->lock);
       break;
     default:
@@ -835,6 +1092,7 @@ gst_gpu_srtp_dec_finalize (GObject * object)
   GstGpuSrtpDec *self = GST_GPU_SRTP_DEC (object);
 
   g_clear_pointer (&self->streams, g_hash_table_unref);
+  g_clear_pointer (&self->tallies, g_hash_table_unref);
   gst_clear_caps (&self->fallback);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -959,11 +1217,10 @@ gst_gpu_srtp_dec_init (GstGpuSrtpDec * self)
   self->rtp_src = dec_make_pad (self, &rtp_src_template, "rtp_src");
   self->rtcp_sink = dec_make_pad (self, &rtcp_sink_template, "rtcp_sink");
   self->rtcp_src = dec_make_pad (self, &rtcp_src_template, "rtcp_src");
-  gst_pad_use_fixed_caps (self->rtp_src);
-  gst_pad_use_fixed_caps (self->rtcp_src);
 
   gst_gpustream_gpu_init (&self->gpu);
   g_mutex_init (&self->lock);
   self->replay_window = GST_GPU_SRTP_DEFAULT_WINDOW;
   self->streams = g_hash_table_new_full (NULL, NULL, NULL, dec_stream_free);
+  self->tallies = g_hash_table_new_full (NULL, NULL, NULL, g_free);
 }
