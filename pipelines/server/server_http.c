@@ -6,7 +6,9 @@
  * its DASH segments.
  *
  * GET and HEAD, one byte range (Range: bytes=A-B, A-, -N), keep-alive and
- * pipelined requests. Request paths map to files exactly as the plain RTSP
+ * pipelined requests, the origin and absolute forms of request targets;
+ * Date, Last-Modified and ETag on every file, and the conditional
+ * requests they make (If-None-Match, If-Modified-Since: 304; If-Range). Request paths map to files exactly as the plain RTSP
  * mount's do (server_paths.c): a path that is not a regular file inside the
  * directory, or is not spelled the one way the server serves it, is 404. */
 #define _GNU_SOURCE             /* accept4 */
@@ -192,6 +194,8 @@ handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
   guint64 first = 0, last = 0, size;
   HttpRange ranged;
   gchar content_range[96] = "";
+  gchar etag[48], modified[32], now[32], validators[192];
+  gint64 since = 0;
 
   http_request_parse (c->in, head_len, &req);
   c->keep_alive = req.keep_alive;
@@ -211,7 +215,39 @@ handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
     goto done;
   }
   size = st.st_size;
+  /* the validators: an entity tag of the size and modification time (a
+   * file replaced or changed gets another), its Last-Modified, and Date */
+  g_snprintf (etag, sizeof etag, "\"%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER
+      "x\"", (gint64) st.st_size, (gint64) st.st_mtim.tv_sec * G_GINT64_CONSTANT
+      (1000000000) + st.st_mtim.tv_nsec);
+  http_date_format (st.st_mtim.tv_sec, modified);
+  http_date_format (g_get_real_time () / G_USEC_PER_SEC, now);
+  g_snprintf (validators, sizeof validators, "Date: %s\r\nLast-Modified: "
+      "%s\r\nETag: %s\r\n", now, modified, etag);
+  /* If-None-Match, else If-Modified-Since (RFC 9110 13.2.2): the client's
+   * copy is the file's */
+  if (req.if_none_match != NULL ? http_etag_matches (req.if_none_match, etag,
+          TRUE) : (http_date_parse (req.if_modified_since, &since)
+          && st.st_mtim.tv_sec <= since)) {
+    close (c->file_fd);
+    c->file_fd = -1;
+    c->out_len = g_snprintf (c->out, sizeof c->out,
+        "HTTP/1.1 304 Not Modified\r\nServer: gpustream-server\r\n%s"
+        "Connection: %s\r\n\r\n", validators,
+        c->keep_alive ? "keep-alive" : "close");
+    c->out_sent = 0;
+    goto done;
+  }
   ranged = http_range_parse (req.range, size, &first, &last);
+  /* If-Range: the range of the copy the client has, the whole file when
+   * that is not this one (a strong entity tag match, or the very date) */
+  if (ranged != HTTP_RANGE_NONE && req.if_range != NULL &&
+      !(req.if_range[0] == '"' ? http_etag_matches (req.if_range, etag,
+              FALSE) : (http_date_parse (req.if_range, &since)
+              && since == st.st_mtim.tv_sec))) {
+    ranged = HTTP_RANGE_NONE;
+    first = 0;
+  }
   if (ranged == HTTP_RANGE_UNSATISFIABLE) {
     close (c->file_fd);
     c->file_fd = -1;
@@ -228,11 +264,11 @@ handle_request (HttpServer * srv, HttpConn * c, gsize head_len)
     last = size - 1;
   c->out_len = g_snprintf (c->out, sizeof c->out,
       "HTTP/1.1 %s\r\nServer: gpustream-server\r\nContent-Type: %s\r\n"
-      "Content-Length: %" G_GUINT64_FORMAT "\r\nAccept-Ranges: bytes\r\n%s"
+      "Content-Length: %" G_GUINT64_FORMAT "\r\nAccept-Ranges: bytes\r\n%s%s"
       "Connection: %s\r\n\r\n",
       ranged == HTTP_RANGE_OK ? "206 Partial Content" : "200 OK",
       content_type (file), size == 0 ? 0 : last - first + 1, content_range,
-      c->keep_alive ? "keep-alive" : "close");
+      validators, c->keep_alive ? "keep-alive" : "close");
   c->out_sent = 0;
   if (head_only || size == 0) {
     close (c->file_fd);

@@ -1,7 +1,10 @@
 /* server_http_request.c: the request heads and Range headers of
  * gpustream-server's HTTP path. The bytes come from any client: nothing
  * here may read past the head, and what it cannot read is a 400. */
+#define _DEFAULT_SOURCE         /* timegm */
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "server_http_request.h"
 
@@ -114,12 +117,27 @@ http_request_parse (const gchar * head, gsize len, HttpRequest * req)
     req->status = 405;
     return;
   }
+  /* the absolute form (RFC 9112 3.2.2), which a server must accept: the
+   * path after the authority */
+  if (g_ascii_strncasecmp (target, "http://", 7) == 0 ||
+      g_ascii_strncasecmp (target, "https://", 8) == 0) {
+    const gchar *authority = strstr (target, "://") + 3;
+
+    target = authority + strcspn (authority, "/?#");
+    if (target == authority || *target == '#')
+      return;
+    if (*target == '\0' || *target == '?')
+      target = "/";
+  }
   if (target[0] != '/')
     return;
   /* a query names no other file */
   query = strchr (target, '?');
   req->path = query ? g_strndup (target, query - target) : g_strdup (target);
   req->range = header_value (lines, "Range");
+  req->if_none_match = header_value (lines, "If-None-Match");
+  req->if_modified_since = header_value (lines, "If-Modified-Since");
+  req->if_range = header_value (lines, "If-Range");
   req->status = 0;
 }
 
@@ -128,4 +146,101 @@ http_request_clear (HttpRequest * req)
 {
   g_clear_pointer (&req->path, g_free);
   g_clear_pointer (&req->range, g_free);
+  g_clear_pointer (&req->if_none_match, g_free);
+  g_clear_pointer (&req->if_modified_since, g_free);
+  g_clear_pointer (&req->if_range, g_free);
+}
+
+static const gchar *const months[] = { "Jan", "Feb", "Mar", "Apr", "May",
+  "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"
+};
+
+static const gchar *const days[] = { "Sun", "Mon", "Tue", "Wed", "Thu",
+  "Fri", "Sat"
+};
+
+gboolean
+http_date_parse (const gchar * value, gint64 * seconds)
+{
+  gchar month[4] = "", day[10] = "", zone[4] = "";
+  gint d = 0, y = 0, h = 0, m = 0, s = 0, mon, consumed = 0;
+  struct tm tm = { 0 };
+
+  if (value == NULL)
+    return FALSE;
+  /* Sun, 06 Nov 1994 08:49:37 GMT */
+  if (sscanf (value, "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n", day, &d, month, &y,
+          &h, &m, &s, zone, &consumed) == 8 && value[consumed] == '\0'
+      && strcmp (zone, "GMT") == 0) {
+    /* read */
+  } else if (sscanf (value, "%9[A-Za-z], %2d-%3s-%2d %2d:%2d:%2d %3s%n", day,
+          &d, month, &y, &h, &m, &s, zone, &consumed) == 8
+      && value[consumed] == '\0' && strcmp (zone, "GMT") == 0) {
+    /* Sunday, 06-Nov-94 08:49:37 GMT: a two-digit year within 50 years */
+    y += y < 70 ? 2000 : 1900;
+  } else if (sscanf (value, "%3s %3s %2d %2d:%2d:%2d %4d%n", day, month, &d,
+          &h, &m, &s, &y, &consumed) == 7 && value[consumed] == '\0') {
+    /* Sun Nov  6 08:49:37 1994 */
+  } else {
+    return FALSE;
+  }
+  for (mon = 0; mon < 12 && strcmp (month, months[mon]) != 0; mon++);
+  if (mon == 12 || d < 1 || d > 31 || h > 23 || m > 59 || s > 60 || y < 1970
+      || y > 9999 || h < 0 || m < 0 || s < 0)
+    return FALSE;
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mon;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = m;
+  tm.tm_sec = s;
+  *seconds = timegm (&tm);
+  return TRUE;
+}
+
+void
+http_date_format (gint64 seconds, gchar out[32])
+{
+  time_t t = seconds;
+  struct tm tm;
+
+  gmtime_r (&t, &tm);
+  g_snprintf (out, 32, "%s, %02d %s %04d %02d:%02d:%02d GMT",
+      days[tm.tm_wday], tm.tm_mday, months[tm.tm_mon], tm.tm_year + 1900,
+      tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+gboolean
+http_etag_matches (const gchar * value, const gchar * etag, gboolean weak)
+{
+  gsize etag_len = strlen (etag);
+  const gchar *p = value;
+
+  if (value == NULL)
+    return FALSE;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  if (strcmp (p, "*") == 0)
+    return TRUE;
+  while (*p != '\0') {
+    gboolean is_weak = FALSE;
+    const gchar *end;
+
+    while (*p == ' ' || *p == '\t' || *p == ',')
+      p++;
+    if (strncmp (p, "W/", 2) == 0) {
+      is_weak = TRUE;
+      p += 2;
+    }
+    if (*p != '"')
+      return FALSE;
+    end = strchr (p + 1, '"');
+    if (end == NULL)
+      return FALSE;
+    if ((weak || !is_weak) && (gsize) (end + 1 - p) == etag_len
+        && strncmp (p, etag, etag_len) == 0)
+      return TRUE;
+    p = end + 1;
+  }
+  return FALSE;
 }

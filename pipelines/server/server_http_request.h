@@ -19,6 +19,10 @@ typedef struct
    * (or NULL) */
   gchar *path;
   gchar *range;
+  /* the conditional headers' values, or NULL */
+  gchar *if_none_match;
+  gchar *if_modified_since;
+  gchar *if_range;
 } HttpRequest;
 
 /* Reads head, the request line and headers before the empty line (without
@@ -37,5 +41,17 @@ typedef enum
  * header's value asks for */
 HttpRange http_range_parse (const gchar * value, guint64 size,
     guint64 * first, guint64 * last);
+
+/* An HTTP-date (RFC 9110 5.6.7: IMF-fixdate, also the obsolete RFC 850
+ * and asctime forms) in seconds since the epoch; FALSE when it is none */
+gboolean http_date_parse (const gchar * value, gint64 * seconds);
+
+/* seconds as an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") */
+void http_date_format (gint64 seconds, gchar out[32]);
+
+/* Whether an If-None-Match (weak comparison) or If-Range (strong) value
+ * names etag (an entity tag with its quotes): "*" or one of a list */
+gboolean http_etag_matches (const gchar * value, const gchar * etag,
+    gboolean weak);
 
 #endif /* GPUSTREAM_SERVER_HTTP_REQUEST_H */

@@ -8,11 +8,13 @@
  * no "\r\n\r\n"). Its Range value is read against the size, and so is the
  * whole rest of the input taken as a Range value.
  *
- * Checks: the answer is a request (0), 400 or 405; a request has a path
- * that starts with '/' and holds no '?', and is HEAD exactly when the head
+ * Checks: the answer is a request (0), 400 or 405; a request (in the
+ * origin or the absolute form) has a path that starts with '/' and holds
+ * no '?', and is HEAD exactly when the head
  * starts with "HEAD "; anything else has no path and no range; a range
  * read as satisfiable lies inside the file (first <= last < size); read
- * twice, head and range give the same answer. */
+ * twice, head and range give the same answer; a conditional header's date
+ * read is written back as the same date. */
 #include <string.h>
 
 #include <glib.h>
@@ -40,6 +42,31 @@ check_range (const gchar * value, guint64 size)
   FUZZ_CHECK (http_range_parse (value, size, &first2, &last2) == r
       && (r != HTTP_RANGE_OK || (first2 == first && last2 == last)),
       "the range read twice differs");
+}
+
+/* a date read is written back as one that reads the same; entity tags are
+ * matched without reading past their value */
+static void
+check_conditionals (const HttpRequest * req)
+{
+  const gchar *dates[] = { req->if_modified_since, req->if_range };
+
+  for (guint i = 0; i < G_N_ELEMENTS (dates); i++) {
+    gint64 t, again;
+    gchar text[32];
+
+    if (!http_date_parse (dates[i], &t))
+      continue;
+    http_date_format (t, text);
+    FUZZ_CHECK (http_date_parse (text, &again) && again == t,
+        "date %s read as %" G_GINT64_FORMAT ", written %s", dates[i], t, text);
+  }
+  if (req->if_none_match != NULL)
+    FUZZ_CHECK (http_etag_matches (req->if_none_match, "\"f4240-17a3\"",
+            TRUE) == http_etag_matches (req->if_none_match,
+            "\"f4240-17a3\"", TRUE), "an entity tag matched twice differs");
+  if (req->if_range != NULL && req->if_range[0] == '"')
+    (void) http_etag_matches (req->if_range, "\"f4240-17a3\"", FALSE);
 }
 
 int
@@ -71,6 +98,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
         "HEAD is %d", req.head_only);
     if (req.range != NULL)
       check_range (req.range, file_size);
+    check_conditionals (&req);
   } else {
     FUZZ_CHECK (req.path == NULL && req.range == NULL,
         "no request, yet a path or a range");

@@ -326,6 +326,115 @@ class ServerLimits(unittest.TestCase):
             if server.poll() is None:
                 stop(server)
 
+    # ---- 3: HTTP ----
+
+    def http(self, port, head):
+        """one request on a new connection: (status line, headers, body)"""
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+            c.sendall(head.encode())
+            data, closed = read_until_closed(c, 10)
+        self.assertTrue(closed)
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return lines[0], headers, body
+
+    def test_http_absolute_form_and_validators(self):
+        server, _, _ = start_server(self.media, "--http-port", "0")
+        try:
+            http_url = server.stdout.readline().strip()
+            self.assertTrue(http_url.startswith("http://127.0.0.1:"), http_url)
+            port = int(http_url.rsplit(":", 1)[1].strip("/"))
+            with open(self.clip, "rb") as f:
+                data = f.read()
+            mtime = os.stat(self.clip).st_mtime
+            last_modified = time.strftime("%a, %d %b %Y %H:%M:%S GMT",
+                                          time.gmtime(mtime))
+            url = "http://127.0.0.1:%d/clip.ts" % port
+            # the absolute form (RFC 9112 3.2.2)
+            status, headers, body = self.http(
+                port, "HEAD %s HTTP/1.1\r\nHost: x\r\nConnection: close"
+                "\r\n\r\n" % url)
+            self.assertEqual(status, "HTTP/1.1 200 OK")
+            self.assertEqual(int(headers["content-length"]), len(data))
+            self.assertEqual(body, b"")
+            status, headers, body = self.http(
+                port, "GET %s?x=1 HTTP/1.1\r\nConnection: close\r\n\r\n"
+                % url)
+            self.assertEqual(status, "HTTP/1.1 200 OK")
+            self.assertEqual(body, data)
+            status, _, _ = self.http(
+                port, "GET http://127.0.0.1:%d HTTP/1.1\r\nConnection: close"
+                "\r\n\r\n" % port)
+            self.assertEqual(status, "HTTP/1.1 404 Not Found")
+            # the validators
+            self.assertEqual(headers["last-modified"], last_modified)
+            etag = headers["etag"]
+            self.assertRegex(etag, r'^"[0-9a-f]+-[0-9a-f]+"$')
+            date = time.mktime(time.strptime(headers["date"],
+                                             "%a, %d %b %Y %H:%M:%S GMT"))
+            self.assertLess(abs(date - time.mktime(time.gmtime())), 60)
+
+            def get(extra):
+                return self.http(port, "GET /clip.ts HTTP/1.1\r\n%s"
+                                 "Connection: close\r\n\r\n" % extra)
+            status, headers, body = get("If-None-Match: %s\r\n" % etag)
+            self.assertEqual(status, "HTTP/1.1 304 Not Modified")
+            self.assertEqual((body, headers["etag"]), (b"", etag))
+            status, _, _ = get('If-None-Match: "x", W/%s\r\n' % etag)
+            self.assertEqual(status, "HTTP/1.1 304 Not Modified")
+            status, _, _ = get("If-Modified-Since: %s\r\n" % last_modified)
+            self.assertEqual(status, "HTTP/1.1 304 Not Modified")
+            earlier = time.strftime("%a, %d %b %Y %H:%M:%S GMT",
+                                    time.gmtime(mtime - 3600))
+            status, _, body = get("If-Modified-Since: %s\r\n" % earlier)
+            self.assertEqual((status, body), ("HTTP/1.1 200 OK", data))
+            # If-None-Match takes precedence over If-Modified-Since
+            status, _, body = get('If-None-Match: "other"\r\n'
+                                  "If-Modified-Since: %s\r\n" % last_modified)
+            self.assertEqual((status, body), ("HTTP/1.1 200 OK", data))
+            # If-Range: the range of this file, the whole of another
+            status, _, body = get("Range: bytes=0-187\r\nIf-Range: %s\r\n"
+                                  % etag)
+            self.assertEqual((status, body),
+                             ("HTTP/1.1 206 Partial Content", data[:188]))
+            status, _, body = get("Range: bytes=0-187\r\nIf-Range: %s\r\n"
+                                  % last_modified)
+            self.assertEqual((status, body),
+                             ("HTTP/1.1 206 Partial Content", data[:188]))
+            status, _, body = get('Range: bytes=0-187\r\nIf-Range: "old"'
+                                  "\r\n")
+            self.assertEqual((status, body), ("HTTP/1.1 200 OK", data))
+            # curl: a conditional GET, a copy with the file's time, and the
+            # absolute form (curl sends it to a proxy)
+            out = os.path.join(self.tmp.name, "curl.ts")
+            run = subprocess.run(
+                ["curl", "-sS", "-o", out, "-w", "%{http_code}", "-H",
+                 "If-None-Match: " + etag, url],
+                capture_output=True, text=True, timeout=30)
+            self.assertEqual(run.stdout, "304", run.stderr)
+            run = subprocess.run(
+                ["curl", "-sS", "-R", "-o", out, "-w", "%{http_code}", url],
+                capture_output=True, text=True, timeout=30)
+            self.assertEqual(run.stdout, "200", run.stderr)
+            run = subprocess.run(
+                ["curl", "-sS", "-z", out, "-o", "/dev/null", "-w",
+                 "%{http_code}", url],
+                capture_output=True, text=True, timeout=30)
+            self.assertEqual(run.stdout, "304", run.stderr)
+            run = subprocess.run(
+                ["curl", "-sS", "-x", "http://127.0.0.1:%d" % port, "-o", out,
+                 "-w", "%{http_code}", "http://media.example/clip.ts"],
+                capture_output=True, text=True, timeout=30)
+            self.assertEqual(run.stdout, "200", run.stderr)
+            with open(out, "rb") as f:
+                self.assertEqual(f.read(), data)
+        finally:
+            stop(server)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
