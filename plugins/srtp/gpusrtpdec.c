@@ -21,10 +21,16 @@
  * more at EOS for those not said yet: an element message
  * `gpusrtpdec-packets-dropped` with the counts by reason, and a WARNING
  * ("authentication failed for 150 packets of SSRC 0x00000457: wrong key?")
- * unless all of them were replays. No key material is in either. Buffer lists are checked as one batch:
- * with a GPU (backend gpu / hybrid), one launch of srtp_unprotect_batch
- * checks the tags and decrypts the batch, the host keeps ROC and replay
- * windows in packet order.
+ * unless all of them were replays. No key material is in either.
+ *
+ * Buffer lists are checked as one batch: with a GPU (backend gpu / hybrid),
+ * one launch of srtp_unprotect_batch checks the tags and decrypts the batch,
+ * the host keeps ROC and replay windows in packet order.
+ *
+ * Negotiation is srtpdec's: a sink pad's CAPS query answers what downstream
+ * takes, renamed x-srtp / x-srtcp (so udpsrc caps="application/x-srtp,
+ * payload=8, ..." learns media and clock-rate from the depayloader), a
+ * source pad answers its template, ACCEPT_CAPS is GStreamer's default.
  *
  * With an `mki` in the caps every packet must carry it; caps may add more
  * master keys as srtpdec reads them (`srtp-key2` + `mki2` ... up to 16): a
