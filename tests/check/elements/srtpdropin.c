@@ -429,7 +429,8 @@ send_packets (const gchar * enc, GstCaps ** caps_out)
   gchar *desc = g_strdup_printf ("audiotestsrc num-buffers=%d "
       "samplesperbuffer=%d ! alawenc ! rtppcmapay ssrc=%u timestamp-offset=0 "
       "seqnum-offset=0 ! %s key=%s ! "
-      "appsink name=o sync=false wait-on-eos=false", N_BUFFERS, SAMPLES, SSRC, enc, KEY);
+      "appsink name=o sync=false wait-on-eos=false", N_BUFFERS, SAMPLES,
+      SSRC, enc, KEY);
   GError *err = NULL;
   GstElement *pipe = gst_parse_launch (desc, &err);
   GstElement *o;
