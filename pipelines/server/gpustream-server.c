@@ -1631,14 +1631,15 @@ main (int argc, char **argv)
     return 1;
   }
 
-  if (!server_workers_listen (server, opt_address, opt_port,
-          proxy_base ? NULL : root_real))
-    return 1;
-  g_timeout_add_seconds (1, tick, server);
+  /* before the URL is printed: whoever reads it may stop the server */
   stop.server = server;
   stop.loop = loop;
   g_unix_signal_add (SIGINT, on_sigint, &stop);
   g_unix_signal_add (SIGTERM, on_sigterm, &stop);
+  if (!server_workers_listen (server, opt_address, opt_port,
+          proxy_base ? NULL : root_real))
+    return 1;
+  g_timeout_add_seconds (1, tick, server);
   g_main_loop_run (loop);
 
   g_print ("gpustream-server: stopped by %s: %u sessions ended, %"

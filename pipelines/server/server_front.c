@@ -98,17 +98,22 @@ header_line_ok (const gchar * line, gsize len)
 }
 
 ServerFrontHead
-server_front_scan (const gchar * buf, gsize len, gsize * head_len)
+server_front_scan (ServerFrontScan * scan, const gchar * buf, gsize len,
+    gsize * head_len)
 {
-  gsize i = 0, line_start;
-  gboolean first = TRUE;
+  gsize i = scan->line_start, line_start;
 
   /* empty lines before the request line are allowed (RFC 9112 2.2) */
-  while (i < len && (buf[i] == '\r' || buf[i] == '\n')) {
-    if (buf[i] == '\r' && i + 1 < len && buf[i + 1] != '\n')
-      return SERVER_FRONT_BAD;
-    if (++i > SERVER_FRONT_HEAD_MAX)
-      return SERVER_FRONT_TOO_LARGE;
+  if (!scan->past_first) {
+    while (i < len && (buf[i] == '\r' || buf[i] == '\n')) {
+      if (buf[i] == '\r' && i + 1 < len && buf[i + 1] != '\n')
+        return SERVER_FRONT_BAD;
+      if (++i > SERVER_FRONT_HEAD_MAX)
+        return SERVER_FRONT_TOO_LARGE;
+    }
+    if (i > 0 && i == len && buf[i - 1] == '\r')
+      i--;                      /* its LF is still to come */
+    scan->line_start = i;
   }
   line_start = i;
   for (; i < len; i++) {
@@ -123,11 +128,12 @@ server_front_scan (const gchar * buf, gsize len, gsize * head_len)
         *head_len = i + 1;
         return SERVER_FRONT_DONE;
       }
-      if (first ? !request_line_ok (buf + line_start, end - line_start) :
-          !header_line_ok (buf + line_start, end - line_start))
+      if (!scan->past_first ? !request_line_ok (buf + line_start,
+              end - line_start) : !header_line_ok (buf + line_start,
+              end - line_start))
         return SERVER_FRONT_BAD;
-      first = FALSE;
-      line_start = i + 1;
+      scan->past_first = TRUE;
+      line_start = scan->line_start = i + 1;
       continue;
     }
     /* a CR ends a line with the LF after it, or is not allowed */
@@ -141,7 +147,7 @@ server_front_scan (const gchar * buf, gsize len, gsize * head_len)
     if (i - line_start >= SERVER_FRONT_LINE_MAX)
       return SERVER_FRONT_TOO_LARGE;
     /* what starts a request line must be a method */
-    if (first && i == line_start && !is_tchar (c))
+    if (!scan->past_first && i == line_start && !is_tchar (c))
       return SERVER_FRONT_BAD;
   }
   return SERVER_FRONT_MORE;
@@ -159,6 +165,12 @@ typedef struct
   gpointer data;
   GSource *read_source;
   GSource *timer;
+  /* what was taken of the head so far: every byte peeked while the head
+   * had not ended (so that the socket is not readable again for the same
+   * bytes), then the rest of the head alone */
+  gchar *head;
+  gsize have;
+  ServerFrontScan scan;
   /* refused: draining until the client closes, linger_until, or
    * LINGER_BYTES more */
   gboolean lingering;
@@ -178,6 +190,7 @@ pending_free (Pending * p)
     g_source_unref (p->timer);
   }
   g_clear_object (&p->socket);
+  g_free (p->head);
   if (p->context != NULL)
     g_main_context_unref (p->context);
   g_free (p->ip);
@@ -242,7 +255,7 @@ on_readable (GSocket * socket, GIOCondition condition, gpointer data)
   int fd = g_socket_get_fd (socket);
   gchar *buf;
   gssize n;
-  gsize head_len = 0;
+  gsize head_len = 0, take;
   ServerFrontHead state;
 
   if (p->lingering) {
@@ -259,39 +272,37 @@ on_readable (GSocket * socket, GIOCondition condition, gpointer data)
     return G_SOURCE_REMOVE;
   }
 
-  /* one byte more than a head may hold: enough to tell it is too large */
-  buf = g_malloc (SERVER_FRONT_HEAD_MAX + 1);
-  n = recv (fd, buf, SERVER_FRONT_HEAD_MAX + 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    g_free (buf);
+  /* up to one byte more than a head may hold: enough to tell it is too
+   * large */
+  if (p->head == NULL)
+    p->head = g_malloc (SERVER_FRONT_HEAD_MAX + 2);
+  n = recv (fd, p->head + p->have, SERVER_FRONT_HEAD_MAX + 1 - p->have,
+      MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
     return G_SOURCE_CONTINUE;
-  }
   if (n <= 0) {
     /* gone (or reset) before a whole head */
-    g_free (buf);
     pending_free (p);
     return G_SOURCE_REMOVE;
   }
-  state = server_front_scan (buf, n, &head_len);
-  if (state == SERVER_FRONT_MORE) {
-    g_free (buf);
-    return G_SOURCE_CONTINUE;
-  }
-  if (state != SERVER_FRONT_DONE) {
-    g_free (buf);
+  state = server_front_scan (&p->scan, p->head, p->have + n, &head_len);
+  if (state == SERVER_FRONT_BAD || state == SERVER_FRONT_TOO_LARGE) {
     refuse (p, state);
     return G_SOURCE_CONTINUE;
   }
-  /* the head off the socket, exactly: it is in the buffer already */
-  n = recv (fd, buf, head_len, MSG_DONTWAIT);
-  if (n != (gssize) head_len) {
-    g_free (buf);
+  /* the bytes of the head off the socket, exactly (they are in p->head
+   * already): all of them while it goes on, what is left of it at its end */
+  take = state == SERVER_FRONT_DONE ? head_len - p->have : (gsize) n;
+  buf = p->head + p->have;
+  if (recv (fd, buf, take, MSG_DONTWAIT) != (gssize) take) {
     pending_free (p);
     return G_SOURCE_REMOVE;
   }
-  buf[head_len] = '\0';
-  p->handoff (g_object_ref (p->socket), p->ip, p->port, buf, p->data);
-  g_free (buf);
+  p->have += take;
+  if (state == SERVER_FRONT_MORE)
+    return G_SOURCE_CONTINUE;
+  p->head[p->have] = '\0';
+  p->handoff (g_object_ref (p->socket), p->ip, p->port, p->head, p->data);
   pending_free (p);
   return G_SOURCE_REMOVE;
 }

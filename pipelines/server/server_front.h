@@ -30,11 +30,20 @@ typedef enum
   SERVER_FRONT_TOO_LARGE,       /* 431 */
 } ServerFrontHead;
 
-/* Reads the start of a connection's bytes, buf[0, len): whether they hold
- * a whole request head (its length in *head_len, the empty line included),
- * not yet, or one to refuse */
-ServerFrontHead server_front_scan (const gchar * buf, gsize len,
-    gsize * head_len);
+/* Where a scan of a connection's first bytes got to: the complete lines
+ * before line_start are read and good. Zeroed for a new connection. */
+typedef struct
+{
+  gsize line_start;
+  gboolean past_first;          /* the request line is among them */
+} ServerFrontScan;
+
+/* Reads the start of a connection's bytes, buf[0, len) (the same bytes as
+ * the last call, and maybe more): whether they hold a whole request head
+ * (its length in *head_len, the empty line included), not yet, or one to
+ * refuse */
+ServerFrontHead server_front_scan (ServerFrontScan * scan, const gchar * buf,
+    gsize len, gsize * head_len);
 
 /* What takes a connection once its first head is in: socket (transfer
  * full), the client's address, and the head (what was read of it) */
