@@ -222,7 +222,9 @@ class ServerSessions(unittest.TestCase):
             self.skipTest("open-file limit %d is below %d" % (hard, count + 200))
         # the server inherits the limit
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        server, url, port = start_server(self.media)
+        # idle connections are kept here: the default idle timeout (30 s)
+        # is within reach of this test's own bounds on a slow build
+        server, url, port = start_server(self.media, "--idle-timeout", "600")
         proc = "/proc/%d" % server.pid
         conns = []
 
