@@ -39,6 +39,19 @@ def code_blocks(path):
 
 
 class ServerDocs(unittest.TestCase):
+    def test_env_puts_the_server_on_path(self):
+        """README.md calls the server by name, gpustream-server DIR, in the
+        shell that ran eval "$(./run env)" """
+        build = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.realpath(SERVER))))
+        run = subprocess.run(
+            ["bash", "-c", 'eval "$(./run env)" && command -v gpustream-server'],
+            cwd=SOURCE_ROOT, env=dict(os.environ, GS_BUILD_DIR=build),
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(os.path.realpath(run.stdout.strip()),
+                         os.path.realpath(SERVER))
+
     def test_documented_commands(self):
         blocks = code_blocks(DOC)
         start = [line for line in blocks[0].splitlines()
