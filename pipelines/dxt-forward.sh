@@ -18,10 +18,11 @@
 #
 # Usage: pipelines/dxt-forward.sh [frames] [dxtenc properties...]
 #   FRAMES=100 by default; e.g. pipelines/dxt-forward.sh 200 format=ycocg-dxt5 batch-blocks=5760
-# Environment: GST_PLUGIN_PATH_1_0 pointing at the build's plugins/ (./run sets it;
-# `eval "$(./run env)"` in the shell); PYTHON (default /usr/bin/python3, with
-# GStreamer's GI bindings).
+# The script loads the build's environment itself (./run env). PYTHON: default
+# /usr/bin/python3, with GStreamer's GI bindings. It exits 1 when the receiver
+# decoded fewer frames than were sent.
 set -eu
+eval "$("$(cd "$(dirname "$0")/.." && pwd)/run" env)"
 FRAMES=${1:-100}
 [ $# -gt 0 ] && shift
 ENC_PROPS=${*:-"format=dxt1 hap=true snappy=false batch-blocks=2880"}
@@ -73,3 +74,4 @@ echo "dxt-forward: receiver decoded $DECODED of $FRAMES frames ($CORRUPT dropped
 echo "dxt-forward: UDP receive buffer overruns during the run (host-wide): $(( $(rcvbuf_errors) - RCVBUF0 ))"
 cat "$TMP/fwd.log" "$TMP/recv.log" | grep -v "last-message = " | grep -iE "error|warn" ||
     echo "dxt-forward: no errors"
+[ "$DECODED" -eq "$FRAMES" ]
