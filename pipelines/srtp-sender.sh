@@ -3,8 +3,9 @@
 # rtpbin, protected by gpusrtpenc, to HOST:PORT (RTP) and PORT+1 (RTCP).
 #   pipelines/srtp-sender.sh [HOST] [PORT] [KEY_HEX]
 # KEY_HEX: 30 bytes (master key || salt) for aes-128-icm / hmac-sha1-80, the
-# same on the receiver (srtp-receiver.sh or any srtpdec). Runs until Ctrl-C
-# (NUM_BUFFERS=n stops the video after n frames; rtpbin keeps RTCP going).
+# same on the receiver (srtp-receiver.sh or any srtpdec). Runs until Ctrl-C;
+# with NUM_BUFFERS=n it ends by itself after n frames (rtpbin sends its RTCP
+# BYE at the video's end).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 eval "$("$here/run" env)"
