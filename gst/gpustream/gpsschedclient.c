@@ -566,8 +566,8 @@ gst_gpustream_sched_client_start (GstGpuStreamSchedClient * client,
             GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY))
       client_post_refusal (client, rate, origin, err);
     else
-      GST_ELEMENT_ERROR (client->element, RESOURCE, FAILED, (NULL),
-          ("could not start the batching scheduler: %s", err->message));
+      GST_ELEMENT_ERROR (client->element, RESOURCE, FAILED,
+          ("could not start the batching scheduler: %s", err->message), (NULL));
     g_clear_error (&err);
     g_mutex_lock (&client->lock);
     client->scheduled_run = FALSE;

@@ -172,9 +172,9 @@ gst_cstp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   gchar *s = gst_caps_to_string (caps);
 
   if (strlen (s) > G_MAXUINT16) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("caps of %" G_GSIZE_FORMAT " bytes do not fit a frame packet "
-            "(at most 65535)", strlen (s)));
+            "(at most 65535)", strlen (s)), (NULL));
     g_free (s);
     return FALSE;
   }
@@ -441,10 +441,11 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   guint32 n = map.size > G_MAXUINT32 ? 0
       : fountain_subframe_symbols ((guint32) map.size, (int) S, (uint16_t) k);
   if (n == 0) {
-    GST_ELEMENT_ERROR (self, STREAM, TOO_LAZY, (NULL),
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("a frame of %" G_GSIZE_FORMAT " bytes over %u streams in symbols of "
             "%" G_GSIZE_FORMAT " bytes needs more than %d symbols per stream: "
-            "raise packet-size or streams", map.size, S, k, FOUNTAIN_MAX_N));
+            "raise packet-size or streams", map.size, S, k, FOUNTAIN_MAX_N),
+        (NULL));
     gst_buffer_unmap (buf, &map);
     return GST_FLOW_ERROR;
   }
@@ -538,8 +539,8 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 
   if (red > 0 && !encode_redundancy (self, n, k, red, frame_id, subs, masks,
           repairs)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-        ("coding the redundancy of frame %u failed", frame_id));
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("coding the redundancy of frame %u failed", frame_id), (NULL));
     gst_buffer_unmap (buf, &map);
     return GST_FLOW_ERROR;
   }
@@ -669,9 +670,9 @@ gst_cstp_sink_start (GstBaseSink * bsink)
   self->n_streams = self->streams;
   if (self->packet_size <= FOUNTAIN_HEADER_SIZE) {
     GST_OBJECT_UNLOCK (self);
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("packet-size %u leaves no payload after the %d-byte header",
-            self->packet_size, FOUNTAIN_HEADER_SIZE));
+            self->packet_size, FOUNTAIN_HEADER_SIZE), (NULL));
     return FALSE;
   }
   self->fds = g_new (gint, self->n_streams);
@@ -691,7 +692,8 @@ gst_cstp_sink_start (GstBaseSink * bsink)
   self->pace_origin = 0;
   self->pace_bytes = self->pace_rate = 0;
   if (!ok) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL), ("%s", err->message));
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("%s", err->message), (NULL));
     g_error_free (err);
     close_sockets (self);
   }

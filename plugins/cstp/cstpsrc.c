@@ -721,9 +721,10 @@ count_bad (GstCstpSrc * self, guint s, int err, const gchar * what)
   guint bit = 1u << (MIN ((guint) - err, 30u));
   if (!(self->warned & bit)) {
     self->warned |= bit;
-    GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
         ("stream %u: dropped a datagram that is not a valid CSTP packet (%s); "
-            "further ones are only counted (stats: bad-datagrams)", s, what));
+            "further ones are only counted (stats: bad-datagrams)", s, what),
+        (NULL));
   }
 }
 
@@ -877,10 +878,10 @@ count_exchange_bad (GstCstpSrc * self, int err, const gchar * what)
   guint bit = 1u << (MIN ((guint) - err, 30u));
   if (!(self->wall_warned & bit)) {
     self->wall_warned |= bit;
-    GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
         ("dropped a datagram on the peers' port that is not a valid exchange "
             "packet of this wall (%s); further ones are only counted (stats: "
-            "exchange-bad)", what));
+            "exchange-bad)", what), (NULL));
   }
 }
 
@@ -1286,8 +1287,8 @@ receive (GstCstpSrc * self, int timeout_ms)
   for (guint j = 0; n > 0 && j < S; j++)
     self->idle &= !(pfd[j].revents & POLLIN);
   if (n < 0 && errno != EINTR) {
-    GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
-        ("poll failed: %s", g_strerror (errno)));
+    GST_ELEMENT_ERROR (self, RESOURCE, READ,
+        ("poll failed: %s", g_strerror (errno)), (NULL));
     return GST_FLOW_ERROR;
   }
   if (n <= 0)
@@ -1382,9 +1383,9 @@ gst_cstp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     } else if (caps_str && g_strcmp0 (caps_str, self->out_caps_str) != 0) {
       caps = gst_caps_from_string (caps_str);
       if (caps == NULL || !gst_caps_is_fixed (caps)) {
-        GST_ELEMENT_WARNING (self, STREAM, FORMAT, (NULL),
+        GST_ELEMENT_WARNING (self, STREAM, FORMAT,
             ("the sender's caps '%s' do not parse as fixed caps; keeping the "
-                "previous ones", caps_str));
+                "previous ones", caps_str), (NULL));
         g_clear_pointer (&caps, gst_caps_unref);
       } else {
         g_free (self->out_caps_str);
@@ -1721,17 +1722,19 @@ gst_cstp_src_start (GstBaseSrc * bsrc)
   gchar *sim = g_strdup (self->simulate_loss);
   GST_OBJECT_UNLOCK (self);
   if (!ok) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, (NULL), ("%s",
-            err->message));
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+        ("%s",
+            err->message), (NULL));
     g_error_free (err);
     close_sockets (self);
     g_free (sim);
     return FALSE;
   }
   if (sim && *sim && !setup_simulated_loss (self, sim)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("simulate-loss '%s' is not 'loss, seed=N, burst=B, rates=\"r0:r1:..\"'"
-            " with one rate in [0, 1) or one per stream, burst >= 1", sim));
+            " with one rate in [0, 1) or one per stream, burst >= 1", sim),
+        (NULL));
     g_free (sim);
     close_sockets (self);
     return FALSE;

@@ -396,11 +396,11 @@ enc_finish_coded (GstDxtEnc * self, EncState * st,
     /* finished without a buffer: a drop; the processor's warning said why */
     gst_clear_buffer (&frame->output_buffer);
     gst_video_encoder_finish_frame (enc, frame);
-    GST_ELEMENT_ERROR (self, STREAM, ENCODE, (NULL),
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE,
         ("DXT encoding of a %ux%u %s frame failed",
             GST_VIDEO_INFO_WIDTH (&st->info),
             GST_VIDEO_INFO_HEIGHT (&st->info),
-            GST_VIDEO_INFO_NAME (&st->info)));
+            GST_VIDEO_INFO_NAME (&st->info)), (NULL));
     return GST_FLOW_ERROR;
   }
   if (st->hap) {
@@ -598,8 +598,8 @@ sched_ensure_stream (GstDxtEnc * self, guint32 w)
   if (!stream) {
     /* streams are not refused one by one: only invalid parameters get
      * here */
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
-        ("the scheduler refused the stream: %s", err->message));
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("the scheduler refused the stream: %s", err->message), (NULL));
     g_clear_error (&err);
     return FALSE;
   }

@@ -449,8 +449,8 @@ gst_hap_mov_mux_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 
   if (!self->tex_format) {
     gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("a frame before the caps"));
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("a frame before the caps"), (NULL));
     return GST_FLOW_NOT_NEGOTIATED;
   }
   gst_buffer_map (buf, &map, GST_MAP_READ);
@@ -508,17 +508,18 @@ gst_hap_mov_mux_set_caps (GstHapMovMux * self, GstCaps * caps)
   if (!tex || !gst_structure_get_int (s, "width", &w) ||
       !gst_structure_get_int (s, "height", &h) || w <= 0 || h <= 0 ||
       w > G_MAXUINT16 || h > G_MAXUINT16) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("not HAP caps with a width and height of at most 65535: %"
-            GST_PTR_FORMAT, caps));
+            GST_PTR_FORMAT, caps), (NULL));
     return FALSE;
   }
   gst_structure_get_fraction (s, "framerate", &n, &d);
   /* one track, one sample description: the file cannot change format */
   if (self->header_written && (tex != self->tex_format || w != self->width ||
           h != self->height)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("the HAP format or size changed mid-stream: %" GST_PTR_FORMAT, caps));
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("the HAP format or size changed mid-stream: %" GST_PTR_FORMAT, caps),
+        (NULL));
     return FALSE;
   }
   self->tex_format = tex;

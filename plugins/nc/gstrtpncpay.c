@@ -97,8 +97,9 @@ gst_rtp_nc_pay_set_caps (GstRTPBasePayload * pay, GstCaps * caps)
 
   if (!gst_structure_get_int (s, "generation-size", &m) ||
       !gst_structure_get_int (s, "block-size", &k) || m < 1 || k < 1) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-        ("caps need generation-size and block-size: %" GST_PTR_FORMAT, caps));
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("caps need generation-size and block-size: %" GST_PTR_FORMAT, caps),
+        (NULL));
     return FALSE;
   }
 

@@ -710,9 +710,9 @@ dec_packet (GstNcDecoder * self, DecState * st, GstBuffer * buf,
     /* a partial generation has fewer blocks than the stream's m, never
      * another block size */
     if (!st->warned_params) {
-      GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
+      GST_ELEMENT_WARNING (self, STREAM, DECODE,
           ("dropping packets with m=%u k=%u, the stream has m=%u k=%u",
-              h.m, h.block_size, st->m, st->k));
+              h.m, h.block_size, st->m, st->k), (NULL));
       st->warned_params = TRUE;
     }
     GST_OBJECT_LOCK (self);

@@ -663,11 +663,11 @@ enc_decide_framing (GstNcEncoder * self, EncState * st)
   else
     st->framed = st->caps_string != NULL;
   if (st->framed && !fits) {
-    GST_ELEMENT_WARNING (self, STREAM, ENCODE, (NULL),
+    GST_ELEMENT_WARNING (self, STREAM, ENCODE,
         ("generation-size x block-size = %" G_GSIZE_FORMAT " bytes is too "
             "small to carry buffer framing (at least %d); coding a byte "
             "stream", gen_bytes,
-            NC_FRAMING_PREFIX_SIZE + NC_RECORD_HEADER_SIZE + 1));
+            NC_FRAMING_PREFIX_SIZE + NC_RECORD_HEADER_SIZE + 1), (NULL));
     st->framed = FALSE;
   }
   GST_INFO_OBJECT (self, "framing: %s", st->framed ? "buffers" : "bytes");
@@ -698,7 +698,8 @@ enc_chain (GstNcEncoder * self, EncState * st, GstBuffer * buf)
   }
 
   if (!gst_buffer_map (buf, &map, GST_MAP_READ)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL), ("cannot map buffer"));
+    GST_ELEMENT_ERROR (self, RESOURCE, READ,
+        ("cannot map buffer"), (NULL));
     ret = GST_FLOW_ERROR;
     goto out;
   }
@@ -999,10 +1000,10 @@ enc_set_sink_caps (GstNcEncoder * self, EncState * st, GstCaps * caps)
       return TRUE;
     }
     if (!have_m || !have_k || m < 1 || m > NC_MAX_M || k < 1 || k > NC_MAX_K) {
-      GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
           ("relay caps have generation-size %d and block-size %d: both or "
               "neither are needed, within 1..%d and 1..%d", m, k, NC_MAX_M,
-              NC_MAX_K));
+              NC_MAX_K), (NULL));
       return FALSE;
     }
     relay_setup (self, st, m, k);
@@ -1197,8 +1198,8 @@ enc_sched_start (GstNcEncoder * self)
   self->sched_stream = gst_gpustream_sched_client_add_stream (self->sched,
       G_MAXUINT32, self, NULL, &err);
   if (!self->sched_stream) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-        ("could not start the batching scheduler: %s", err->message));
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("could not start the batching scheduler: %s", err->message), (NULL));
     g_clear_error (&err);
     gst_gpustream_sched_client_stop (self->sched);
     return FALSE;

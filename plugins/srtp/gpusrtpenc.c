@@ -297,8 +297,8 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
     if (!gst_gpu_srtp_random_bytes (k, n)) {
       g_free (k);
       GST_OBJECT_UNLOCK (self);
-      GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-          ("getrandom() failed, no random key"));
+      GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+          ("getrandom() failed, no random key"), (NULL));
       return FALSE;
     }
     self->key = gst_buffer_new_wrapped (k, n);
@@ -318,8 +318,9 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
 
   if (!set->key) {
     gst_clear_buffer (&set->mki);
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
-        ("No key: set \"key\" (master key || salt) or random-key=true"));
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("No key: set \"key\" (master key || salt) or random-key=true"),
+        (NULL));
     return FALSE;
   }
   /* every key / mki / cipher / auth change bumps gen: check once per gen,
@@ -330,21 +331,21 @@ enc_settings_get (GstGpuSrtpEnc * self, EncSettings * set)
   if (gst_buffer_get_size (set->key) != want ||
       gst_gpu_srtp_key_length (set->rtcp_cipher) != want) {
     /* the sizes only, never the bytes */
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("key is %" G_GSIZE_FORMAT " bytes, %s / %s need %" G_GSIZE_FORMAT
             " / %" G_GSIZE_FORMAT, gst_buffer_get_size (set->key),
             gst_gpu_srtp_cipher_nick (set->rtp_cipher),
             gst_gpu_srtp_cipher_nick (set->rtcp_cipher), want,
-            gst_gpu_srtp_key_length (set->rtcp_cipher)));
+            gst_gpu_srtp_key_length (set->rtcp_cipher)), (NULL));
     gst_clear_buffer (&set->key);
     gst_clear_buffer (&set->mki);
     return FALSE;
   }
   if (set->mki && (gst_buffer_get_size (set->mki) == 0 ||
           gst_buffer_get_size (set->mki) > GSRTP_MAX_MKI)) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, (NULL),
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("mki is %" G_GSIZE_FORMAT " bytes, it must be 1 to %d",
-            gst_buffer_get_size (set->mki), GSRTP_MAX_MKI));
+            gst_buffer_get_size (set->mki), GSRTP_MAX_MKI), (NULL));
     gst_clear_buffer (&set->key);
     gst_clear_buffer (&set->mki);
     return FALSE;
@@ -874,9 +875,9 @@ enc_protect_done (GstGpuSrtpEnc * self, EncItem ** items, guint n,
   if (hard_limit)
     g_atomic_int_set (&self->hard_limit_gen, (gint) hard_gen);
   if (hard_limit && !g_atomic_int_exchange (&self->hard_limit, TRUE))
-    GST_ELEMENT_ERROR (self, LIBRARY, FAILED, (NULL),
+    GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
         ("Key usage limit has been reached (%s exhausted): set a new key",
-            hard_rtcp ? "SRTCP index" : "ROC"));
+            hard_rtcp ? "SRTCP index" : "ROC"), (NULL));
   return hard_limit;
 }
 

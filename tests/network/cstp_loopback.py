@@ -140,9 +140,10 @@ def run(frames, streams, sink_props=None, src_props=None, relays=None,
             if m is None:
                 break
             if m.type in (Gst.MessageType.WARNING, Gst.MessageType.ERROR):
-                msgs.append((m.type, m.parse_warning()[1] if
-                             m.type == Gst.MessageType.WARNING else
-                             m.parse_error()[1]))
+                err, dbg = (m.parse_warning() if
+                            m.type == Gst.MessageType.WARNING else
+                            m.parse_error())
+                msgs.append((m.type, "%s (%s)" % (err.message, dbg)))
     finally:
         send.set_state(Gst.State.NULL)
         recv.set_state(Gst.State.NULL)

@@ -48,7 +48,9 @@ def main():
 
     if pipe.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
         msg = pipe.get_bus().pop_filtered(Gst.MessageType.ERROR)
-        print("error: %s" % (msg.parse_error()[1] if msg else "?"), flush=True)
+        print("error: %s" % ("%s (%s)" % (msg.parse_error()[0].message,
+                                          msg.parse_error()[1])
+                             if msg else "?"), flush=True)
         sys.exit(1)
     t = threading.Thread(target=pull)
     t.start()
@@ -69,9 +71,11 @@ def main():
         if m is None:
             break
         if m.type == Gst.MessageType.WARNING:
-            msgs.append(["warning", m.parse_warning()[1]])
+            err, dbg = m.parse_warning()
+            msgs.append(["warning", "%s (%s)" % (err.message, dbg)])
         elif m.type == Gst.MessageType.ERROR:
-            msgs.append(["error", m.parse_error()[1]])
+            err, dbg = m.parse_error()
+            msgs.append(["error", "%s (%s)" % (err.message, dbg)])
     pipe.set_state(Gst.State.NULL)
     with open(a.out, "w") as f:
         json.dump({"buffers": got, "stats": stats, "messages": msgs}, f)

@@ -126,7 +126,8 @@ def inside():
                     10 * Gst.SECOND, Gst.MessageType.ERROR)
                 p.set_state(Gst.State.NULL)
                 self.assertIsNotNone(msg, desc)
-                self.assertIn("nosuchif0", msg.parse_error()[1], desc)
+                # the reason is the error's first line
+                self.assertIn("nosuchif0", msg.parse_error()[0].message, desc)
 
     suite = unittest.defaultTestLoader.loadTestsFromTestCase(Multicast)
     result = unittest.TextTestRunner(verbosity=2).run(suite)
