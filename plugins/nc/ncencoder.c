@@ -1165,6 +1165,28 @@ gst_nc_encoder_query (GstPad * pad, GstObject * parent, GstQuery * query)
   return gst_pad_query_default (pad, parent, query);
 }
 
+/* READY to PAUSED: an explicit framing=buffers needs a generation that holds
+ * the framing prefix and one record header with a byte (49 bytes); auto falls
+ * back to bytes at the first buffer, with a warning. */
+static gboolean
+enc_check_framing (GstNcEncoder * self)
+{
+  gsize gen_bytes, least = NC_FRAMING_PREFIX_SIZE + NC_RECORD_HEADER_SIZE + 1;
+  GstNcFraming framing;
+
+  GST_OBJECT_LOCK (self);
+  gen_bytes = (gsize) self->generation_size * self->block_size;
+  framing = self->framing;
+  GST_OBJECT_UNLOCK (self);
+  if (framing != GST_NC_FRAMING_BUFFERS || gen_bytes >= least)
+    return TRUE;
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("framing=buffers needs generation-size x block-size of at least %"
+          G_GSIZE_FORMAT " bytes, it is %" G_GSIZE_FORMAT, least, gen_bytes),
+      ("raise generation-size or block-size, or use framing=bytes"));
+  return FALSE;
+}
+
 /* READY to PAUSED: with cycle > 0, one stream of the element's scheduler
  * client on the device, counted by the device's admission at max-rate (or
  * max-bitrate / 8); never policed. */
@@ -1321,7 +1343,7 @@ gst_nc_encoder_change_state (GstElement * element, GstStateChange transition)
         return GST_STATE_CHANGE_FAILURE;
       break;
     case GST_STATE_CHANGE_READY_TO_PAUSED:
-      if (!enc_sched_start (self))
+      if (!enc_check_framing (self) || !enc_sched_start (self))
         return GST_STATE_CHANGE_FAILURE;
       self->state = enc_state_new (self);
       break;

@@ -866,6 +866,58 @@ GST_END_TEST;
 
 /* ---- element basics ------------------------------------------------------ */
 
+/* framing=buffers that a generation cannot hold (the 16-byte prefix, a
+ * 32-byte record header and a byte: 49 bytes) is refused at the start,
+ * naming the sizes; 49 bytes start, and so does auto with 48 (it codes a
+ * byte stream) */
+static gboolean
+encoder_starts (guint m, guint k, const gchar * framing, gchar ** message)
+{
+  GstElement *e = gst_element_factory_make ("ncencoder", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  gboolean started;
+
+  gst_util_set_object_arg (G_OBJECT (e), "framing", framing);
+  g_object_set (e, "generation-size", m, "block-size", k, NULL);
+  gst_element_set_bus (e, bus);
+  started = gst_element_set_state (e, GST_STATE_PAUSED) !=
+      GST_STATE_CHANGE_FAILURE;
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  *message = NULL;
+  if (msg) {
+    GError *err = NULL;
+
+    gst_message_parse_error (msg, &err, NULL);
+    fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+            GST_RESOURCE_ERROR_SETTINGS), "%s", err->message);
+    *message = g_strdup (err->message);
+    g_clear_error (&err);
+    gst_message_unref (msg);
+  }
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+  return started;
+}
+
+GST_START_TEST (test_framing_buffers_too_small)
+{
+  gchar *message;
+
+  fail_if (encoder_starts (4, 12, "buffers", &message));
+  fail_unless_equals_string (message, "framing=buffers needs "
+      "generation-size x block-size of at least 49 bytes, it is 48");
+  g_free (message);
+  fail_unless (encoder_starts (7, 7, "buffers", &message));
+  fail_unless (message == NULL, "%s", message);
+  fail_unless (encoder_starts (4, 12, "auto", &message));
+  fail_unless (message == NULL, "%s", message);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_max_latency)
 {
   GstHarness *h = harness_new ("ncencoder", "generation-size=8 "
@@ -990,6 +1042,7 @@ nc_suite (void)
   tcase_add_test (tc, test_stats_fields);
   tcase_add_test (tc, test_state_changes);
   tcase_add_test (tc, test_max_latency);
+  tcase_add_test (tc, test_framing_buffers_too_small);
   tcase_add_test (tc, test_round_trip_loss);
   tcase_add_test (tc, test_round_trip_modes);
   tcase_add_test (tc, test_edge_m);
