@@ -265,7 +265,7 @@ typedef struct
   GstPad *pad;
   GstCaps *caps;
   gint stop;
-  guint answered, pools;
+  gint answered, pools;
 } AskLoop;
 
 static gpointer
@@ -289,9 +289,9 @@ ask_loop (gpointer data)
         fail_unless_equals_int (size, 64 * 32 * 4);
         fail_unless_equals_int (min, 0);
         gst_object_unref (pool);
-        a->pools++;
+        g_atomic_int_inc (&a->pools);
       }
-      a->answered++;
+      g_atomic_int_inc (&a->answered);
     }
     gst_query_unref (q);
   }
@@ -306,16 +306,24 @@ GST_START_TEST (test_query_while_stopping)
   GThread *asker = g_thread_new ("ask", ask_loop, &a);
   guint i;
 
-  for (i = 0; i < 500; i++) {
+  gint64 end = g_get_monotonic_time () + 20 * G_TIME_SPAN_SECOND;
+
+  /* 500 cycles at least, and on until the asker has been answered a pool
+   * (on a loaded machine its thread may not run during the first 500) */
+  for (i = 0; i < 500 || (g_atomic_int_get (&a.pools) == 0 &&
+          g_get_monotonic_time () < end); i++) {
     fail_unless (gst_element_set_state (h->element, GST_STATE_READY) ==
         GST_STATE_CHANGE_SUCCESS);
     fail_unless (gst_element_set_state (h->element, GST_STATE_PLAYING) ==
         GST_STATE_CHANGE_SUCCESS);
+    if (i >= 500)
+      g_usleep (1000);
   }
   g_atomic_int_set (&a.stop, 1);
   g_thread_join (asker);
   /* the element was running most of the time: pools were offered */
-  fail_unless (a.pools > 0, "%u queries answered, no pool", a.answered);
+  fail_unless (a.pools > 0, "%d queries answered, no pool in %u cycles",
+      a.answered, i);
   gst_caps_unref (a.caps);
   gst_harness_teardown (h);
 }
