@@ -52,21 +52,39 @@ def rtsp_exchange(sock, method, url, cseq, extra=""):
     headers, body)"""
     sock.sendall(("%s %s RTSP/1.0\r\nCSeq: %d\r\n%s\r\n"
                   % (method, url, cseq, extra)).encode())
+    # only the reply is taken off the socket: after a PLAY over TCP the first
+    # interleaved frames may follow it in the same segment, and belong to the
+    # caller
     reply = b""
-    while b"\r\n\r\n" not in reply:
-        chunk = sock.recv(4096)
+    while True:
+        chunk = sock.recv(65536, socket.MSG_PEEK)
         if not chunk:
             break
-        reply += chunk
-    head, _, body = reply.partition(b"\r\n\r\n")
+        end = (reply + chunk).find(b"\r\n\r\n", max(0, len(reply) - 3))
+        if end >= 0:
+            want = end + 4 - len(reply)
+            while want > 0:
+                got = sock.recv(want)
+                if not got:
+                    break
+                reply += got
+                want -= len(got)
+            break
+        reply += sock.recv(len(chunk))
+    head = reply[:-4] if reply.endswith(b"\r\n\r\n") else reply
     lines = head.decode().split("\r\n")
     headers = {}
     for line in lines[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     # read the body (an SDP) too, so that the next reply starts clean
-    while len(body) < int(headers.get("content-length", 0)):
-        body += sock.recv(4096)
+    body = b""
+    length = int(headers.get("content-length", 0))
+    while len(body) < length:
+        got = sock.recv(length - len(body))
+        if not got:
+            break
+        body += got
     return lines[0], headers, body.decode()
 
 
