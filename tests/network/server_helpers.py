@@ -1,7 +1,8 @@
 """What the gpustream-server tests share: the server started on a free
 loopback port (also under an open-file limit) and stopped, raw RTSP
 requests on an open connection, a bare SETUP over UDP, the lines the
-server prints read with a timeout, and documented client commands run."""
+server prints read with a timeout, documented client commands run, and
+curl's environment."""
 
 import os
 import select
@@ -11,6 +12,15 @@ import sys
 import time
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
+
+
+def curl_env():
+    """The environment for curl: the sanitizer build preloads its runtimes
+    (LD_PRELOAD) for the programs that load our plugins; curl loads none of
+    our code and, with them preloaded, never completes a transfer"""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
 
 
 def make_clip(path, frames, mux):

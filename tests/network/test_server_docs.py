@@ -21,7 +21,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_helpers import run_client  # noqa: E402
+from server_helpers import curl_env, run_client  # noqa: E402
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -147,11 +147,7 @@ class ServerDocs(unittest.TestCase):
                 command = (line.replace("127.0.0.1:8554", rtsp)
                            .replace("127.0.0.1:8080", http)
                            .replace("autovideosink", "fakesink"))
-                # the sanitizer build preloads its runtimes for our plugins;
-                # curl has none of them and hangs with them preloaded
-                env = dict(os.environ)
-                if command.startswith("curl"):
-                    env.pop("LD_PRELOAD", None)
+                env = curl_env() if command.startswith("curl") else None
                 results.append(run_client(command, cwd=tmp, timeout=60, env=env))
         finally:
             server.terminate()

@@ -20,8 +20,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_helpers import (make_ts_clip, read_lines, rtsp_exchange,  # noqa: E402
-                            rtsp_request, server_lines, start_server, stop)
+from server_helpers import (curl_env, make_ts_clip, read_lines,  # noqa: E402
+                            rtsp_exchange, rtsp_request, server_lines,
+                            start_server, stop)
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 FRAMES = 60   # 2 s at 30 frames/s
@@ -414,21 +415,21 @@ class ServerLimits(unittest.TestCase):
             run = subprocess.run(
                 ["curl", "-sS", "-o", out, "-w", "%{http_code}", "-H",
                  "If-None-Match: " + etag, url],
-                capture_output=True, text=True, timeout=30)
+                capture_output=True, text=True, timeout=30, env=curl_env())
             self.assertEqual(run.stdout, "304", run.stderr)
             run = subprocess.run(
                 ["curl", "-sS", "-R", "-o", out, "-w", "%{http_code}", url],
-                capture_output=True, text=True, timeout=30)
+                capture_output=True, text=True, timeout=30, env=curl_env())
             self.assertEqual(run.stdout, "200", run.stderr)
             run = subprocess.run(
                 ["curl", "-sS", "-z", out, "-o", "/dev/null", "-w",
                  "%{http_code}", url],
-                capture_output=True, text=True, timeout=30)
+                capture_output=True, text=True, timeout=30, env=curl_env())
             self.assertEqual(run.stdout, "304", run.stderr)
             run = subprocess.run(
                 ["curl", "-sS", "-x", "http://127.0.0.1:%d" % port, "-o", out,
                  "-w", "%{http_code}", "http://media.example/clip.ts"],
-                capture_output=True, text=True, timeout=30)
+                capture_output=True, text=True, timeout=30, env=curl_env())
             self.assertEqual(run.stdout, "200", run.stderr)
             with open(out, "rb") as f:
                 self.assertEqual(f.read(), data)
