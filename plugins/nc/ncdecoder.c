@@ -16,8 +16,9 @@
  * pending, when it has waited longer than `generation-timeout`, or at EOS.
  * The next buffer pushed then carries DISCONT, the loss is counted in
  * `stats` and said on the bus (an `nc-generations-lost` element message each
- * time, a warning at most once a second), and an EOS after which nothing at
- * all could be decoded is an error. generation-timeout is measured on the
+ * time, a warning at most once a second). At EOS the totals go out as an
+ * `nc-decoder-totals` element message, with a warning when generations were
+ * lost, and an EOS after which nothing at all could be decoded is an error. generation-timeout is measured on the
  * monotonic clock from the arrival of the generation's first packet (for a
  * generation of which nothing arrived: of the oldest packet pending after
  * it), so it works whatever the packets' timestamps are, and a timer enforces
@@ -116,6 +117,8 @@ typedef struct
   NcDeframer *deframer;
   gboolean have_ts_offset;
   GstClockTimeDiff ts_offset;   /* receiver time - sender time */
+  gboolean seen_any;            /* a valid packet: first_id is set */
+  guint32 first_id;             /* the first generation seen */
   gint64 last_loss_warning;     /* monotonic us */
   guint64 losses_unwarned;
   GstClockTime last_warn;
@@ -741,12 +744,17 @@ dec_packet (GstNcDecoder * self, DecState * st, GstBuffer * buf,
   if (!st->have_next) {
     st->have_next = TRUE;
     st->next = st->newest = h.generation;
+    if (!st->seen_any)
+      st->first_id = h.generation;
+    st->seen_any = TRUE;
   }
   if (gen_diff (h.generation, st->next) < 0) {
     /* reordering at the very start: move back rather than lose it */
     if (!st->output_started &&
         gen_diff (st->next, h.generation) <= (gint32) st->max_in_flight) {
       st->next = h.generation;
+      if (gen_diff (h.generation, st->first_id) < 0)
+        st->first_id = h.generation;
     } else {
       gboolean done = st->recent_id[h.generation % RECENT] == h.generation &&
           st->recent_state[h.generation % RECENT] == 1;
@@ -901,20 +909,29 @@ dec_set_sink_caps (GstNcDecoder * self, DecState * st, GstCaps * caps)
   }
 }
 
-/* At EOS: a stream of which nothing could be decoded is an error, not an
- * empty success. */
-static void
-dec_check_nothing_decoded (GstNcDecoder * self)
-{
-  guint64 decoded, lost, bad, wrong, received;
+static GstStructure *gst_nc_decoder_get_stats (GstNcDecoder * self);
 
-  GST_OBJECT_LOCK (self);
-  decoded = self->st_decoded;
-  lost = self->st_lost;
-  bad = self->st_bad;
-  wrong = self->st_wrong;
-  received = self->st_received;
-  GST_OBJECT_UNLOCK (self);
+/* At EOS (gst-launch -e turns Ctrl-C into one): the totals, because the
+ * warnings are rate-limited and the last losses, declared all at once here,
+ * would otherwise go unsaid. A stream of which nothing could be decoded is an
+ * error, not an empty success; one with losses ends with a warning. */
+static void
+dec_post_totals (GstNcDecoder * self, DecState * st)
+{
+  GstStructure *totals = gst_nc_decoder_get_stats (self);
+  guint64 decoded = 0, lost = 0, bad = 0, wrong = 0, received = 0;
+
+  gst_structure_get_uint64 (totals, "generations-decoded", &decoded);
+  gst_structure_get_uint64 (totals, "generations-lost", &lost);
+  gst_structure_get_uint64 (totals, "packets-bad", &bad);
+  gst_structure_get_uint64 (totals, "packets-wrong-parameters", &wrong);
+  gst_structure_get_uint64 (totals, "packets-received", &received);
+  gst_structure_set_name (totals, "nc-decoder-totals");
+  if (st->seen_any)
+    gst_structure_set (totals, "first-generation", G_TYPE_UINT, st->first_id,
+        "last-generation", G_TYPE_UINT, st->newest, NULL);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), totals));
 
   if (decoded == 0 && received > 0)
     GST_ELEMENT_ERROR (self, STREAM, DECODE,
@@ -922,6 +939,15 @@ dec_check_nothing_decoded (GstNcDecoder * self)
             G_GUINT64_FORMAT " generation(s) lost, %" G_GUINT64_FORMAT
             " packets bad, %" G_GUINT64_FORMAT " of another stream", received,
             lost, bad, wrong), (NULL));
+  else if (lost > 0)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("end of stream: %" G_GUINT64_FORMAT " generation(s) of data lost "
+            "in all, %" G_GUINT64_FORMAT " decoded (packets of generations %u to "
+            "%u arrived)", lost, decoded, st->first_id,
+            st->newest),
+        ("%" G_GUINT64_FORMAT " packets received, %" G_GUINT64_FORMAT
+            " bad; generations after the last packet that arrived cannot be "
+            "counted", received, bad));
 }
 
 static gboolean
@@ -946,7 +972,7 @@ gst_nc_decoder_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       if (st) {
         dec_advance (self, st, TRUE);
         dec_arm_timer (self, st);
-        dec_check_nothing_decoded (self);
+        dec_post_totals (self, st);
         ensure_src_caps (self, st, NULL);
       }
       break;

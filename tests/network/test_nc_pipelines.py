@@ -316,6 +316,46 @@ class LossIsSaid(unittest.TestCase):
         self.assertTrue(r.warnings)
         r.stop()
 
+    def test_totals_at_the_end_of_stream(self):
+        # generations 20-31 lose half their packets and are still pending at
+        # EOS, where all twelve are declared lost at once: the warnings,
+        # one a second, say one of them; the totals say all
+        seen = {"n": 0}
+
+        def probe(_pad, info):
+            seen["n"] += 1
+            gen = nc_header(buffer_bytes(info.get_buffer()))["generation"]
+            return (Gst.PadProbeReturn.DROP if gen >= 20 and seen["n"] % 2
+                    else Gst.PadProbeReturn.OK)
+
+        r = Run("filesrc location=%s ! ncencoder block-size=1024 ! "
+                "identity name=loss ! ncdecoder name=dec "
+                "generation-timeout=0 max-generations-in-flight=64 ! fakesink"
+                % self.path, probes={"loss.sink": probe})
+        self.assertEqual(r.errors, [])
+        totals = [s for n, s in r.elements if n == "nc-decoder-totals"]
+        self.assertEqual(len(totals), 1, r.elements)
+        self.assertEqual(
+            {f: totals[0][f] for f in ("generations-decoded",
+                                       "generations-lost", "first-generation",
+                                       "last-generation")},
+            {"generations-decoded": 20, "generations-lost": 12,
+             "first-generation": 0, "last-generation": 31})
+        self.assertEqual(totals[0]["packets-received"], r.stats("dec")[
+            "packets-received"])
+        self.assertIn("end of stream: 12 generation(s) of data lost in all, "
+                      "20 decoded (packets of generations 0 to 31 arrived)",
+                      r.warnings)
+        r.stop()
+        # a stream without loss: the totals, and no warning
+        r = Run("filesrc location=%s ! ncencoder block-size=1024 ! "
+                "ncdecoder name=dec ! fakesink" % self.path)
+        totals = [s for n, s in r.elements if n == "nc-decoder-totals"]
+        self.assertEqual([(t["generations-decoded"], t["generations-lost"])
+                          for t in totals], [(32, 0)])
+        self.assertEqual((r.errors, r.warnings), ([], []))
+        r.stop()
+
     def test_garbage_is_an_error(self):
         r = Run("filesrc location=%s blocksize=1072 num-buffers=200 ! "
                 "application/x-rlnc ! ncdecoder name=dec ! fakesink" % self.path)
