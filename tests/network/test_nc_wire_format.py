@@ -5,9 +5,14 @@ back exactly what went into the encoder, from the packets ncencoder really
 sends: byte streams (systematic or not, seeded or explicit vectors, a partial
 last generation), with packets lost, through a relay, framed video and live
 audio (buffers, timestamps and caps), over RTP, and it drops corrupted
-packets by their CRC."""
+packets by their CRC. The page's rules that our pipelines do not reach by
+themselves (an empty BUFFER record, a corrupt record header after complete
+records, a data_length that leaves blocks of padding, the prefix pts of
+spanning and paced buffers, RTP's marker and timestamp, what a relay sends)
+are checked against both that decoder and ncdecoder."""
 
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -24,7 +29,7 @@ gi.require_version("GstApp", "1.0")
 from gi.repository import Gst  # noqa: E402
 
 import nc_wire_decoder as wire  # noqa: E402
-from test_nc_pipelines import Run, buffer_bytes  # noqa: E402
+from test_nc_pipelines import Run, buffer_bytes, fields  # noqa: E402
 
 DECODER = os.path.join(HERE, "..", "tools", "nc_wire_decoder.py")
 M, K = 16, 512
@@ -209,6 +214,10 @@ class ByteStreams(unittest.TestCase):
         heads = [wire.Packet.parse(p) for p in pkts]
         self.assertEqual({h.flags for h in heads}, {wire.FLAG_RECODED})
         gens = by_generation(pkts)
+        # one packet per innovative packet received (m of each generation),
+        # then redundancy=4 more; ceil(4 x 4 / 16) = 1 for the partial one
+        self.assertEqual([len(g) for _, g in sorted(gens.items())],
+                         [M + 4] * 12 + [4 + 1])
         kept = []
         for gid, gpkts in sorted(gens.items()):
             # two of the relay's four spare packets lost in every full
@@ -361,6 +370,218 @@ class FramedStreams(unittest.TestCase):
         dec = decode([p for p in pkts if wire.Packet.parse(p).generation >= 16])
         self.assertEqual(as_tuples(dec.buffers()), ref[2:])
         self.assertEqual(dec.counts["buffers-untyped"], 0)
+
+
+def prefix_pts(data):
+    pts = int.from_bytes(data[8:16], "big")
+    return None if pts == 0xFFFFFFFFFFFFFFFF else pts
+
+
+def record_header(rtype, length, pts=None, flags=0):
+    none = 0xFFFFFFFFFFFFFFFF
+    return struct.pack(">BBHIQQQ", rtype, flags, 0, length,
+                       none if pts is None else pts, none, none)
+
+
+def source_packets(generation, k, data, framed=False):
+    """The SOURCE packets of one generation of data (section 1), the last
+    block zero-padded"""
+    m = -(-len(data) // k)
+    padded = data + bytes(m * k - len(data))
+    flags = wire.FLAG_SOURCE | (wire.FLAG_FRAMED if framed else 0)
+    return [wire.build_packet(flags, m, generation, k, len(data), j, b"",
+                              padded[j * k:(j + 1) * k]) for j in range(m)]
+
+
+def push_through(element, caps, buffers, timeout_s=30):
+    """appsrc (caps; buffers as (bytes, pts)) ! element ! appsink: (the
+    samples, the errors, the pipeline, still PAUSED for its stats)"""
+    pipeline = Gst.parse_launch("appsrc name=src format=time ! %s ! appsink "
+                                "name=out sync=false wait-on-eos=false" % element)
+    src = pipeline.get_by_name("src")
+    src.set_property("caps", Gst.Caps.from_string(caps))
+    out = pipeline.get_by_name("out")
+    pipeline.set_state(Gst.State.PLAYING)
+    for data, pts in buffers:
+        buf = Gst.Buffer.new_wrapped(bytes(data)) if data else Gst.Buffer.new()
+        buf.pts = Gst.CLOCK_TIME_NONE if pts is None else pts
+        src.emit("push-buffer", buf)
+    src.emit("end-of-stream")
+    errors = []
+    bus = pipeline.get_bus()
+    msg = bus.timed_pop_filtered(timeout_s * Gst.SECOND,
+                                 Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    if msg is None:
+        pipeline.set_state(Gst.State.NULL)
+        raise AssertionError("no EOS within %d s: %s" % (timeout_s, element))
+    if msg.type == Gst.MessageType.ERROR:
+        errors.append(msg.parse_error()[0].message)
+    samples = []
+    while True:
+        sample = out.emit("try-pull-sample", 0)
+        if sample is None:
+            break
+        samples.append(sample)
+    pipeline.set_state(Gst.State.PAUSED)
+    return samples, errors, pipeline
+
+
+class WireRules(unittest.TestCase):
+    """The rules of the page that no pipeline of ours reaches by itself:
+    empty records, a corrupt record header after complete records, a
+    data_length that leaves blocks of padding, a prefix pts of a buffer
+    spanning generations and of paced packets, RTP's marker and timestamp."""
+
+    def decoded(self, packets, error=None):
+        """ncdecoder's buffers, samples and stats for packets; error: the
+        error it must end with, else none"""
+        samples, errors, pipeline = push_through(
+            "ncdecoder name=dec", "application/x-rlnc",
+            [(p, None) for p in packets])
+        stats = fields(pipeline.get_by_name("dec").get_property("stats"))
+        pipeline.set_state(Gst.State.NULL)
+        self.assertEqual(errors, [error] if error else [])
+        return [s.get_buffer() for s in samples], samples, stats
+
+    def test_an_empty_buffer_record(self):
+        ms = Gst.MSECOND
+        samples, errors, pipeline = push_through(
+            "ncencoder framing=buffers generation-size=4 block-size=64",
+            "application/x-test", [(b"abc", 0), (b"", 10 * ms),
+                                   (b"defg", 20 * ms)])
+        pipeline.set_state(Gst.State.NULL)
+        self.assertEqual(errors, [])
+        packets = [buffer_bytes(s.get_buffer()) for s in samples]
+        bufs = decode(packets).buffers()
+        self.assertEqual([(b.data, b.pts) for b in bufs],
+                         [(b"abc", 0), (b"", 10 * ms), (b"defg", 20 * ms)])
+        out, _, _ = self.decoded(packets)
+        self.assertEqual([(buffer_bytes(b), b.pts) for b in out],
+                         [(b"abc", 0), (b"", 10 * ms), (b"defg", 20 * ms)])
+
+    def test_records_before_a_corrupt_header_stay_out(self):
+        k = 128
+        caps = b"application/x-test"
+        gen0 = (struct.pack(">IIQ", 16, 0, 0) + record_header(2, len(caps))
+                + caps + record_header(1, 3, 0) + b"one"
+                + bytes([9]) + bytes(31) + b"lost bytes")
+        gen1 = (struct.pack(">IIQ", 16, 0, Gst.SECOND)
+                + record_header(1, 3, Gst.SECOND) + b"two")
+        packets = (source_packets(0, k, gen0, framed=True)
+                   + source_packets(1, k, gen1, framed=True))
+        dec = decode(packets)
+        self.assertEqual([(b.data, b.discont) for b in dec.buffers()],
+                         [(b"one", False), (b"two", True)])
+        self.assertEqual(dec.counts["records-corrupt"], 1)
+        out, samples, stats = self.decoded(packets)
+        self.assertEqual([(buffer_bytes(b),
+                           b.has_flags(Gst.BufferFlags.DISCONT)) for b in out],
+                         [(b"one", False), (b"two", True)])
+        self.assertEqual(samples[0].get_caps().to_string(),
+                         "application/x-test")
+        self.assertEqual(stats["records-bad"], 1)
+
+    def test_a_data_length_that_leaves_blocks_of_padding(self):
+        # m = 4 blocks of 8 bytes for 5 bytes of data: no encoder of ours
+        # writes it, every decoder accepts it and needs all 4 packets
+        padded = b"hello" + bytes(27)
+        packets = [wire.build_packet(wire.FLAG_SOURCE, 4, 0, 8, 5, j, b"",
+                                     padded[j * 8:(j + 1) * 8])
+                   for j in range(4)]
+        self.assertEqual(decode(packets).byte_stream(), [(b"hello", False)])
+        out, _, stats = self.decoded(packets)
+        self.assertEqual(b"".join(buffer_bytes(b) for b in out), b"hello")
+        self.assertEqual(stats["generations-decoded"], 1)
+        out, _, stats = self.decoded(
+            packets[:3], "nothing could be decoded from 3 packets: 1 "
+            "generation(s) lost, 0 packets bad, 0 of another stream")
+        self.assertEqual((out, stats["generations-lost"]), ([], 1))
+
+    def test_prefix_pts_of_buffers_spanning_generations(self):
+        # 160x120 RGBA frames of 76800 bytes span about 14 generations of
+        # 8 x 700 bytes: each generation's prefix has the pts of the record
+        # its first byte after the prefix belongs to (a CAPS record: of the
+        # buffer after it)
+        ref, pkts, stamped, _ = reference_and_packets(
+            "videotestsrc num-buffers=4 ! video/x-raw,format=RGBA,width=160,"
+            "height=120", "ncencoder generation-size=8 block-size=700")
+        gens = decode(pkts).generation_data()
+        self.assertEqual(int.from_bytes(gens[0][1][0:4], "big"), 16)
+        stream, starts = b"", []
+        for _gid, data in gens:
+            starts.append(len(stream))
+            stream += data[16:]
+        records, at = [], 0
+        while at < len(stream):
+            rtype, _, _, length, pts = struct.unpack(">BBHIQ",
+                                                     stream[at:at + 16])
+            records.append((at, at + 32 + length, rtype, pts))
+            at += 32 + length
+        self.assertEqual(at, len(stream))
+        buffer_pts = [r[3] for r in records if r[2] == wire.RECORD_BUFFER]
+        self.assertEqual(buffer_pts, [r[1] for r in ref])
+        sent = {}
+        for raw, pts in stamped:
+            sent.setdefault(wire.Packet.parse(raw).generation, set()).add(pts)
+        spanned = 0
+        for (gid, data), start in zip(gens, starts):
+            i = next(n for n, r in enumerate(records) if r[0] <= start < r[1])
+            while records[i][2] != wire.RECORD_BUFFER:
+                i += 1
+            self.assertEqual(prefix_pts(data), records[i][3], gid)
+            self.assertEqual(sent[gid], {records[i][3]})
+            spanned += int.from_bytes(data[0:4], "big") == wire.NO_RECORD
+        self.assertGreater(spanned, 30)
+
+    def test_paced_packets_of_an_untimed_file(self):
+        with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+            f.write(os.urandom(200000))
+            f.flush()
+            r = Run("filesrc location=%s ! ncencoder framing=buffers "
+                    "generation-size=16 block-size=1000 max-bitrate=80000000 "
+                    "! appsink name=out sync=false" % f.name)
+            try:
+                self.assertEqual(r.errors, [])
+                stamped = [(buffer_bytes(b), b.pts) for b in r.buffers()]
+            finally:
+                r.stop()
+        pts = [t for _, t in stamped]
+        self.assertTrue(all(t != Gst.CLOCK_TIME_NONE for t in pts))
+        self.assertEqual(pts, sorted(pts))
+        self.assertLess(pts[0], pts[-1])
+        gens = decode([p for p, _ in stamped]).generation_data()
+        self.assertGreater(len(gens), 10)
+        self.assertEqual({prefix_pts(d) for _, d in gens}, {None})
+
+    def test_rtp_marker_and_timestamps(self):
+        r = Run("videotestsrc num-buffers=4 ! video/x-raw,format=RGBA,"
+                "width=160,height=120 ! ncencoder generation-size=8 "
+                "block-size=700 ! tee name=t t. ! queue ! appsink name=pkts "
+                "sync=false t. ! queue ! rtpncpay ! appsink name=rtp "
+                "sync=false")
+        try:
+            self.assertEqual(r.errors, [])
+            pkts = [buffer_bytes(b) for b in r.buffers("pkts")]
+            rtp = [buffer_bytes(b) for b in r.buffers("rtp")]
+        finally:
+            r.stop()
+        self.assertEqual([p[12:] for p in rtp], pkts)
+        self.assertEqual({p[1] & 0x80 for p in rtp}, {0})
+        prefix = {gid: prefix_pts(d)
+                  for gid, d in decode(pkts).generation_data()}
+        stamps = {}
+        for p in rtp:
+            gid = wire.Packet.parse(p[12:]).generation
+            stamps.setdefault(gid, set()).add(struct.unpack(">I", p[4:8])[0])
+        self.assertEqual({len(v) for v in stamps.values()}, {1})
+        base = stamps[0].pop()
+        for gid, v in stamps.items():
+            if gid == 0:
+                continue
+            self.assertEqual((v.pop() - base) % (1 << 32),
+                             prefix[gid] * 90000 // Gst.SECOND
+                             - prefix[0] * 90000 // Gst.SECOND, gid)
+
 
 if __name__ == "__main__":
     Gst.init(None)
