@@ -1007,6 +1007,9 @@ struct _GpsClient
   /* plain and network-coded mounts (NULL when proxying), SRTP mounts */
   GpsDirFactory *factory;
   GpsDirFactory *srtp_factory;
+  /* why the SETUP being handled found no media (its path was made, and its
+   * file refused, before gst-rtsp-server looked it up and answered 404) */
+  GstRTSPStatusCode setup_refusal;
 };
 
 G_DEFINE_TYPE (GpsClient, gps_client, GST_TYPE_RTSP_CLIENT);
@@ -1135,10 +1138,26 @@ static gchar *
 gps_client_make_path_from_uri (GstRTSPClient * client, const GstRTSPUrl * uri)
 {
   /* a SETUP looks its media up before its signal: a file that cannot be
-   * served is not mounted (404), and said here */
-  gps_client_mount_request (GPS_CLIENT (client), uri, TRUE);
+   * served is not mounted, said here, and its 404 becomes the refusal's
+   * code (adjust_error_code) */
+  GPS_CLIENT (client)->setup_refusal =
+      gps_client_mount_request (GPS_CLIENT (client), uri, TRUE);
   return GST_RTSP_CLIENT_CLASS (gps_client_parent_class)->make_path_from_uri
       (client, uri);
+}
+
+static GstRTSPStatusCode
+gps_client_adjust_error_code (GstRTSPClient * client, GstRTSPContext * ctx,
+    GstRTSPStatusCode code)
+{
+  GpsClient *self = GPS_CLIENT (client);
+
+  /* a SETUP of an empty or untypable file: 415, as its DESCRIBE gets */
+  if (ctx != NULL && ctx->method == GST_RTSP_SETUP &&
+      code == GST_RTSP_STS_NOT_FOUND &&
+      self->setup_refusal == GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE)
+    return self->setup_refusal;
+  return code;
 }
 
 static void
@@ -1426,6 +1445,8 @@ gps_client_class_init (GpsClientClass * klass)
   G_OBJECT_CLASS (klass)->finalize = gps_client_finalize;
   GST_RTSP_CLIENT_CLASS (klass)->make_path_from_uri =
       gps_client_make_path_from_uri;
+  GST_RTSP_CLIENT_CLASS (klass)->adjust_error_code =
+      gps_client_adjust_error_code;
 }
 
 static void
