@@ -7,7 +7,10 @@
 #   pipelines/rtgpu-srtp-sender.sh [HOST] [PORT] [KEY_HEX]
 # Both streams declare the element's defaults: w = 1500 B, d = 50 ms,
 # v = 8 MB/s (the video sends 6.9); with cycle 5 ms every packet leaves within
-# 15.1 ms. NUM_BUFFERS=n stops the video after n frames; Ctrl-C otherwise.
+# 15.1 ms. rtpvrawpay sends each frame (about 238 KB) at once: police-burst
+# 40 ms lets a frame's burst through at v (8 MB/s x 40 ms = 320 KB); the
+# default, one cycle (41.5 KB), dropped most of every frame, its marker
+# included. NUM_BUFFERS=n stops the video after n frames; Ctrl-C otherwise.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 eval "$("$here/run" env)"
@@ -18,7 +21,7 @@ exec gst-launch-1.0 -e rtpbin name=rb \
   rtgpuqueue name=q processor=srtp-protect cycle=5000000 \
   processor-config="srtp-protect, srtp-key=(buffer)$key, srtp-cipher=aes-128-icm, srtp-auth=hmac-sha1-80" \
   pipelines=2 default-max-packet-size=1500 default-deadline=50000000 \
-  default-max-rate=8000000 \
+  default-max-rate=8000000 police-burst=40000000 \
   videotestsrc is-live=true num-buffers=${NUM_BUFFERS:--1} ! \
   video/x-raw,width=320,height=240,format=RGB,framerate=30/1 ! \
   rtpvrawpay ssrc=1111 mtu=1400 ! rb.send_rtp_sink_0 \

@@ -231,6 +231,9 @@ struct _GstRtGpuQueuePad
   GMutex flow_lock;
   GCond flow_cond;
   gboolean flushing, forwarding;
+  /* the policer's drops said on the bus (chain thread only) */
+  gint64 policed_said_at;       /* monotonic us */
+  guint64 policed_said;
 };
 
 G_DEFINE_TYPE (GstRtGpuQueuePad, gst_rt_gpu_queue_pad, GST_TYPE_PAD);
@@ -701,6 +704,40 @@ nc_sink_query (GstRtGpuQueuePad * qpad, GstQuery * query)
   }
 }
 
+/* Packets over the declared rate are dropped by the policer: counted in
+ * stats only, a bursty source (rtpvrawpay sends a whole video frame at
+ * once) lost most of each frame, its last packets, marker included, every
+ * time, and the receiver saw frames go missing with nothing said. At most
+ * one warning a second, with the figures to declare instead. */
+static void
+rtgpu_say_policed (GstRtGpuQueue * self, GstRtGpuQueuePad * qpad)
+{
+  GstGpuStreamSchedStreamStats st;
+  gint64 now = g_get_monotonic_time ();
+  GstClockTime burst;
+
+  if (qpad->policed_said_at != 0 &&
+      now - qpad->policed_said_at < G_USEC_PER_SEC)
+    return;
+  gst_gpustream_sched_stream_get_stats (qpad->stream, &st);
+  if (st.drops_policed == qpad->policed_said)
+    return;
+  qpad->policed_said_at = now;
+  GST_OBJECT_LOCK (self);
+  burst = self->police_burst ? self->police_burst : self->cycle;
+  GST_OBJECT_UNLOCK (self);
+  GST_ELEMENT_WARNING (self, STREAM, FAILED,
+      ("pad %s: packets over the declared rate dropped (policed): %"
+          G_GUINT64_FORMAT " in all", GST_PAD_NAME (qpad),
+          st.drops_policed),
+      ("max-rate %.3g B/s with police-burst %.3g ms takes bursts of %.0f B; "
+          "a source that sends in larger bursts (a video frame at once) needs "
+          "police-burst of the burst's span at max-rate, or a higher "
+          "max-rate", (gdouble) qpad->v, burst / 1e6,
+          (gdouble) qpad->v * burst / GST_SECOND + qpad->w));
+  qpad->policed_said = st.drops_policed;
+}
+
 static GstFlowReturn
 gst_rt_gpu_queue_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
@@ -729,8 +766,10 @@ gst_rt_gpu_queue_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     return GST_FLOW_OK;
   }
   if (!gst_gpustream_sched_stream_push (qpad->stream, buf, size,
-          GST_GPUSTREAM_SCHED_ITEM_PACKET))
+          GST_GPUSTREAM_SCHED_ITEM_PACKET)) {
     gst_buffer_unref (buf);     /* policed or batch full: counted */
+    rtgpu_say_policed (self, qpad);
+  }
   return GST_FLOW_OK;
 }
 
