@@ -1160,6 +1160,38 @@ gps_client_adjust_error_code (GstRTSPClient * client, GstRTSPContext * ctx,
   return code;
 }
 
+/* A PLAY is answered with an open range (npt=A- for npt=A-B): rtspsrc makes
+ * the end of the answer's range an npt-stop in its caps, from which its
+ * jitterbuffer pushes an EOS of its own when the last packet is due; with
+ * the BYE's EOS racing it, rtspsrc over TCP sometimes never posted EOS and
+ * hung in its shutdown. The end stays in the DESCRIBE's a=range, where
+ * clients take the duration from. */
+static void
+answer_play_with_open_range (GstRTSPClient * client, GstRTSPSession * session,
+    GstRTSPMessage * message, gpointer user_data)
+{
+  GstRTSPContext *ctx = gst_rtsp_context_get_current ();
+  GstRTSPStatusCode code;
+  GstRTSPTimeRange *range = NULL;
+  gchar *value = NULL;
+
+  if (ctx == NULL || ctx->method != GST_RTSP_PLAY ||
+      gst_rtsp_message_get_type (message) != GST_RTSP_MESSAGE_RESPONSE ||
+      gst_rtsp_message_parse_response (message, &code, NULL, NULL) !=
+      GST_RTSP_OK || code != GST_RTSP_STS_OK ||
+      gst_rtsp_message_get_header (message, GST_RTSP_HDR_RANGE, &value, 0) !=
+      GST_RTSP_OK || gst_rtsp_range_parse (value, &range) != GST_RTSP_OK)
+    return;
+  if (range->unit == GST_RTSP_RANGE_NPT &&
+      range->max.type == GST_RTSP_TIME_SECONDS) {
+    range->max.type = GST_RTSP_TIME_END;
+    gst_rtsp_message_remove_header (message, GST_RTSP_HDR_RANGE, -1);
+    gst_rtsp_message_take_header (message, GST_RTSP_HDR_RANGE,
+        gst_rtsp_range_to_string (range));
+  }
+  gst_rtsp_range_free (range);
+}
+
 static void
 on_new_session (GstRTSPClient * client, GstRTSPSession * session,
     gpointer user_data)
@@ -1259,6 +1291,8 @@ gps_server_create_client (GstRTSPServer * server)
   g_signal_connect (base, "pre-setup-request",
       G_CALLBACK (check_request_path), NULL);
   g_signal_connect (base, "new-session", G_CALLBACK (on_new_session), NULL);
+  g_signal_connect (base, "send-message",
+      G_CALLBACK (answer_play_with_open_range), NULL);
   return base;
 }
 

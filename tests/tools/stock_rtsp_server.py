@@ -6,7 +6,8 @@ is measured against: one unshared GstRTSPMediaFactory per file, mounted at
   ( filesrc location=FILE ! tsparse set-timestamps=true ! rtpmp2tpay name=pay0 )
 
 (the clients here ask for UDP), the pipeline gpustream-server builds for the plain mount of an
-MPEG-TS file. Nothing else is configured: gst-rtsp-server's defaults.
+MPEG-TS file; for an MP4 or Matroska file of H.264 video, its demuxer, h264parse and
+rtph264pay. Nothing else is configured: gst-rtsp-server's defaults.
 
   stock_rtsp_server.py [--port 0] [--address 127.0.0.1] FILE...
 
@@ -22,6 +23,21 @@ import gi
 gi.require_version("Gst", "1.0")
 gi.require_version("GstRtspServer", "1.0")
 from gi.repository import GLib, Gst, GstRtspServer  # noqa: E402
+
+
+# the H.264 video of an MP4 or Matroska file, as gpustream-server's plain
+# mounts of those files send it
+DEMUXERS = {".mp4": "qtdemux", ".mov": "qtdemux", ".mkv": "matroskademux"}
+
+
+def launch_line(path):
+    quoted = path.replace('"', '\\"')
+    demux = DEMUXERS.get(os.path.splitext(path)[1].lower())
+    if demux is None:
+        return ('( filesrc location="%s" ! tsparse set-timestamps=true ! '
+                'rtpmp2tpay name=pay0 )' % quoted)
+    return ('( filesrc location="%s" ! %s ! h264parse ! rtph264pay name=pay0 '
+            'pt=96 config-interval=-1 )' % (quoted, demux))
 
 
 def main():
@@ -41,8 +57,7 @@ def main():
             print("stock_rtsp_server: not a file: %s" % path, file=sys.stderr)
             return 2
         factory = GstRtspServer.RTSPMediaFactory()
-        factory.set_launch('( filesrc location="%s" ! tsparse set-timestamps=true ! '
-                           'rtpmp2tpay name=pay0 )' % path.replace('"', '\\"'))
+        factory.set_launch(launch_line(path))
         factory.set_shared(False)
         mounts.add_factory("/" + os.path.basename(path), factory)
     if server.attach(None) == 0:
