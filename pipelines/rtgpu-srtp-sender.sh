@@ -11,6 +11,9 @@
 # 40 ms lets a frame's burst through at v (8 MB/s x 40 ms = 320 KB); the
 # default, one cycle (41.5 KB), dropped most of every frame, its marker
 # included. NUM_BUFFERS=n stops the video after n frames; Ctrl-C otherwise.
+# GStreamer 1.22's rtpbin sometimes sends its RTCP BYE without the RTCP
+# stream's end of stream (a race of its own, with or without our elements):
+# gst-launch-1.0 then waits; a second Ctrl-C stops it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 eval "$("$here/run" env)"
