@@ -470,6 +470,36 @@ handle_setup (DirectConn * c, const gchar * uri, const Target * t,
   return GST_RTSP_STS_OK;
 }
 
+/* Where a PLAY's npt start (seconds) is in the presentation: nanoseconds
+ * after the file's first PTS, or -1 past its end. npt counts from the
+ * start of the presentation (RFC 2326 3.6, RFC 7826 4.4.2), but
+ * libavformat (ffmpeg, ffplay, mpv: User-Agent "Lavf") asks for an MPEG-TS
+ * over RTP in the file's own PTS timeline: its start_time comes from the
+ * PTS of the packets it got, the inner TS's, and it asks for start_time
+ * plus the time wanted. A time that only that reading fits (within the
+ * file's first..last PTS, past the presentation's length: mpegtsmux's PTS
+ * start at 3600 s) is read so from any client; one that both fit (a file
+ * whose PTS start before its length, ffmpeg's from 1.4 s) from libavformat
+ * only. */
+static gint64
+range_start_ns (const ServerMpegtsIndex * index, gdouble seconds,
+    gboolean lavf)
+{
+  gdouble span = (index->first_pts >= 0 ? index->pts_span_ns :
+      index->duration_ns) / 1e9;
+  gdouble own = index->first_pts / 90000.0;
+  gboolean in_own = index->first_pts >= 0 && seconds >= own &&
+      seconds <= own + span;
+
+  if (seconds < 0)
+    return -1;
+  if (in_own && (lavf || seconds > span))
+    return (seconds - own) * 1e9;
+  if (seconds <= span)
+    return seconds * 1e9;
+  return -1;
+}
+
 /* *start: the session to start once the answer is on its way (interleaved
  * packets must not go before it) */
 static GstRTSPStatusCode
@@ -478,17 +508,18 @@ handle_play (GstRTSPMessage * request, GstRTSPMessage * response,
 {
   DirectSession *ds = NULL;
   GstRTSPSession *session = find_session (request, &ds);
+  const ServerMpegtsIndex *index;
   gchar *value = NULL;
   GstRTSPTimeRange *range = NULL;
   GstRTSPTimeRange answer = { 0 };
-  gint64 from_ns = -1;
-  guint64 start_ns, duration;
+  gint64 from_packet = -1;
+  guint64 start_ns, at_ns = 0;
   guint16 seq;
   guint32 rtptime;
 
   if (session == NULL)
     return GST_RTSP_STS_SESSION_NOT_FOUND;
-  duration = server_sender_media_duration (ds->media);
+  index = server_sender_media_index (ds->media);
   if (gst_rtsp_message_get_header (request, GST_RTSP_HDR_RANGE, &value,
           0) == GST_RTSP_OK) {
     if (gst_rtsp_range_parse (value, &range) != GST_RTSP_OK ||
@@ -498,20 +529,36 @@ handle_play (GstRTSPMessage * request, GstRTSPMessage * response,
       return GST_RTSP_STS_HEADER_FIELD_NOT_VALID_FOR_RESOURCE;
     }
     if (range->min.type == GST_RTSP_TIME_SECONDS) {
-      if (range->min.seconds < 0 || range->min.seconds * 1e9 > duration) {
+      gchar *agent = NULL;
+      gint64 asked;
+
+      gst_rtsp_message_get_header (request, GST_RTSP_HDR_USER_AGENT, &agent,
+          0);
+      asked = range_start_ns (index, range->min.seconds, agent != NULL &&
+          g_str_has_prefix (agent, "Lavf"));
+
+      if (asked < 0) {
+        /* refused, and the stream ends (a BYE once the answer is out): a
+         * client that goes on reading after a failed seek (ffmpeg does,
+         * after the PAUSE before it) ends instead of waiting on a paused
+         * session */
         gst_rtsp_range_free (range);
-        g_object_unref (session);
+        server_sender_session_seek (ds->send, G_MAXINT64, &seq, &rtptime,
+            &start_ns);
+        *start = session;
         return GST_RTSP_STS_INVALID_RANGE;
       }
-      from_ns = range->min.seconds * 1e9;
+      /* a random access point at or before it */
+      from_packet = server_mpegts_index_seek_pts (index, asked, &at_ns);
     }
     gst_rtsp_range_free (range);
   }
-  server_sender_session_seek (ds->send, from_ns, &seq, &rtptime, &start_ns);
+  server_sender_session_seek (ds->send, from_packet, &seq, &rtptime,
+      &start_ns);
   *start = g_object_ref (session);
   answer.unit = GST_RTSP_RANGE_NPT;
   answer.min.type = GST_RTSP_TIME_SECONDS;
-  answer.min.seconds = start_ns / 1e9;
+  answer.min.seconds = (from_packet >= 0 ? at_ns : start_ns) / 1e9;
   /* open-ended, as for the pipeline sessions: the stream's last clock
    * reference is not its last presentation time, and a client clips what
    * comes after a stop time given here */

@@ -26,6 +26,73 @@ packet_pcr (const guint8 * p, guint16 * pid)
   return base * 300 + (((p[10] & 1) << 8) | p[11]);
 }
 
+/* the PTS counts a 90 kHz clock modulo 2^33 */
+#define PTS_WRAP (G_GINT64_CONSTANT (1) << 33)
+
+/* The PTS of the PES that starts in transport packet p, or -1 */
+static gint64
+packet_pes_pts (const guint8 * p)
+{
+  guint adaptation = (p[3] >> 4) & 3;
+  const guint8 *pes = p + 4;
+
+  if ((p[1] & 0x40) == 0 || (adaptation & 1) == 0)
+    return -1;
+  if (adaptation & 2)
+    pes += 1 + p[4];
+  if (pes + 14 > p + SERVER_MPEGTS_PACKET || pes[0] != 0 || pes[1] != 0 ||
+      pes[2] != 1 || (pes[7] & 0x80) == 0)
+    return -1;
+  return ((gint64) (pes[9] & 0x0e) << 29) | ((gint64) pes[10] << 22) |
+      ((gint64) (pes[11] & 0xfe) << 14) | ((gint64) pes[12] << 7) |
+      (pes[13] >> 1);
+}
+
+/* a PES start, for the random access points */
+typedef struct
+{
+  guint packet;
+  guint16 pid;
+  gboolean random_access;
+  /* 90 kHz ticks after the first PTS of the file (as it comes) */
+  gint64 pts;
+} PesStart;
+
+/* The random access points of the file (server_mpegts.h) from its PES
+ * starts */
+static void
+index_points (ServerMpegtsIndex * index, GArray * starts, gint64 pcr_pid,
+    gint64 base_pts, gint64 min_pts, gint64 max_pts)
+{
+  gboolean marked = FALSE;
+  guint n = 0;
+
+  index->first_pts = -1;
+  if (starts->len == 0)
+    return;
+  index->first_pts = ((base_pts + min_pts) % PTS_WRAP + PTS_WRAP) % PTS_WRAP;
+  index->pts_span_ns = (guint64) (max_pts - min_pts) * 100000 / 9;
+  for (guint i = 0; i < starts->len && !marked; i++)
+    marked = g_array_index (starts, PesStart, i).random_access;
+  index->point_packet = g_new (guint, starts->len);
+  index->point_ns = g_new (guint64, starts->len);
+  for (guint i = 0; i < starts->len; i++) {
+    const PesStart *ps = &g_array_index (starts, PesStart, i);
+    guint64 ns = (guint64) (ps->pts - min_pts) * 100000 / 9;
+
+    /* without marks, any PES of the stream the clock is carried with
+     * (the video, as muxers write it) */
+    if (marked ? !ps->random_access : ps->pid != pcr_pid)
+      continue;
+    /* a point whose PTS goes back (reordered frames) is no later start */
+    if (n > 0 && ns < index->point_ns[n - 1])
+      continue;
+    index->point_packet[n] = ps->packet;
+    index->point_ns[n++] = ns;
+  }
+  index->n_points = n;
+}
+
 ServerMpegtsIndex *
 server_mpegts_index_new (const guint8 * data, gsize size, const gchar ** why)
 {
@@ -38,6 +105,8 @@ server_mpegts_index_new (const guint8 * data, gsize size, const gchar ** why)
   /* the rate between the last two PCRs, in ticks per packet (x 2^16) */
   guint64 ticks_per_packet = 0;
   ServerMpegtsIndex *index;
+  g_autoptr (GArray) starts = g_array_new (FALSE, FALSE, sizeof (PesStart));
+  gint64 base_pts = -1, min_pts = 0, max_pts = 0;
 
   if (n_packets == 0 || n_packets > G_MAXUINT / 2) {
     *why = "no transport packet, or more than an index holds";
@@ -47,13 +116,29 @@ server_mpegts_index_new (const guint8 * data, gsize size, const gchar ** why)
   for (gsize i = 0; i < n_packets; i++) {
     const guint8 *p = data + i * SERVER_MPEGTS_PACKET;
     guint16 pid = 0;
-    gint64 pcr;
+    gint64 pcr, pts;
 
     ticks[i] = -1;
     if (p[0] != 0x47) {
       *why = "a packet does not start with the sync byte (not 188-byte "
           "MPEG-TS)";
       return NULL;
+    }
+    pts = packet_pes_pts (p);
+    if (pts >= 0) {
+      PesStart ps = { i, ((p[1] & 0x1f) << 8) | p[2], FALSE, 0 };
+
+      if (base_pts < 0)
+        base_pts = pts;
+      /* ticks after the first, either way round the wrap */
+      ps.pts = ((pts - base_pts) % PTS_WRAP + PTS_WRAP) % PTS_WRAP;
+      if (ps.pts >= PTS_WRAP / 2)
+        ps.pts -= PTS_WRAP;
+      ps.random_access = ((p[3] >> 4) & 2) != 0 && p[4] > 0 &&
+          (p[5] & 0x40) != 0;
+      min_pts = MIN (min_pts, ps.pts);
+      max_pts = MAX (max_pts, ps.pts);
+      g_array_append_val (starts, ps);
     }
     pcr = packet_pcr (p, &pid);
     if (pcr < 0 || (pcr_pid >= 0 && pid != pcr_pid))
@@ -116,6 +201,7 @@ server_mpegts_index_new (const guint8 * data, gsize size, const gchar ** why)
     guint64 t = ticks[n_packets - 1];
     index->duration_ns = t / 27 * 1000 + (t % 27) * 1000 / 27;
   }
+  index_points (index, starts, pcr_pid, base_pts, min_pts, max_pts);
   return index;
 }
 
@@ -125,6 +211,8 @@ server_mpegts_index_free (ServerMpegtsIndex * index)
   if (index == NULL)
     return;
   g_free (index->due_ns);
+  g_free (index->point_packet);
+  g_free (index->point_ns);
   g_free (index);
 }
 
@@ -142,6 +230,38 @@ server_mpegts_index_seek (const ServerMpegtsIndex * index, guint64 ns)
       hi = mid;
   }
   return lo;
+}
+
+guint
+server_mpegts_index_seek_pts (const ServerMpegtsIndex * index, guint64 ns,
+    guint64 * start_ns)
+{
+  guint lo = 0, hi = index->n_points;
+
+  if (index->n_points == 0) {
+    guint chunk = server_mpegts_index_seek (index, ns);
+
+    *start_ns = chunk < index->n_chunks ? index->due_ns[chunk] :
+        index->duration_ns;
+    return MIN ((gsize) chunk * SERVER_MPEGTS_CHUNK_PACKETS,
+        index->size / SERVER_MPEGTS_PACKET);
+  }
+  /* the first point after ns */
+  while (lo < hi) {
+    guint mid = lo + (hi - lo) / 2;
+
+    if (index->point_ns[mid] <= ns)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  /* before the first point: the whole file, its tables first */
+  if (lo <= 1) {
+    *start_ns = 0;
+    return 0;
+  }
+  *start_ns = index->point_ns[lo - 1];
+  return index->point_packet[lo - 1];
 }
 
 /* ---- network-coded: the chunks as framed generations ---- */

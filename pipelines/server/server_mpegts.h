@@ -26,6 +26,18 @@ typedef struct
   /* the file's bytes that are whole transport packets */
   gsize size;
   guint64 duration_ns;
+  /* The presentation (PES) timeline: the earliest PTS of the file (90 kHz,
+   * as written, modulo 2^33; -1 when no PES has one) and the span to the
+   * latest */
+  gint64 first_pts;
+  guint64 pts_span_ns;
+  /* Where a session may start after a seek: the first transport packet of
+   * each PES marked a random access point (a keyframe), or, in a file
+   * without such marks, of each PES of the clock reference's stream; its
+   * PTS in nanoseconds after first_pts, nondecreasing */
+  guint n_points;
+  guint *point_packet;
+  guint64 *point_ns;
 } ServerMpegtsIndex;
 
 /* The index of data (a whole file), or NULL when it is not a stream of
@@ -36,6 +48,13 @@ void server_mpegts_index_free (ServerMpegtsIndex * index);
 
 /* the first chunk due at or after ns (n_chunks when none) */
 guint server_mpegts_index_seek (const ServerMpegtsIndex * index, guint64 ns);
+
+/* The packet a seek to ns after first_pts starts at: the last random
+ * access point at or before ns, packet 0 when none is (or the file has no
+ * PTS: then the first chunk due at or after ns, in the clock's timeline);
+ * *start_ns: where that is in the same timeline */
+guint server_mpegts_index_seek_pts (const ServerMpegtsIndex * index,
+    guint64 ns, guint64 * start_ns);
 
 
 /* A network-coded session's generations (gpsncframing.h, the layout of

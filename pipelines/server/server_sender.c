@@ -145,6 +145,12 @@ server_sender_media_duration (const ServerSenderMedia * media)
   return media->index->duration_ns;
 }
 
+const ServerMpegtsIndex *
+server_sender_media_index (const ServerSenderMedia * media)
+{
+  return media->index;
+}
+
 /* ---- the sender ---- */
 
 struct _ServerSender
@@ -218,8 +224,13 @@ struct _ServerSenderSession
   guint32 ssrc;
   guint16 seq;
   guint32 rtp_base;
-  /* the next chunk to send */
+  /* the next chunk to send, and the packets of it left out (a seek to a
+   * packet inside it) */
   guint next;
+  guint skip;
+  /* the first packet after a seek is sent marked, from first_chunk */
+  gboolean mark;
+  guint8 first_chunk[SERVER_MPEGTS_CHUNK];
   gboolean playing;
   /* play started at monotonic anchor_us, file time anchor_ns */
   gint64 anchor_us;
@@ -407,13 +418,29 @@ static gboolean
 send_chunk (ServerSender * self, ServerSenderSession * s)
 {
   const ServerMpegtsIndex *index = s->media->index;
-  gsize offset = (gsize) s->next * SERVER_MPEGTS_CHUNK;
+  gsize offset = (gsize) s->next * SERVER_MPEGTS_CHUNK +
+      s->skip * SERVER_MPEGTS_PACKET;
+  gsize len = MIN (SERVER_MPEGTS_CHUNK - s->skip * SERVER_MPEGTS_PACKET,
+      index->size - offset);
+  const guint8 *payload = server_cache_file_data (s->media->file) + offset;
 
-  if (!send_packet (self, s, rtp_time (s, index->due_ns[s->next]),
-          server_cache_file_data (s->media->file) + offset,
-          MIN (SERVER_MPEGTS_CHUNK, index->size - offset)))
+  if (s->mark) {
+    /* a copy (the file's mapping is shared and read-only), its first
+     * packet's discontinuity_indicator set when it has an adaptation
+     * field (a random access point has): a demuxer then takes the jump
+     * of its continuity counter for what it is, not for lost packets that
+     * corrupt the PES it was gathering */
+    memcpy (s->first_chunk, payload, len);
+    if (((s->first_chunk[3] >> 4) & 2) != 0 && s->first_chunk[4] > 0)
+      s->first_chunk[5] |= 0x80;
+    payload = s->first_chunk;
+  }
+  if (!send_packet (self, s, rtp_time (s, index->due_ns[s->next]), payload,
+          len))
     return FALSE;
   s->next++;
+  s->skip = 0;
+  s->mark = FALSE;
   flush_full (self);
   return TRUE;
 }
@@ -927,17 +954,25 @@ server_sender_session_ssrc (ServerSenderSession * session)
 }
 
 void
-server_sender_session_seek (ServerSenderSession * s, gint64 from_ns,
+server_sender_session_seek (ServerSenderSession * s, gint64 from_packet,
     guint16 * seq, guint32 * rtptime, guint64 * start_ns)
 {
   const ServerMpegtsIndex *index = s->media->index;
   ServerSender *self = s->sender;
+  gint64 n_packets = index->size / SERVER_MPEGTS_PACKET;
 
   g_mutex_lock (&self->lock);
   s->playing = FALSE;
   s->bye_us = 0;
-  if (from_ns >= 0)
-    s->next = server_mpegts_index_seek (index, from_ns);
+  if (from_packet >= n_packets) {
+    s->next = index->n_chunks;
+    s->skip = 0;
+    s->mark = FALSE;
+  } else if (from_packet >= 0) {
+    s->next = from_packet / SERVER_MPEGTS_CHUNK_PACKETS;
+    s->skip = s->nc ? 0 : from_packet % SERVER_MPEGTS_CHUNK_PACKETS;
+    s->mark = !s->nc && from_packet > 0;
+  }
   if (!s->nc) {
     s->anchor_ns = s->next < index->n_chunks ? index->due_ns[s->next] :
         index->duration_ns;
@@ -946,7 +981,7 @@ server_sender_session_seek (ServerSenderSession * s, gint64 from_ns,
 
     /* from the generation where that chunk's record begins (one half
      * written to its connection is dropped: the client flushes) */
-    if (from_ns >= 0) {
+    if (from_packet >= 0) {
       s->next_gen = server_mpegts_generations_seek (gens, index, s->next);
       if (self->in_round)
         s->drop_gen = s->gen != NULL;

@@ -58,6 +58,9 @@ ServerSenderMedia *server_sender_media_get (const gchar * path,
 ServerSenderMedia *server_sender_media_ref (ServerSenderMedia * media);
 void server_sender_media_unref (ServerSenderMedia * media);
 guint64 server_sender_media_duration (const ServerSenderMedia * media);
+/* its schedule and random access points (server_mpegts.h) */
+const ServerMpegtsIndex *server_sender_media_index (const ServerSenderMedia *
+    media);
 
 /* Writes one interleaved frame (the 4-byte header included) to an RTSP
  * connection, taking data; FALSE when the connection cannot take it now
@@ -104,11 +107,15 @@ ServerSenderSession *server_sender_session_new_tcp (ServerSender * sender,
     const ServerSenderNc * nc, guint8 rtp_channel, ServerSenderWrite write,
     gpointer user_data);
 guint32 server_sender_session_ssrc (ServerSenderSession * session);
-/* Stops it at from_ns into the file (where it is when from_ns < 0), and
- * says the sequence number and RTP time of the next packet and the time it
- * is at (the Range and RTP-Info of the PLAY answer) */
+/* Stops it at transport packet from_packet of the file (where it is when
+ * from_packet < 0; the end, then a BYE once started, past the last), and
+ * says the sequence number and RTP time of the next packet and the clock's
+ * time it is at (the Range and RTP-Info of the PLAY answer). A plain or
+ * SRTP session starts at that packet, the first it sends marked a
+ * discontinuity (the continuity counters jump there); a network-coded one
+ * at the generation that holds its chunk. */
 void server_sender_session_seek (ServerSenderSession * session,
-    gint64 from_ns, guint16 * seq, guint32 * rtptime, guint64 * start_ns);
+    gint64 from_packet, guint16 * seq, guint32 * rtptime, guint64 * start_ns);
 /* plays from there, at the file's pace from now */
 void server_sender_session_start (ServerSenderSession * session);
 void server_sender_session_pause (ServerSenderSession * session);

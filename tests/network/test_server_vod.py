@@ -4,11 +4,15 @@
 streams and counts every frame, ffmpeg decodes the file's own frames, rtspsrc
 plays the plain mounts to EOS with every frame decoded, the
 network-coded mount gives the file back byte for byte over TCP and decodable
-video over UDP, and paths outside the directory or missing get 404."""
+video over UDP, and paths outside the directory or missing get 404. And
+seeks of the shared sender's MPEG-TS sessions (ServerSeek): ffmpeg -ss over
+TCP, a PLAY from npt 10, a time past the end."""
 
+import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -189,6 +193,184 @@ class ServerVod(unittest.TestCase):
                          "RTSP/1.0 404 Not Found")
         # and the server still serves
         self.assertEqual(rtsp_status(self.port, "/nc/clip.ts"), "RTSP/1.0 200 OK")
+
+
+SEEK_FRAMES = 600   # 20 s at 30 frames/s, a keyframe every second
+SEEK_TO = 10
+
+
+def packets(source, *input_options):
+    """(pts relative to the first, flags, MD5 of the data) of each video
+    packet of source, in order"""
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", *input_options, "-select_streams", "v:0",
+         "-show_data_hash", "md5", "-show_entries",
+         "packet=pts_time,flags,data_hash", "-of", "json", source],
+        capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["packets"]
+    first = float(rows[0]["pts_time"])
+    return [(round(float(r["pts_time"]) - first, 3), r["flags"],
+             r["data_hash"]) for r in rows]
+
+
+def pes_pts(packet):
+    """The PTS (90 kHz) of the PES that starts in a transport packet, or
+    None"""
+    if not packet[1] & 0x40 or not packet[3] & 0x10:
+        return None
+    pes = packet[4 + (1 + packet[4] if packet[3] & 0x20 else 0):]
+    if pes[:3] != b"\0\0\1" or not pes[7] & 0x80:
+        return None
+    return (((pes[9] >> 1) & 7) << 30 | pes[10] << 22 | (pes[11] >> 1) << 15
+            | pes[12] << 7 | pes[13] >> 1)
+
+
+class ServerSeek(unittest.TestCase):
+    """Seeks of the shared sender's MPEG-TS sessions: ffmpeg -ss over TCP,
+    which asks for a Range in the file's own PTS timeline (its start_time
+    plus the time asked), on an mpegtsmux file (PTS from 3600 s) and an
+    ffmpeg-made one (PTS from 1.4 s); a raw PLAY with an npt Range; a time
+    past the end"""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="gpustream-seek-")
+        cls.media = cls.tmp.name
+        subprocess.run(
+            ["gst-launch-1.0", "-q", "videotestsrc",
+             "num-buffers=%d" % SEEK_FRAMES, "pattern=ball", "!",
+             "video/x-raw,width=320,height=240,framerate=30/1", "!",
+             "x264enc", "speed-preset=ultrafast", "key-int-max=30", "!",
+             "mpegtsmux", "!", "filesink",
+             "location=" + os.path.join(cls.media, "movie.ts")],
+            check=True, timeout=60)
+        subprocess.run(
+            ["ffmpeg", "-v", "error", "-i", os.path.join(cls.media, "movie.ts"),
+             "-c", "copy", os.path.join(cls.media, "ffmovie.ts")],
+            check=True, timeout=60)
+        cls.server = subprocess.Popen(
+            [SERVER, "--port", "0", "--address", "127.0.0.1", cls.media],
+            stdout=subprocess.PIPE, text=True)
+        line = cls.server.stdout.readline().strip()
+        assert line.startswith("rtsp://127.0.0.1:"), line
+        cls.base = line
+        cls.port = int(line.rsplit(":", 1)[1].strip("/"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.terminate()
+        cls.server.wait(10)
+        cls.server.stdout.close()
+        cls.tmp.cleanup()
+
+    def start_time(self, name):
+        out = subprocess.run(
+            ["ffprobe", "-v", "error", "-show_entries", "format=start_time",
+             "-of", "csv=p=0", os.path.join(self.media, name)],
+            capture_output=True, text=True, timeout=30, check=True)
+        return float(out.stdout)
+
+    def test_ffmpeg_seeks_over_tcp(self):
+        """ffmpeg -ss 10 -c copy over RTSP copies what it copies from the
+        file itself: from the keyframe at 10 s to the end, clean"""
+        self.assertEqual(round(self.start_time("movie.ts"), 1), 3600.0)
+        self.assertEqual(round(self.start_time("ffmovie.ts"), 1), 1.4)
+        for name in ("movie.ts", "ffmovie.ts"):
+            with self.subTest(name=name):
+                source = os.path.join(self.media, name)
+                want_file = os.path.join(self.media, "want-" + name)
+                got_file = os.path.join(self.media, "got-" + name)
+                subprocess.run(
+                    ["ffmpeg", "-v", "error", "-y", "-ss", str(SEEK_TO), "-i",
+                     source, "-c", "copy", want_file],
+                    check=True, timeout=60)
+                run = subprocess.run(
+                    ["ffmpeg", "-v", "warning", "-y", "-rtsp_transport", "tcp",
+                     "-ss", str(SEEK_TO), "-i", self.base + name, "-c", "copy",
+                     got_file], capture_output=True, text=True, timeout=60)
+                self.assertEqual(run.returncode, 0, run.stderr)
+                # no refused range, corrupt packet or failed seek
+                self.assertEqual(run.stderr.strip(), "", run.stderr)
+                want, got = packets(want_file), packets(got_file)
+                # the source's frame at 10 s is a keyframe, where both start
+                at = [(pts, flags, md5) for pts, flags, md5 in packets(source)
+                      if pts >= SEEK_TO]
+                self.assertEqual(at[0][0], SEEK_TO)
+                self.assertEqual(got[0][1:], at[0][1:])
+                self.assertEqual(len(want), SEEK_FRAMES // 2)
+                # to the end; ffmpeg's RTSP input leaves out the last frame
+                # of an ffmpeg-made TS, seek or not (the PES it ends with
+                # is flushed only at the end of a file)
+                self.assertGreaterEqual(len(got), len(want) - 1, name)
+                self.assertEqual(got, want[:len(got)], name)
+
+    def test_play_range_starts_at_a_keyframe(self):
+        """PLAY Range: npt=10- (the presentation's timeline: from its first
+        frame) starts at the transport packet of the keyframe at 10 s, the
+        whole file after it, its first packet marked a discontinuity"""
+        for name in ("movie.ts", "ffmovie.ts"):
+            with self.subTest(name=name):
+                with open(os.path.join(self.media, name), "rb") as f:
+                    data = f.read()
+                first_pts = round(self.start_time(name) * 90000)
+                url = self.base + name
+                with socket.create_connection(("127.0.0.1", self.port),
+                                              timeout=10) as c:
+                    status, headers, _ = rtsp_exchange(
+                        c, "SETUP", url + "/stream=0", 1,
+                        "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n")
+                    self.assertEqual(status, "RTSP/1.0 200 OK")
+                    session = "Session: %s\r\n" % \
+                        headers["session"].split(";")[0]
+                    status, headers, _ = rtsp_exchange(
+                        c, "PLAY", url, 2, session + "Range: npt=10-\r\n")
+                    self.assertEqual(status, "RTSP/1.0 200 OK")
+                    self.assertTrue(headers["range"].startswith("npt=10-"),
+                                    headers["range"])
+                    body = self.first_rtp_payload(c)
+                self.assertEqual(len(body) % 188, 0)
+                head = body[:188]
+                # payload_unit_start, random_access and discontinuity
+                self.assertTrue(head[1] & 0x40)
+                self.assertTrue(head[3] & 0x20 and head[5] & 0x40)
+                self.assertTrue(head[5] & 0x80)
+                self.assertEqual(pes_pts(head) - first_pts, SEEK_TO * 90000)
+                # the file's packets but for that bit
+                unmarked = head[:5] + bytes([head[5] & 0x7F]) + body[6:]
+                offset = data.find(unmarked)
+                self.assertGreater(offset, 0)
+                self.assertEqual(offset % 188, 0)
+
+    @staticmethod
+    def first_rtp_payload(c):
+        """The payload of the first RTP packet interleaved on channel 0"""
+        def read(n):
+            got = b""
+            while len(got) < n:
+                more = c.recv(n - len(got))
+                if not more:
+                    raise EOFError("the connection closed")
+                got += more
+            return got
+        while True:
+            magic, channel, length = struct.unpack("!cBH", read(4))
+            assert magic == b"$", magic
+            frame = read(length)
+            if channel == 0:
+                return frame[12:]
+
+    def test_a_time_past_the_end_ends_ffmpeg(self):
+        """-ss 100 of a 20 s file: 457 Invalid Range, and the stream ends, so
+        that ffmpeg (which reads on after a refused seek, its session paused)
+        exits instead of waiting"""
+        run = subprocess.run(
+            ["ffmpeg", "-v", "warning", "-y", "-rtsp_transport", "tcp",
+             "-ss", "100", "-i", self.base + "movie.ts", "-c", "copy",
+             os.path.join(self.media, "past.ts")],
+            capture_output=True, text=True, timeout=30)
+        self.assertIn("457 Invalid Range", run.stderr)
+        self.assertEqual(run.returncode, 0, run.stderr)
 
 
 if __name__ == "__main__":

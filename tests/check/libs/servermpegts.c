@@ -123,6 +123,81 @@ GST_START_TEST (test_wrap_and_discontinuity)
 
 GST_END_TEST;
 
+/* A PES start with PTS pts in packet p (PID 0x101), marked a random
+ * access point when rap */
+static void
+write_pes_start (guint8 * p, guint64 pts, gboolean rap)
+{
+  guint8 *pes = p + 4;
+
+  p[1] = 0x40 | 0x01;
+  p[2] = 0x01;
+  p[3] = 0x10;
+  if (rap) {
+    p[3] = 0x30;
+    p[4] = 1;
+    p[5] = 0x40;                /* random_access_indicator */
+    pes = p + 6;
+  }
+  memcpy (pes, "\x00\x00\x01\xe0\x00\x00\x80\x80\x05", 9);
+  pes[9] = 0x21 | ((pts >> 29) & 0x0e);
+  pes[10] = pts >> 22;
+  pes[11] = ((pts >> 14) & 0xfe) | 1;
+  pes[12] = pts >> 7;
+  pes[13] = ((pts << 1) & 0xfe) | 1;
+}
+
+GST_START_TEST (test_random_access_points)
+{
+  /* a PES start every 100 packets, 1 s apart, its PTS wrapping after the
+   * first; every other one a random access point */
+  guint n = 700;
+  guint64 first = (G_GUINT64_CONSTANT (1) << 33) - 45000;
+  g_autofree guint8 *ts = make_ts (n, 0, 10, 5 * HZ, HZ / 100);
+  g_autofree guint8 *plain = make_ts (n, 0, 10, 5 * HZ, HZ / 100);
+  const gchar *why = NULL;
+  ServerMpegtsIndex *index;
+  guint64 at = 1;
+
+  for (guint k = 0; k < 7; k++)
+    write_pes_start (ts + (5 + 100 * k) * 188, (first + k * 90000) %
+        (G_GUINT64_CONSTANT (1) << 33), k % 2 == 0);
+  index = server_mpegts_index_new (ts, n * 188, &why);
+  fail_unless (index != NULL, "%s", why);
+  fail_unless_equals_uint64 (index->first_pts, first);
+  fail_unless_equals_uint64 (index->pts_span_ns, 6 * GST_SECOND);
+  fail_unless_equals_int (index->n_points, 4);
+  for (guint i = 0; i < 4; i++) {
+    fail_unless_equals_int (index->point_packet[i], 5 + 200 * i);
+    fail_unless_equals_uint64 (index->point_ns[i], 2 * i * GST_SECOND);
+  }
+  /* before the second point: the whole file */
+  fail_unless_equals_int (server_mpegts_index_seek_pts (index, GST_SECOND,
+          &at), 0);
+  fail_unless_equals_uint64 (at, 0);
+  /* the last point at or before the time: not the unmarked PES after it */
+  fail_unless_equals_int (server_mpegts_index_seek_pts (index,
+          3 * GST_SECOND + 1, &at), 205);
+  fail_unless_equals_uint64 (at, 2 * GST_SECOND);
+  fail_unless_equals_int (server_mpegts_index_seek_pts (index,
+          4 * GST_SECOND, &at), 405);
+  fail_unless_equals_int (server_mpegts_index_seek_pts (index, G_MAXUINT64,
+          &at), 605);
+  server_mpegts_index_free (index);
+
+  /* no PTS: the clock's chunks */
+  index = server_mpegts_index_new (plain, n * 188, &why);
+  fail_unless (index != NULL, "%s", why);
+  fail_unless_equals_int (index->first_pts, -1);
+  fail_unless_equals_int (index->n_points, 0);
+  fail_unless_equals_int (server_mpegts_index_seek_pts (index, 7000001,
+          &at), 14);
+  fail_unless_equals_uint64 (at, 14000000);
+  server_mpegts_index_free (index);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_refusals)
 {
   g_autofree guint8 *ts = make_ts (50, 0, 10, 0, HZ / 100);
@@ -287,6 +362,7 @@ servermpegts_suite (void)
   tcase_add_test (tc, test_chunks_follow_the_clock);
   tcase_add_test (tc, test_before_the_first_pcr_and_partial_packets);
   tcase_add_test (tc, test_wrap_and_discontinuity);
+  tcase_add_test (tc, test_random_access_points);
   tcase_add_test (tc, test_refusals);
   tcase_add_test (tc, test_generations_carry_the_chunks);
   return s;
