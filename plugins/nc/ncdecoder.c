@@ -18,10 +18,10 @@
  * `stats` and said on the bus (an `nc-generations-lost` element message each
  * time, a warning at most once a second). At EOS the totals go out as an
  * `nc-decoder-totals` element message, with a warning when generations were
- * lost, and an EOS after which nothing at all could be decoded is an error. generation-timeout is measured on the
- * monotonic clock from the arrival of the generation's first packet (for a
- * generation of which nothing arrived: of the oldest packet pending after
- * it), so it works whatever the packets' timestamps are, and a timer enforces
+ * lost, and an EOS after which nothing at all could be decoded is an error.
+ * generation-timeout is measured on the monotonic clock from the arrival
+ * of the generation's first packet (for a generation of which nothing
+ * arrived: of the oldest packet pending after it), so it works whatever the packets' timestamps are, and a timer enforces
  * it even when no packet arrives any more. Packets that fail to parse (CRC
  * included), carry another k than the stream, or belong to a generation
  * already output or lost are dropped and counted.

@@ -47,7 +47,9 @@ class Run:
     """Runs a pipeline to EOS (or error), keeping what its appsinks got and
     every message of interest."""
 
-    def __init__(self, desc, timeout_s=60, probes=None):
+    def __init__(self, desc, timeout_s=60, probes=None, on_playing=None):
+        """on_playing(pipeline): called once the pipeline is set to PLAYING
+        (an appsrc's buffers pushed there)"""
         self.pipeline = Gst.parse_launch(desc)
         self.samples = {}
         self.errors, self.warnings, self.elements = [], [], []
@@ -68,6 +70,8 @@ class Run:
                 el.set_property("emit-signals", True)
                 el.connect("new-sample", self._on_sample)
         self.pipeline.set_state(Gst.State.PLAYING)
+        if on_playing:
+            on_playing(self.pipeline)
         bus = self.pipeline.get_bus()
         while True:
             msg = bus.timed_pop(int(timeout_s * Gst.SECOND))

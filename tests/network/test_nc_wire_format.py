@@ -29,7 +29,7 @@ gi.require_version("GstApp", "1.0")
 from gi.repository import Gst  # noqa: E402
 
 import nc_wire_decoder as wire  # noqa: E402
-from test_nc_pipelines import Run, buffer_bytes, fields  # noqa: E402
+from test_nc_pipelines import Run, buffer_bytes  # noqa: E402
 
 DECODER = os.path.join(HERE, "..", "tools", "nc_wire_decoder.py")
 M, K = 16, 512
@@ -393,37 +393,19 @@ def source_packets(generation, k, data, framed=False):
                               padded[j * k:(j + 1) * k]) for j in range(m)]
 
 
-def push_through(element, caps, buffers, timeout_s=30):
-    """appsrc (caps; buffers as (bytes, pts)) ! element ! appsink: (the
-    samples, the errors, the pipeline, still PAUSED for its stats)"""
-    pipeline = Gst.parse_launch("appsrc name=src format=time ! %s ! appsink "
-                                "name=out sync=false wait-on-eos=false" % element)
-    src = pipeline.get_by_name("src")
-    src.set_property("caps", Gst.Caps.from_string(caps))
-    out = pipeline.get_by_name("out")
-    pipeline.set_state(Gst.State.PLAYING)
-    for data, pts in buffers:
-        buf = Gst.Buffer.new_wrapped(bytes(data)) if data else Gst.Buffer.new()
-        buf.pts = Gst.CLOCK_TIME_NONE if pts is None else pts
-        src.emit("push-buffer", buf)
-    src.emit("end-of-stream")
-    errors = []
-    bus = pipeline.get_bus()
-    msg = bus.timed_pop_filtered(timeout_s * Gst.SECOND,
-                                 Gst.MessageType.EOS | Gst.MessageType.ERROR)
-    if msg is None:
-        pipeline.set_state(Gst.State.NULL)
-        raise AssertionError("no EOS within %d s: %s" % (timeout_s, element))
-    if msg.type == Gst.MessageType.ERROR:
-        errors.append(msg.parse_error()[0].message)
-    samples = []
-    while True:
-        sample = out.emit("try-pull-sample", 0)
-        if sample is None:
-            break
-        samples.append(sample)
-    pipeline.set_state(Gst.State.PAUSED)
-    return samples, errors, pipeline
+def push_through(element, caps, buffers):
+    """appsrc (caps; buffers as (bytes, pts)) ! element ! appsink name=out:
+    the Run, to EOS or an error"""
+    def push(pipeline):
+        src = pipeline.get_by_name("src")
+        for data, pts in buffers:
+            buf = Gst.Buffer.new_wrapped(bytes(data)) if data else Gst.Buffer.new()
+            buf.pts = Gst.CLOCK_TIME_NONE if pts is None else pts
+            src.emit("push-buffer", buf)
+        src.emit("end-of-stream")
+
+    return Run('appsrc name=src format=time caps="%s" ! %s ! appsink name=out '
+               'sync=false' % (caps, element), timeout_s=30, on_playing=push)
 
 
 class WireRules(unittest.TestCase):
@@ -435,23 +417,23 @@ class WireRules(unittest.TestCase):
     def decoded(self, packets, error=None):
         """ncdecoder's buffers, samples and stats for packets; error: the
         error it must end with, else none"""
-        samples, errors, pipeline = push_through(
-            "ncdecoder name=dec", "application/x-rlnc",
-            [(p, None) for p in packets])
-        stats = fields(pipeline.get_by_name("dec").get_property("stats"))
-        pipeline.set_state(Gst.State.NULL)
-        self.assertEqual(errors, [error] if error else [])
-        return [s.get_buffer() for s in samples], samples, stats
+        r = push_through("ncdecoder name=dec", "application/x-rlnc",
+                         [(p, None) for p in packets])
+        try:
+            self.assertEqual(r.errors, [error] if error else [])
+            return r.buffers(), r.samples["out"], r.stats("dec")
+        finally:
+            r.stop()
 
     def test_an_empty_buffer_record(self):
         ms = Gst.MSECOND
-        samples, errors, pipeline = push_through(
+        r = push_through(
             "ncencoder framing=buffers generation-size=4 block-size=64",
             "application/x-test", [(b"abc", 0), (b"", 10 * ms),
                                    (b"defg", 20 * ms)])
-        pipeline.set_state(Gst.State.NULL)
-        self.assertEqual(errors, [])
-        packets = [buffer_bytes(s.get_buffer()) for s in samples]
+        r.stop()
+        self.assertEqual(r.errors, [])
+        packets = [buffer_bytes(b) for b in r.buffers()]
         bufs = decode(packets).buffers()
         self.assertEqual([(b.data, b.pts) for b in bufs],
                          [(b"abc", 0), (b"", 10 * ms), (b"defg", 20 * ms)])

@@ -91,13 +91,13 @@ class Endings(unittest.TestCase):
         cls.stock.stdout.close()
         cls.tmp.cleanup()
 
-    def tally(self, per_round):
+    def tally(self, rounds, per_round):
         """Interleaved rounds of per_round(url) for ours and the stock
         server; returns {server: {outcome: count}} and the first output of
         each outcome but ok"""
         counts = {"ours": {}, "stock": {}}
         examples = {}
-        for _ in range(self.rounds):
+        for _ in range(rounds):
             for name, url in (("ours", self.ours_url),
                               ("stock", self.stock_url)):
                 for outcome, out in run_clients(per_round(url)):
@@ -107,14 +107,13 @@ class Endings(unittest.TestCase):
         return counts, examples
 
     def test_every_client_of_a_file_played_to_its_end_ends(self):
-        self.rounds = PLAY_BATCHES
-        counts, examples = self.tally(lambda url: [
+        counts, examples = self.tally(PLAY_BATCHES, lambda url: [
             ["gst-launch-1.0", "-q", "rtspsrc", "location=%s%s" % (url, name),
              "protocols=tcp", "!", "decodebin", "!", "fakesink"]
             for name in ("clip.mp4", "clip.mkv") for _ in range(6)])
         print("played to the end, %d clients per server (MP4, MKV over TCP): "
               "ours %s, stock gst-rtsp-server %s"
-              % (12 * self.rounds, counts["ours"], counts["stock"]),
+              % (12 * PLAY_BATCHES, counts["ours"], counts["stock"]),
               file=sys.stderr)
         # ended: with EOS, or failing only by rtspsrc's own PAUSE/CLOSE race
         # at its shutdown (the next test)
@@ -124,11 +123,10 @@ class Endings(unittest.TestCase):
             {k: v for k, v in examples.items() if k[0] == "ours"})
 
     def test_clients_that_stop_early_fail_no_more_than_with_the_stock_server(self):
-        self.rounds = PAUSE_ROUNDS
-        counts, examples = self.tally(lambda url: [
+        counts, examples = self.tally(PAUSE_ROUNDS, lambda url: [
             ["gst-launch-1.0", "rtspsrc", "location=%sclip.ts" % url, "!",
              "fakesink", "num-buffers=50"] for _ in range(20)])
-        n = 20 * self.rounds
+        n = 20 * PAUSE_ROUNDS
         ours = counts["ours"].get("pause-race", 0)
         stock = counts["stock"].get("pause-race", 0)
         print("stopped after 50 buffers, %d clients per server: rtspsrc's "

@@ -26,7 +26,8 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gst_client  # noqa: E402
-from server_helpers import rtsp_exchange  # noqa: E402
+from server_helpers import (make_ts_clip, rtsp_exchange,  # noqa: E402
+                            start_server, stop)
 
 SERVER = os.environ.get("GPUSTREAM_SERVER")
 FRAMES = 90   # 3 s at 30 frames/s
@@ -237,31 +238,16 @@ class ServerSeek(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="gpustream-seek-")
         cls.media = cls.tmp.name
-        subprocess.run(
-            ["gst-launch-1.0", "-q", "videotestsrc",
-             "num-buffers=%d" % SEEK_FRAMES, "pattern=ball", "!",
-             "video/x-raw,width=320,height=240,framerate=30/1", "!",
-             "x264enc", "speed-preset=ultrafast", "key-int-max=30", "!",
-             "mpegtsmux", "!", "filesink",
-             "location=" + os.path.join(cls.media, "movie.ts")],
-            check=True, timeout=60)
+        make_ts_clip(os.path.join(cls.media, "movie.ts"), SEEK_FRAMES)
         subprocess.run(
             ["ffmpeg", "-v", "error", "-i", os.path.join(cls.media, "movie.ts"),
              "-c", "copy", os.path.join(cls.media, "ffmovie.ts")],
             check=True, timeout=60)
-        cls.server = subprocess.Popen(
-            [SERVER, "--port", "0", "--address", "127.0.0.1", cls.media],
-            stdout=subprocess.PIPE, text=True)
-        line = cls.server.stdout.readline().strip()
-        assert line.startswith("rtsp://127.0.0.1:"), line
-        cls.base = line
-        cls.port = int(line.rsplit(":", 1)[1].strip("/"))
+        cls.server, cls.base, cls.port = start_server(cls.media)
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.terminate()
-        cls.server.wait(10)
-        cls.server.stdout.close()
+        stop(cls.server)
         cls.tmp.cleanup()
 
     def start_time(self, name):
