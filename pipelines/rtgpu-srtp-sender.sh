@@ -13,7 +13,8 @@
 # included. NUM_BUFFERS=n stops the video after n frames; Ctrl-C otherwise.
 # GStreamer 1.22's rtpbin sometimes sends its RTCP BYE without the RTCP
 # stream's end of stream (a race of its own, with or without our elements):
-# gst-launch-1.0 then waits; a second Ctrl-C stops it.
+# gst-launch-1.0 then waits; a second Ctrl-C stops it (after NUM_BUFFERS, the
+# first sends an end of stream that the ended video cannot carry: press twice).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 eval "$("$here/run" env)"

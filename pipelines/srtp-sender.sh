@@ -5,7 +5,10 @@
 # KEY_HEX: 30 bytes (master key || salt) for aes-128-icm / hmac-sha1-80, the
 # same on the receiver (srtp-receiver.sh or any srtpdec). Runs until Ctrl-C;
 # with NUM_BUFFERS=n it ends by itself after n frames (rtpbin sends its RTCP
-# BYE at the video's end).
+# BYE at the video's end). GStreamer 1.22's rtpbin sometimes sends that BYE
+# without the RTCP stream's end of stream (a race of its own, with or without
+# our elements): gst-launch-1.0 then waits, and stops at the second Ctrl-C
+# (the first sends an end of stream that the ended video cannot carry).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 eval "$("$here/run" env)"
