@@ -222,6 +222,9 @@ def main():
     p.add_argument("--server-modes",
                    help="server: our modes to measure, comma-separated (plain,nc,srtp: all); "
                    "the peer is measured in every run")
+    p.add_argument("--rtgpu-args", default="",
+                   help="rtgpu: options for bench_rtgpu, space-separated (e.g. "
+                   "\"--cycle-ms 2 --rt-priority 0 --hog 2 --no-keep-deadlines\")")
     a = p.parse_args()
     areas = set(a.areas)
     if "all" in areas:
@@ -260,7 +263,7 @@ def main():
     if "rtgpu" in areas:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_rtgpu
-        bench_rtgpu.bench(a.build, results)
+        bench_rtgpu.bench(a.build, results, a.rtgpu_args.split())
     if "gpu-sim" in areas:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_gpusim

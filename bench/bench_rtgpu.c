@@ -47,7 +47,8 @@
  *    and the carried rate at 100 and 200 % offered load), as ratios.
  *
  * Usage: bench_rtgpu [--json FILE] [--duration SECONDS] [--impl scalar|auto|gpu]
- *                    [--quick]
+ *                    [--rt-priority N] [--pipelines N] [--calibrations N]
+ *                    [--cycle-ms I] [--no-keep-deadlines] [--hog N] [--quick]
  * Prints tables and one JSON object a line (also to --json FILE). */
 #include <pthread.h>
 #include <sched.h>
@@ -83,6 +84,22 @@ static guint n_streams = 8, n_pipelines = 2, n_calibrations = CALIBRATIONS;
 #define PROCESSOR (&srtp_info->processor)
 #define IMPL_NAME (cuda_ctx ? "gpu" : impl == GSRTP_IMPL_SCALAR ? "scalar" : "auto")
 static gint rt_priority = 10;
+/* --no-keep-deadlines: the scheduler as the paper has it (no late drops,
+ * no watch over its cycles), the anchor of the runs with it */
+static gboolean keep_deadlines = TRUE;
+/* --hog N: N threads at normal priority spinning beside every run */
+static guint n_hogs;
+static gint hogs_stop;
+
+static gpointer
+hog (gpointer data)
+{
+  volatile guint64 x = 0;
+
+  while (!g_atomic_int_get (&hogs_stop))
+    x++;
+  return NULL;
+}
 static const guint8 key30[30] = {
   0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
   0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
@@ -366,7 +383,8 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   BStream streams[MAX_STREAMS];
   guint64 rate = capacity * load_pct / 100 / n_streams;
   guint64 all_n = 0, misses = 0, pushed = 0, refused = 0, overflow = 0;
-  guint64 policed = 0, *all;
+  guint64 policed = 0, late = 0, shed = 0, capped = 0, *all;
+  GThread *hogs[16] = { NULL };
   guint i, j, admitted = 0;
   GError *err = NULL;
   GString *line;
@@ -380,6 +398,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   params.admission = admission;
   params.police_burst = 50 * GST_MSECOND;
   params.rt_priority = rt_priority;
+  params.keep_deadlines = keep_deadlines;
   gst_gpustream_scheduler_set_params (sched, &params);
 
   memset (streams, 0, sizeof streams);
@@ -418,6 +437,9 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     g_usleep (cycle / 1000 + 1000);
   }
 
+  g_atomic_int_set (&hogs_stop, 0);
+  for (i = 0; i < MIN (n_hogs, G_N_ELEMENTS (hogs)); i++)
+    hogs[i] = g_thread_new ("hog", hog, NULL);
   for (i = 0; i < n_streams; i++) {
     if (!streams[i].stream)
       continue;
@@ -440,6 +462,10 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
       break;
     g_usleep (3 * cycle / 1000 + 20000);
   }
+  g_atomic_int_set (&hogs_stop, 1);
+  for (i = 0; i < G_N_ELEMENTS (hogs); i++)
+    if (hogs[i])
+      g_thread_join (hogs[i]);
   gst_gpustream_scheduler_get_stats (sched, &ss);
   for (i = 0; i < n_streams; i++) {
     GstGpuStreamSchedStreamStats st_s;
@@ -448,6 +474,9 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     gst_gpustream_sched_stream_get_stats (streams[i].stream, &st_s);
     overflow += st_s.drops_overflow;
     policed += st_s.drops_policed;
+    late += st_s.drops_late;
+    shed += st_s.drops_shed;
+    capped += st_s.drops_capped;
   }
   gst_gpustream_scheduler_stop (sched);
 
@@ -478,12 +507,19 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
       G_GUINT64_FORMAT ",\"drops_policed\":%" G_GUINT64_FORMAT
       ",\"drops_overflow\":%" G_GUINT64_FORMAT ",\"cycles\":%" G_GUINT64_FORMAT
       ",\"late_launches\":%" G_GUINT64_FORMAT ",\"worst_batch_ms\":%.3f,"
-      "\"rt_priority\":%d,",
+      "\"rt_priority\":%d,\"keep_deadlines\":%s,\"hogs\":%u,"
+      "\"drops_late\":%" G_GUINT64_FORMAT ",\"drops_shed\":%"
+      G_GUINT64_FORMAT ",\"drops_capped\":%" G_GUINT64_FORMAT
+      ",\"capacity_lowered\":%" G_GUINT64_FORMAT ",\"capacity_end_Bps\":%"
+      G_GUINT64_FORMAT ",\"streams_shed\":%u,\"overruns\":%"
+      G_GUINT64_FORMAT ",\"worker_realtime\":%s,",
       IMPL_NAME, cuda_ctx ? "gpu" : "cpu", cycle / 1e6, capacity,
       load_pct, admission ? "true" : "false", deadline / 1e6, PKT_SIZE,
       duration, n_streams, admitted, rate, carried, all_n, misses, policed,
       overflow, ss.cycles, ss.late_launches, ss.worst_batch / 1e6,
-      rt_priority);
+      rt_priority, keep_deadlines ? "true" : "false", n_hogs, late, shed,
+      capped, ss.capacity_lowered, ss.capacity_effective, ss.streams_shed,
+      ss.overruns, ss.realtime ? "true" : "false");
   g_string_append_printf (line, "\"lat_p50_ms\":%.3f,\"lat_p99_ms\":%.3f,"
       "\"lat_max_ms\":%.3f,\"cdf_ms\":",
       all_n ? all[all_n / 2] / 1e6 : 0.0,
@@ -509,13 +545,15 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   g_string_free (line, TRUE);
 
   printf ("%6.1f %5u%% %5s %4u/%u %10.1f %9" G_GUINT64_FORMAT " %8.2f %8.2f "
-      "%8.2f %8" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT
+      "%8.2f %8" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
+      " %6" G_GUINT64_FORMAT " %4u/%-7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
       " %7.2f\n", cycle / 1e6, load_pct, admission ? "on" : "off", admitted,
       n_streams, carried / 1e6, all_n,
       all_n ? all[all_n / 2] / 1e6 : 0.0,
       all_n ? all[MIN (all_n - 1, all_n * 99 / 100)] / 1e6 : 0.0,
       all_n ? all[all_n - 1] / 1e6 : 0.0, misses, ss.late_launches,
-      overflow + policed, ss.worst_batch / 1e6);
+      overflow + policed, late, ss.streams_shed, shed, capped,
+      ss.worst_batch / 1e6);
   fflush (stdout);
 
   for (i = 0; i < n_streams; i++) {
@@ -1277,13 +1315,18 @@ main (int argc, char **argv)
       gint v = atoi (argv[++i]);
 
       n_calibrations = CLAMP (v, 1, CALIBRATIONS);
+    } else if (!strcmp (argv[i], "--no-keep-deadlines")) {
+      keep_deadlines = FALSE;
+    } else if (!strcmp (argv[i], "--hog") && i + 1 < (guint) argc) {
+      n_hogs = (guint) atoi (argv[++i]);
     } else if (!strcmp (argv[i], "--quick")) {
       quick = TRUE;
       duration = 1.0;
     } else {
       fprintf (stderr, "usage: %s [--json FILE] [--duration S] "
           "[--impl scalar|auto|gpu] [--rt-priority N] [--pipelines N] "
-          "[--calibrations N] [--cycle-ms I] [--quick]\n", argv[0]);
+          "[--calibrations N] [--cycle-ms I] [--no-keep-deadlines] "
+          "[--hog N] [--quick]\n", argv[0]);
       return 2;
     }
   }
@@ -1315,12 +1358,16 @@ main (int argc, char **argv)
 
   printf ("rtgpu: %u streams of %u-byte RTP packets, SRTP protect "
       "(aes-128-icm/hmac-sha1-80, %s) in the worker, %u pipelines, "
-      "deadline %s, %.1f s a run, worker and forwarders %s\n",
+      "deadline %s, %.1f s a run, worker and forwarders %s, %s, %u CPU "
+      "hog(s) beside each run\n",
       n_streams, PKT_SIZE, cuda_ctx ? "one GPU launch per pipeline batch" :
       impl == GSRTP_IMPL_SCALAR ? "scalar reference" : "AES-NI/SHA-NI path",
       n_pipelines, cuda_ctx ? "MAX (10 ms, 4I)" : "50 ms", duration,
       rt_priority > 0 ?
-      "SCHED_FIFO" : "at normal priority (SCHED_FIFO denied or not asked)");
+      "SCHED_FIFO" : "at normal priority (SCHED_FIFO denied or not asked)",
+      keep_deadlines ? "keep-deadlines (late drops, admission follows the "
+      "worker's cycles)" : "without keep-deadlines (the paper's scheduler)",
+      n_hogs);
   for (c = 0; c < n_cycles; c++) {
     GstClockTime cycle = cycles[c] * GST_MSECOND;
     CalSet *set = &sets[c];
@@ -1366,9 +1413,10 @@ main (int argc, char **argv)
       fflush (json);
     }
     g_string_free (line, TRUE);
-    printf ("%6s %6s %5s %6s %10s %9s %8s %8s %8s %8s %6s %6s %7s\n",
-        "I ms", "load", "adm", "strms", "MB/s", "packets", "p50 ms",
-        "p99 ms", "max ms", "misses", "late", "drops", "T_S ms");
+    printf ("%6s %6s %5s %6s %10s %9s %8s %8s %8s %8s %6s %7s %6s %12s "
+        "%7s %7s\n", "I ms", "load", "adm", "strms", "MB/s", "packets",
+        "p50 ms", "p99 ms", "max ms", "misses", "lateL", "policed", "late",
+        "shed strm/pk", "capped", "T_S ms");
     for (l = 0; l < G_N_ELEMENTS (loads); l++) {
       if (quick && loads[l] < 100)
         continue;

@@ -79,6 +79,24 @@ GST_DEBUG_CATEGORY_STATIC (gps_sched_debug);
 /* latency histogram: 8 linear sub-buckets per power of two (12.5 %) */
 #define HIST_SUB 8
 #define HIST_BUCKETS (HIST_SUB + 61 * HIST_SUB)
+/* keep_deadlines: the worker's watch over its own cycles. A window is at
+ * least WATCH_WINDOW of time (and WATCH_MIN_CYCLES cycles). Overloaded: a
+ * quarter of its cycles or more ended after the next launch (a backlog
+ * grows), a packet was dropped late, or one left after half the tightest
+ * deadline. Two windows overloaded in a row (one is a stall, which the late
+ * drops cover): the capacity goes down by the measured occupancy (to keep
+ * the window's p90 at OCC_TARGET), at least by LOWER_MIN and at most by
+ * half.
+ * Quiet: no overrun, nothing late, latency under a quarter of the deadline
+ * and p90 under OCC_QUIET: after QUIET_WINDOWS of them the capacity goes up
+ * by a tenth of the parameter, towards it. */
+#define WATCH_WINDOW (100 * GST_MSECOND)
+#define WATCH_MIN_CYCLES 16
+#define WATCH_MAX_CYCLES 2048
+#define OCC_TARGET 0.75
+#define OCC_QUIET 0.6
+#define LOWER_MIN 0.8
+#define QUIET_WINDOWS 20
 
 typedef struct _Pipeline Pipeline;
 
@@ -102,8 +120,11 @@ struct _GstGpuStreamSchedStream
   gdouble tb_depth;
   guint64 tb_last;
 
+  gint shed;                    /* atomic: shed by the worker's watch */
+
   /* stats: atomics, written by the collector (drops) and forwarder */
   guint64 packets, bytes, drops_policed, drops_overflow, misses, lat_max;
+  guint64 drops_late, drops_shed, drops_capped;
   guint64 hist[HIST_BUCKETS];
 };
 
@@ -122,6 +143,7 @@ typedef struct
   GstObject *cuda_context;      /* NULL: the CPU (a ref otherwise) */
   GstClockTime cycle;           /* the device cycle: the shortest of scheds' */
   gint rt_priority;             /* of the scheduler that made it */
+  gint realtime;                /* atomic: the thread got SCHED_FIFO */
   GThread *thread;
   GMutex lock;                  /* everything below, and the schedulers'
                                  * every, due_at and effective_cycle */
@@ -149,6 +171,9 @@ struct _Pipeline
   gboolean pending;             /* worker only: work_idx processed, waiting
                                  * for the forwarder to take it */
   gpointer submitted;           /* worker only: what submit returned */
+  gboolean held;                /* worker only: its forwarder held a batch
+                                 * (blocked downstream) since the last
+                                 * launch */
   gpointer work_area;           /* worker only: work_idx's area, taken out
                                  * of it at the swap */
   guint64 rate;                 /* sum of v of its streams, under sched lock */
@@ -178,8 +203,25 @@ struct _GstGpuStreamScheduler
   guint64 declared;
   guint64 admitted, refused;
   guint64 gone_packets, gone_policed, gone_overflow, gone_misses;
+  guint64 gone_late, gone_shed, gone_capped;
   guint64 cycles, launches, late;
   GstClockTime worst_batch, last_batch;
+
+  /* keep_deadlines (under lock unless said) */
+  GstGpuStreamSchedAdmissionFunc admission_func;
+  gpointer admission_data;
+  guint64 cap_eff;              /* atomic: the capacity admission uses */
+  guint64 cycle_budget;         /* atomic: bytes a cycle takes (admission
+                                 * off), 0: no cap */
+  guint64 cycle_bytes;          /* atomic: taken in this cycle */
+  guint64 lowered, raised, sheds, overruns;
+  guint n_shed;
+  gdouble occ_p50, occ_max;
+  guint64 win_lat_max;          /* atomic: the forwarders' worst latency in
+                                 * the window */
+  guint64 win_late_mark;        /* drops_late of the streams at its start */
+  gdouble *win;                 /* the window's occupancies */
+  guint win_n, win_len, win_overruns, quiet_windows, strikes;
 
   /* between start and stop */
   gint running;                 /* atomic */
@@ -197,6 +239,8 @@ struct _GstGpuStreamScheduler
   guint64 due_cycles;           /* worker only: its own cycles since start */
   gboolean due_late;            /* worker only: this launch is late */
   guint64 t_launch;             /* worker only: this cycle's launch */
+  guint64 cycle_packets;        /* worker only: packets kept this cycle */
+  guint64 packet_cost;          /* worker only: ns per packet, last cycle */
 };
 
 static void
@@ -292,6 +336,15 @@ stream_unref (GstGpuStreamSchedStream * s)
 }
 
 static void
+atomic_max64 (guint64 * p, guint64 v)
+{
+  guint64 old = atomic_get64 (p);
+
+  while (v > old && !__atomic_compare_exchange_n (p, &old, v, FALSE,
+          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+static void
 stream_setup_policer (GstGpuStreamSchedStream * s, GstClockTime cycle,
     GstClockTime burst)
 {
@@ -351,6 +404,18 @@ gst_gpustream_sched_stream_push (GstGpuStreamSchedStream * s, gpointer data,
 
   now = gst_gpustream_sched_now ();
   if (flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) {
+    guint64 budget;
+
+    if (G_UNLIKELY (g_atomic_int_get (&s->shed))) {
+      atomic_add64 (&s->drops_shed, 1);
+      return FALSE;
+    }
+    budget = __atomic_load_n (&sched->cycle_budget, __ATOMIC_RELAXED);
+    if (budget && __atomic_add_fetch (&sched->cycle_bytes, size,
+            __ATOMIC_RELAXED) > budget) {
+      atomic_add64 (&s->drops_capped, 1);
+      return FALSE;
+    }
     s->tb_tokens += (gdouble) (now - s->tb_last) * s->v / GST_SECOND;
     if (s->tb_tokens > s->tb_depth)
       s->tb_tokens = s->tb_depth;
@@ -387,8 +452,11 @@ gst_gpustream_sched_stream_flush (GstGpuStreamSchedStream * s)
 gboolean
 gst_gpustream_sched_item_is_flushed (const GstGpuStreamSchedItem * item)
 {
-  return g_atomic_int_get (&item->stream->removed) ||
-      item->epoch != (guint16) g_atomic_int_get (&item->stream->epoch);
+  /* (a calibration's items have no stream) */
+  if (item->flags & GST_GPUSTREAM_SCHED_ITEM_LATE)
+    return TRUE;
+  return item->stream && (g_atomic_int_get (&item->stream->removed) ||
+      item->epoch != (guint16) g_atomic_int_get (&item->stream->epoch));
 }
 
 void
@@ -410,6 +478,10 @@ gst_gpustream_sched_stream_get_stats (GstGpuStreamSchedStream * s,
   st->bytes = atomic_get64 (&s->bytes);
   st->drops_policed = atomic_get64 (&s->drops_policed);
   st->drops_overflow = atomic_get64 (&s->drops_overflow);
+  st->drops_late = atomic_get64 (&s->drops_late);
+  st->drops_shed = atomic_get64 (&s->drops_shed);
+  st->drops_capped = atomic_get64 (&s->drops_capped);
+  st->shed = g_atomic_int_get (&s->shed) != 0;
   st->misses = atomic_get64 (&s->misses);
   st->latency_p50 = hist_percentile (hist, total, 0.50);
   st->latency_p99 = hist_percentile (hist, total, 0.99);
@@ -450,6 +522,17 @@ rate_sum_text (guint64 admitted, guint64 extra)
   return g_strdup_printf ("%.3g + %.3g", (gdouble) admitted, (gdouble) extra);
 }
 
+/* The capacity admission uses: the parameter, or less while the worker's
+ * watch holds it lower (keep_deadlines; cap_eff 0: not lowered). */
+static guint64
+sched_capacity (GstGpuStreamScheduler * sched)
+{
+  guint64 eff = __atomic_load_n (&sched->cap_eff, __ATOMIC_RELAXED);
+  guint64 cap = sched->params.capacity;
+
+  return eff && eff < cap ? eff : cap;
+}
+
 static GstClockTime
 sched_theta_locked (GstGpuStreamScheduler * sched)
 {
@@ -481,13 +564,13 @@ sched_check_locked (GstGpuStreamScheduler * sched, GstClockTime d, guint64 v,
   if (sched->device) {
     if (!device_check_locked (sched, v, what, error))
       return FALSE;
-  } else if (p->capacity > 0 && sched->beta + v > p->capacity) {
+  } else if (p->capacity > 0 && sched->beta + v > sched_capacity (sched)) {
     gchar *rate = rate_sum_text (sched->beta, v);
 
     g_set_error (error, GST_GPUSTREAM_SCHEDULER_ERROR,
         GST_GPUSTREAM_SCHEDULER_ERROR_CAPACITY,
         "%s: total rate %s B/s exceeds capacity %.3g B/s", what, rate,
-        (gdouble) p->capacity);
+        (gdouble) sched_capacity (sched));
     g_free (rate);
     return FALSE;
   }
@@ -590,30 +673,36 @@ gst_gpustream_scheduler_remove_stream (GstGpuStreamScheduler * sched,
   __atomic_store_n (&sched->beta, sched->beta - s->v, __ATOMIC_RELAXED);
   if (s->pl)
     s->pl->rate -= s->v;
+  if (g_atomic_int_get (&s->shed))
+    sched->n_shed--;
   gst_gpustream_sched_stream_get_stats (s, &st);
   sched->gone_packets += st.packets;
   sched->gone_policed += st.drops_policed;
   sched->gone_overflow += st.drops_overflow;
   sched->gone_misses += st.misses;
+  sched->gone_late += st.drops_late;
+  sched->gone_shed += st.drops_shed;
+  sched->gone_capped += st.drops_capped;
   g_mutex_unlock (&sched->lock);
   stream_unref (s);
 }
 
 /* The paper's worker owns its core; on a shared machine SCHED_FIFO is the
  * nearest thing. Only when asked for, since it needs CAP_SYS_NICE. */
-static void
+static gboolean
 thread_set_realtime (gint priority, const gchar * what)
 {
   struct sched_param sp = { 0 };
   gint res;
 
   if (priority <= 0)
-    return;
+    return FALSE;
   sp.sched_priority = priority;
   res = pthread_setschedparam (pthread_self (), SCHED_FIFO, &sp);
   if (res != 0)
     GST_WARNING ("%s: SCHED_FIFO %d refused (%s), running at normal "
         "priority", what, priority, g_strerror (res));
+  return res == 0;
 }
 
 /* ---- the forwarder ------------------------------------------------------ */
@@ -634,6 +723,11 @@ forward_item (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * it,
 {
   GstGpuStreamSchedStream *s = it->stream;
 
+  if (G_UNLIKELY (it->flags & GST_GPUSTREAM_SCHED_ITEM_LATE)) {
+    atomic_add64 (&s->drops_late, 1);
+    item_drop (sched, it);
+    return;
+  }
   if (stopping || g_atomic_int_get (&s->removed) ||
       it->epoch != (guint16) g_atomic_int_get (&s->epoch)) {
     item_drop (sched, it);
@@ -651,6 +745,7 @@ forward_item (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * it,
     atomic_add64 (&s->bytes, it->size);
     if (lat > s->d)
       atomic_add64 (&s->misses, 1);
+    atomic_max64 (&sched->win_lat_max, lat);
     while (lat > old && !__atomic_compare_exchange_n (&s->lat_max, &old, lat,
             FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   }
@@ -756,6 +851,7 @@ pipeline_handoff (Pipeline * pl, gint64 deadline)
     if (!g_cond_wait_until (&pl->cond, &pl->lock, deadline) && !pl->fwd_done) {
       g_mutex_unlock (&pl->lock);
       pl->pending = TRUE;
+      pl->held = TRUE;
       return FALSE;
     }
   released = pl->fwd_idx;
@@ -788,7 +884,18 @@ pipeline_handoff (Pipeline * pl, gint64 deadline)
 static void
 cycle_swap (GstGpuStreamScheduler * sched)
 {
+  guint64 budget = 0;
   guint i;
+
+  /* admission off, keep_deadlines: what one cycle carries at the capacity,
+   * for the batches of the next cycle (whatever the streams declare) */
+  if (sched->params.keep_deadlines && !sched->params.admission &&
+      sched->params.capacity > 0)
+    budget = MAX (1, (guint64) ((gdouble) sched_capacity (sched) *
+            __atomic_load_n (&sched->effective_cycle, __ATOMIC_RELAXED) /
+            GST_SECOND));
+  __atomic_store_n (&sched->cycle_budget, budget, __ATOMIC_RELAXED);
+  __atomic_store_n (&sched->cycle_bytes, 0, __ATOMIC_RELAXED);
 
   for (i = 0; i < sched->n_pipelines; i++)
     if (sched->pipelines[i].pending)
@@ -796,6 +903,53 @@ cycle_swap (GstGpuStreamScheduler * sched)
   for (i = 0; i < sched->n_pipelines; i++)
     if (!sched->pipelines[i].pending)
       pipeline_swap (&sched->pipelines[i]);
+}
+
+/* keep_deadlines: the packets of this cycle's batches that cannot leave by
+ * their deadline are marked late, to be dropped (the processor may skip
+ * them): a worker that fell behind catches up at once instead of carrying
+ * its delay into every next batch. The cycle is done, by the cost per
+ * packet of the last cycles (with half again for safety), after the
+ * packets still kept: the oldest go first, until the rest fits. */
+static void
+cycle_mark_late (GstGpuStreamScheduler * sched)
+{
+  guint64 kept = 0, cost = sched->packet_cost + sched->packet_cost / 2;
+  /* a deadline within 3 I + mu (admitted with admission off) cannot be
+   * kept by the model: such packets are never dropped late, only missed */
+  GstClockTime bound = 3 * sched->cycle + sched->params.mu;
+  guint i, j;
+
+  for (i = 0; i < sched->n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+
+    if (!pl->pending)
+      kept += pl->work_n;
+  }
+  for (i = 0; i < sched->n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+    GstGpuStreamSchedItem *items = pl->bufs[pl->work_idx].items;
+
+    if (pl->pending)
+      continue;
+    /* what waited behind a blocked downstream (a sink prerolling) is late
+     * by downstream's doing, not the worker's: forwarded, not dropped */
+    if (pl->held) {
+      pl->held = FALSE;
+      continue;
+    }
+    for (j = 0; j < pl->work_n; j++) {
+      GstGpuStreamSchedItem *it = &items[j];
+
+      if ((it->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) &&
+          it->stream->d > bound &&
+          sched->t_launch + cost * kept > it->arrival + it->stream->d) {
+        it->flags |= GST_GPUSTREAM_SCHED_ITEM_LATE;
+        kept--;
+      }
+    }
+  }
+  sched->cycle_packets = kept;
 }
 
 /* Phase 2: each swapped batch is started (a split processor, on the next
@@ -807,6 +961,8 @@ cycle_launch (GstGpuStreamScheduler * sched, guint * lane)
   guint i;
 
   sched->t_launch = gst_gpustream_sched_now ();
+  if (sched->params.keep_deadlines)
+    cycle_mark_late (sched);
   for (i = 0; i < sched->n_pipelines; i++) {
     Pipeline *pl = &sched->pipelines[i];
     GstGpuStreamSchedItem *items = pl->bufs[pl->work_idx].items;
@@ -853,6 +1009,10 @@ cycle_finish (GstGpuStreamScheduler * sched, GstClockTime base)
     pl->submitted = NULL;
   }
   ts = gst_gpustream_sched_now () - sched->t_launch;
+  /* what a packet cost in this cycle, for the next one's late marks (a
+   * cycle of few packets says little: its fixed costs dominate) */
+  if (sched->cycle_packets >= 8)
+    sched->packet_cost = ts / sched->cycle_packets;
   /* a late forwarder is waited for, as in the paper: a machine that
    * stalls it for tens of ms delays every pipeline alike, and going on
    * without it measured worse (its pipeline then falls a cycle behind at
@@ -906,6 +1066,197 @@ monotonic_us (guint64 t)
   return (gint64) ((t + 999) / 1000);
 }
 
+static gint
+cmp_double (gconstpointer a, gconstpointer b)
+{
+  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+static guint64
+sched_late_drops_locked (GstGpuStreamScheduler * sched)
+{
+  guint64 n = sched->gone_late;
+  GList *l;
+
+  for (l = sched->streams; l; l = l->next)
+    n += atomic_get64 (&((GstGpuStreamSchedStream *) l->data)->drops_late);
+  return n;
+}
+
+/* the declared rate of the streams not shed */
+static guint64
+sched_carried_locked (GstGpuStreamScheduler * sched)
+{
+  guint64 carried = 0;
+  GList *l;
+
+  for (l = sched->streams; l; l = l->next)
+    if (!g_atomic_int_get (&((GstGpuStreamSchedStream *) l->data)->shed))
+      carried += ((GstGpuStreamSchedStream *) l->data)->v;
+  return carried;
+}
+
+/* Sheds the most recently admitted streams until the rest fits cap (or
+ * brings back the oldest shed that fit, restore); returns the rate of the
+ * streams not shed. The caller holds sched's lock. */
+static guint64
+sched_reshed_locked (GstGpuStreamScheduler * sched, guint64 cap,
+    gboolean restore, GPtrArray * changed)
+{
+  guint64 carried = sched_carried_locked (sched);
+  GList *l;
+
+  if (restore) {
+    for (l = sched->streams; l; l = l->next) {
+      GstGpuStreamSchedStream *s = l->data;
+
+      if (!g_atomic_int_get (&s->shed) || carried + s->v > cap)
+        continue;
+      g_atomic_int_set (&s->shed, 0);
+      sched->n_shed--;
+      carried += s->v;
+      g_ptr_array_add (changed, s->data);
+    }
+    return carried;
+  }
+  for (l = g_list_last (sched->streams); l && carried > cap; l = l->prev) {
+    GstGpuStreamSchedStream *s = l->data;
+
+    if (g_atomic_int_get (&s->shed))
+      continue;
+    g_atomic_int_set (&s->shed, 1);
+    sched->n_shed++;
+    sched->sheds++;
+    carried -= s->v;
+    g_ptr_array_add (changed, s->data);
+  }
+  return carried;
+}
+
+/* keep_deadlines: sched's share of the device cycle that began at P_k and
+ * ended occupancy x base later (see WATCH_WINDOW for what a window of them
+ * decides). Worker thread, no lock held; the admission function is called
+ * after the lock is released. */
+static void
+sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
+    GstClockTime base)
+{
+  GstGpuStreamSchedAdmissionChange ch = { 0 };
+  GstGpuStreamSchedAdmissionFunc func;
+  GPtrArray *changed;
+  gdouble p90;
+  guint64 before, after, carried, lat_max, late, capacity;
+  GstClockTime theta;
+  gboolean overloaded, quiet, restore = FALSE;
+  guint n;
+
+  g_mutex_lock (&sched->lock);
+  if (occupancy >= 1.0)
+    sched->overruns++;
+  capacity = sched->params.capacity;
+  if (!sched->params.keep_deadlines || capacity == 0 || !sched->win) {
+    g_mutex_unlock (&sched->lock);
+    return;
+  }
+  if (sched->win_len == 0) {
+    sched->win_len = CLAMP (WATCH_WINDOW / MAX (base, __atomic_load_n
+            (&sched->effective_cycle, __ATOMIC_RELAXED)), WATCH_MIN_CYCLES,
+        WATCH_MAX_CYCLES);
+    sched->win_late_mark = sched_late_drops_locked (sched);
+  }
+  sched->win[sched->win_n++] = occupancy;
+  sched->win_overruns += occupancy >= 1.0;
+  if (sched->win_n < sched->win_len) {
+    g_mutex_unlock (&sched->lock);
+    return;
+  }
+
+  n = sched->win_n;
+  qsort (sched->win, n, sizeof (gdouble), cmp_double);
+  sched->occ_p50 = sched->win[n / 2];
+  sched->occ_max = sched->win[n - 1];
+  p90 = sched->win[MIN (n - 1, n * 9 / 10)];
+  lat_max = __atomic_exchange_n (&sched->win_lat_max, 0, __ATOMIC_RELAXED);
+  late = sched_late_drops_locked (sched);
+  theta = sched_theta_locked (sched);
+  overloaded = sched->win_overruns * 4 >= n || late > sched->win_late_mark ||
+      (GST_CLOCK_TIME_IS_VALID (theta) && lat_max > theta / 2);
+  quiet = sched->win_overruns == 0 && late == sched->win_late_mark &&
+      p90 < OCC_QUIET && (!GST_CLOCK_TIME_IS_VALID (theta) ||
+      lat_max < theta / 4);
+  ch.window_cycles = n;
+  ch.window_overruns = sched->win_overruns;
+  sched->win_n = 0;
+  sched->win_overruns = 0;
+  sched->win_late_mark = late;
+
+  before = after = sched_capacity (sched);
+  changed = g_ptr_array_new ();
+  carried = sched_carried_locked (sched);
+  /* one window overloaded is a stall, which the late drops cover; two in a
+   * row are a load the worker cannot carry */
+  sched->strikes = overloaded ? sched->strikes + 1 : 0;
+  if (overloaded && sched->strikes >= 2) {
+    gdouble factor = CLAMP (OCC_TARGET / MAX (p90, 1e-3), 0.5, LOWER_MIN);
+
+    sched->quiet_windows = 0;
+    sched->strikes = 0;
+    /* the streams carried, not the capacity, are what the cycles measured
+     * (none carried: the overrun is not theirs, and nothing to shed) */
+    if (carried > 0)
+      after = MIN (before, (guint64) (MIN (before, carried) * factor));
+  } else if (overloaded) {
+    sched->quiet_windows = 0;
+  } else if (quiet) {
+    if (before < capacity && ++sched->quiet_windows >= QUIET_WINDOWS) {
+      sched->quiet_windows = 0;
+      after = MIN (capacity, before + capacity / 10);
+      restore = TRUE;
+    }
+  } else
+    sched->quiet_windows = 0;
+
+  func = NULL;
+  if (after != before) {
+    __atomic_store_n (&sched->cap_eff, after, __ATOMIC_RELAXED);
+    if (after < before)
+      sched->lowered++;
+    else
+      sched->raised++;
+    /* admission off, the lower capacity only caps the cycles' bytes */
+    if (sched->params.admission)
+      carried = sched_reshed_locked (sched, after, restore, changed);
+    func = sched->admission_func;
+    ch.capacity_before = before;
+    ch.capacity_after = after;
+    ch.capacity = capacity;
+    ch.beta = sched->beta;
+    ch.carried = carried;
+    ch.occupancy_p50 = sched->occ_p50;
+    ch.occupancy_max = sched->occ_max;
+    ch.realtime = sched->device &&
+        g_atomic_int_get (&((DeviceWorker *) sched->device)->realtime);
+    if (restore) {
+      ch.restored = changed->pdata;
+      ch.n_restored = changed->len;
+    } else {
+      ch.shed = changed->pdata;
+      ch.n_shed = changed->len;
+    }
+    GST_INFO ("%s: capacity %.3g -> %.3g B/s (window of %u cycles: %u "
+        "overruns, occupancy p50 %.2f max %.2f), %u stream(s) %s",
+        sched->processor.name, (gdouble) before, (gdouble) after, n,
+        ch.window_overruns, sched->occ_p50, sched->occ_max, changed->len,
+        restore ? "restored" : "shed");
+  }
+  g_mutex_unlock (&sched->lock);
+  if (func)
+    func (sched->admission_data, &ch);
+  g_ptr_array_free (changed, TRUE);
+}
+
 /* At each P_k, the cycle of every scheduler due then, in three phases over
  * all of them, so that every batch of the device is started (submit) before
  * the worker waits for any (finish). The worker sleeps on its condition, so
@@ -918,8 +1269,10 @@ device_worker_main (gpointer user_data)
   DeviceWorker *w = user_data;
   GPtrArray *run = g_ptr_array_new ();
   guint64 base, prev, next, now = 0;
+  gdouble occupancy;
 
-  thread_set_realtime (w->rt_priority, "worker");
+  g_atomic_int_set (&w->realtime,
+      thread_set_realtime (w->rt_priority, "worker"));
   g_mutex_lock (&w->lock);
   base = w->cycle;
   prev = gst_gpustream_sched_now ();
@@ -957,6 +1310,10 @@ device_worker_main (gpointer user_data)
       cycle_launch (g_ptr_array_index (run, i), &lane);
     for (i = 0; i < run->len; i++)
       cycle_finish (g_ptr_array_index (run, i), base);
+    /* the whole device cycle, from P_k: waking late counts too */
+    occupancy = (gdouble) (gst_gpustream_sched_now () - next) / base;
+    for (i = 0; i < run->len; i++)
+      sched_watch_cycle (g_ptr_array_index (run, i), occupancy, base);
 
     g_mutex_lock (&w->lock);
     w->in_cycle = FALSE;
@@ -1043,7 +1400,7 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
     guint64 own_rate, guint64 extra, GstClockTime base, const gchar * what,
     GError ** error)
 {
-  guint64 cap = sched->params.capacity;
+  guint64 cap = sched_capacity (sched);
   guint64 rate = own_rate;
   GstClockTime own = every_of (sched->cycle, base) * base;
   gdouble load = (gdouble) (rate + extra) * own, room;
@@ -1062,7 +1419,7 @@ device_fits_locked (DeviceWorker * w, GstGpuStreamScheduler * sched,
     load += (gdouble) beta *eff;
     mixed |= eff != base;
     if (o->params.capacity > 0)
-      cap = cap > 0 ? MIN (cap, o->params.capacity) : o->params.capacity;
+      cap = cap > 0 ? MIN (cap, sched_capacity (o)) : sched_capacity (o);
   }
   room = (gdouble) cap * base;
   if (cap == 0 || load <= room)
@@ -1252,6 +1609,7 @@ gst_gpustream_scheduler_free (GstGpuStreamScheduler * sched)
   while (sched->streams)
     gst_gpustream_scheduler_remove_stream (sched, sched->streams->data);
   g_mutex_clear (&sched->lock);
+  g_free (sched->win);
   g_free (sched);
 }
 
@@ -1353,6 +1711,18 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
   sched->cycle = sched->params.cycle;
   sched->rt_priority = sched->params.rt_priority;
   sched->cycles = sched->launches = sched->late = 0;
+  sched->lowered = sched->raised = sched->sheds = sched->overruns = 0;
+  sched->occ_p50 = sched->occ_max = 0;
+  __atomic_store_n (&sched->cap_eff, 0, __ATOMIC_RELAXED);
+  __atomic_store_n (&sched->win_lat_max, 0, __ATOMIC_RELAXED);
+  sched->win_n = sched->win_len = sched->win_overruns = 0;
+  sched->quiet_windows = sched->strikes = 0;
+  sched->packet_cost = sched->cycle_packets = 0;
+  if (!sched->win)
+    sched->win = g_new (gdouble, WATCH_MAX_CYCLES);
+  for (l = sched->streams; l; l = l->next)
+    g_atomic_int_set (&((GstGpuStreamSchedStream *) l->data)->shed, 0);
+  sched->n_shed = 0;
   sched->due_cycles = 0;
   sched->due_late = FALSE;
   sched->use_gpu = backend != GST_GPUSTREAM_BACKEND_CPU &&
@@ -1480,6 +1850,29 @@ gst_gpustream_scheduler_get_stats (GstGpuStreamScheduler * sched,
   st->gone_drops_policed = sched->gone_policed;
   st->gone_drops_overflow = sched->gone_overflow;
   st->gone_misses = sched->gone_misses;
+  st->gone_drops_late = sched->gone_late;
+  st->gone_drops_shed = sched->gone_shed;
+  st->gone_drops_capped = sched->gone_capped;
+  st->realtime = sched->device &&
+      g_atomic_int_get (&((DeviceWorker *) sched->device)->realtime);
+  st->capacity_effective = sched_capacity (sched);
+  st->capacity_lowered = sched->lowered;
+  st->capacity_raised = sched->raised;
+  st->streams_shed = sched->n_shed;
+  st->sheds = sched->sheds;
+  st->overruns = sched->overruns;
+  st->occupancy_p50 = sched->occ_p50;
+  st->occupancy_max = sched->occ_max;
+  g_mutex_unlock (&sched->lock);
+}
+
+void
+gst_gpustream_scheduler_set_admission_func (GstGpuStreamScheduler * sched,
+    GstGpuStreamSchedAdmissionFunc func, gpointer user_data)
+{
+  g_mutex_lock (&sched->lock);
+  sched->admission_func = func;
+  sched->admission_data = user_data;
   g_mutex_unlock (&sched->lock);
 }
 

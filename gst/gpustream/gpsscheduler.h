@@ -45,6 +45,11 @@ typedef struct _GstGpuStreamSchedStream GstGpuStreamSchedStream;
 /* Set on items that are packets; other items (events, markers) pass through
  * in order but are neither processed, policed nor counted. */
 #define GST_GPUSTREAM_SCHED_ITEM_PACKET (1u << 0)
+/* Set by the scheduler (keep_deadlines) at launch on a packet that can no
+ * longer leave by its deadline: it is dropped and counted, never forwarded,
+ * and gst_gpustream_sched_item_is_flushed is TRUE for it, so that a
+ * processor may skip its work (a worker behind catches up). */
+#define GST_GPUSTREAM_SCHED_ITEM_LATE (1u << 14)
 /* Left to the processor: the scheduler neither sets nor reads it (a
  * processor with collect marks the items it collected). */
 #define GST_GPUSTREAM_SCHED_ITEM_PROCESSOR (1u << 15)
@@ -143,6 +148,28 @@ typedef struct {
   gint rt_priority;                 /* > 0: worker and forwarders ask for
                                      * SCHED_FIFO at this priority (logged
                                      * and ignored when denied) */
+  /* TRUE: load is shed rather than deadlines missed, on whatever the
+   * machine leaves the worker (beyond the paper, which owns its cores):
+   * - a packet that cannot leave by its deadline at launch is dropped
+   *   (drops_late), so a worker behind catches up instead of making every
+   *   next batch late too (streams whose d is above 3 I + mu only: the
+   *   others, admitted with admission off, miss);
+   * - with a capacity, the worker watches its cycles (from P_k to the end
+   *   of the cycle's hand-offs, as a fraction of the device cycle), in
+   *   windows of about 100 ms: after two windows in a row with a quarter
+   *   of their cycles overrun, a packet dropped late or one that left
+   *   after half the tightest deadline, the capacity admission uses is
+   *   lowered to what the measured cycles say would keep the 90th
+   *   percentile at 0.75 of I; with admission on, the most recently
+   *   admitted streams are shed (their packets dropped, drops_shed) until
+   *   the rest fits, and new streams are refused against it; after 20
+   *   quiet windows it is raised back in steps towards the capacity, the
+   *   shed streams coming back oldest first;
+   * - with admission off and a capacity, a cycle's batches take at most
+   *   capacity x I bytes (the rest refused at the push: drops_capped), so
+   *   that latency stays within 3 I + mu.
+   * Each change of the capacity reaches the admission function. */
+  gboolean keep_deadlines;
 } GstGpuStreamSchedulerParams;
 
 GstGpuStreamScheduler *gst_gpustream_scheduler_new (const
@@ -226,6 +253,10 @@ typedef struct {
   guint64 bytes;
   guint64 drops_policed;            /* over the declared rate */
   guint64 drops_overflow;           /* collector buffer full */
+  guint64 drops_late;               /* could not leave by d (keep_deadlines) */
+  guint64 drops_shed;               /* while the stream was shed */
+  guint64 drops_capped;             /* over a cycle's bytes, admission off */
+  gboolean shed;                    /* shed now (keep_deadlines) */
   guint64 misses;                   /* latency > d */
   GstClockTime latency_p50;         /* upper bound of the histogram bucket */
   GstClockTime latency_p99;
@@ -251,10 +282,46 @@ typedef struct {
   GstClockTime last_batch;
   /* of streams already removed (current streams: per-stream stats) */
   guint64 gone_packets, gone_drops_policed, gone_drops_overflow, gone_misses;
+  guint64 gone_drops_late, gone_drops_shed, gone_drops_capped;
+  /* the worker watching its cycles (keep_deadlines) */
+  gboolean realtime;                /* the worker got SCHED_FIFO */
+  guint64 capacity_effective;       /* what admission uses now, bytes/s */
+  guint64 capacity_lowered;         /* times lowered, since start */
+  guint64 capacity_raised;
+  guint streams_shed;               /* now */
+  guint64 sheds;                    /* streams shed, since start */
+  guint64 overruns;                 /* cycles that ended after the next P_k */
+  gdouble occupancy_p50;            /* of the last window of cycles: (end - */
+  gdouble occupancy_max;            /* P_k) / device cycle */
 } GstGpuStreamSchedulerStats;
 
 void gst_gpustream_scheduler_get_stats (GstGpuStreamScheduler * sched,
     GstGpuStreamSchedulerStats * stats);
+
+/* A change of the capacity admission uses (keep_deadlines), from the
+ * worker's thread, no lock held: shed and restored name the streams (their
+ * stream_data) shed or brought back by it, valid during the call. */
+typedef struct {
+  guint64 capacity_before;          /* bytes/s */
+  guint64 capacity_after;
+  guint64 capacity;                 /* the parameter, the ceiling */
+  guint64 beta;                     /* admitted, shed streams included */
+  guint64 carried;                  /* the streams not shed */
+  gdouble occupancy_p50;            /* the window that decided it */
+  gdouble occupancy_max;
+  guint window_cycles;
+  guint window_overruns;
+  gboolean realtime;
+  gpointer *shed;
+  guint n_shed;
+  gpointer *restored;
+  guint n_restored;
+} GstGpuStreamSchedAdmissionChange;
+
+typedef void (*GstGpuStreamSchedAdmissionFunc) (gpointer user_data,
+    const GstGpuStreamSchedAdmissionChange * change);
+void gst_gpustream_scheduler_set_admission_func (GstGpuStreamScheduler *
+    sched, GstGpuStreamSchedAdmissionFunc func, gpointer user_data);
 
 /* Monotonic clock in ns (CLOCK_MONOTONIC), the scheduler's time base. */
 guint64 gst_gpustream_sched_now (void);

@@ -1269,6 +1269,9 @@ srtp_protect_submit (gpointer proc_data, GstObject * cuda_context,
     if (!(items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) || !in ||
         (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PROCESSOR))
       continue;
+    /* late or flushed: dropped after the batch, not worth protecting */
+    if (items[i].stream && gst_gpustream_sched_item_is_flushed (&items[i]))
+      continue;
     len = gst_buffer_get_size (in);
     got = gst_buffer_extract (in, 0, hdr, sizeof hdr);
     if (!srtp_protect_classify (hdr, got, &is_rtcp, &ssrc)) {

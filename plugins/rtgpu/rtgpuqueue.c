@@ -132,6 +132,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_rt_gpu_queue_debug);
 #define DEFAULT_MAX_RATE 1000000
 #define DEFAULT_POLICE_BURST 0
 #define DEFAULT_RT_PRIORITY 0
+#define DEFAULT_KEEP_DEADLINES TRUE
 #define DEFAULT_SRTP_CIPHER GST_GPU_SRTP_CIPHER_AES_128_ICM
 #define DEFAULT_SRTP_AUTH GST_GPU_SRTP_AUTH_HMAC_SHA1_80
 
@@ -151,6 +152,7 @@ enum
   PROP_POLICE_BURST,
   PROP_CALIBRATION_FILE,
   PROP_RT_PRIORITY,
+  PROP_KEEP_DEADLINES,
   PROP_SRTP_KEY,
   PROP_SRTP_CIPHER,
   PROP_SRTP_AUTH,
@@ -275,6 +277,7 @@ struct _GstRtGpuQueue
   GstClockTime police_burst;
   gchar *calibration_file;
   gint rt_priority;
+  gboolean keep_deadlines;
   GstBuffer *srtp_key;
   GstGpuSrtpCipherType srtp_cipher;
   GstGpuSrtpAuthType srtp_auth;
@@ -304,6 +307,7 @@ rtgpu_apply_params (GstRtGpuQueue * self)
   p.admission = self->admission;
   p.police_burst = self->police_burst;
   p.rt_priority = self->rt_priority;
+  p.keep_deadlines = self->keep_deadlines;
   GST_OBJECT_UNLOCK (self);
   gst_gpustream_scheduler_set_params (self->sched, &p);
 }
@@ -421,7 +425,8 @@ rtgpu_submit (gpointer user_data, GstObject * ctx, guint lane,
         items, n);
   } else if (st->processor == GST_RT_GPU_PROCESSOR_BUSY) {
     for (i = 0; i < n; i++)
-      if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+      if ((items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) &&
+          !gst_gpustream_sched_item_is_flushed (&items[i]))
         bytes += items[i].size;
     busy_wait (bytes * g_atomic_int_get (st->busy_ns_per_kb) / 1024);
   }
@@ -1252,6 +1257,7 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
   GstGpuStreamSchedulerStats st;
   GValue streams = G_VALUE_INIT;
   guint64 packets, policed, overflow, misses, oversize = 0;
+  guint64 late, shed, capped;
   GstStructure *s;
   GList *l;
 
@@ -1260,6 +1266,9 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
   policed = st.gone_drops_policed;
   overflow = st.gone_drops_overflow;
   misses = st.gone_misses;
+  late = st.gone_drops_late;
+  shed = st.gone_drops_shed;
+  capped = st.gone_drops_capped;
 
   g_value_init (&streams, GST_TYPE_ARRAY);
   GST_OBJECT_LOCK (self);
@@ -1275,6 +1284,9 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
     packets += ss.packets;
     policed += ss.drops_policed;
     overflow += ss.drops_overflow;
+    late += ss.drops_late;
+    shed += ss.drops_shed;
+    capped += ss.drops_capped;
     misses += ss.misses;
     oversize += os;
     g_value_init (&v, GST_TYPE_STRUCTURE);
@@ -1290,6 +1302,10 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
             "drops-policed", G_TYPE_UINT64, ss.drops_policed,
             "drops-oversize", G_TYPE_UINT64, os,
             "drops-overflow", G_TYPE_UINT64, ss.drops_overflow,
+            "drops-late", G_TYPE_UINT64, ss.drops_late,
+            "drops-shed", G_TYPE_UINT64, ss.drops_shed,
+            "drops-capped", G_TYPE_UINT64, ss.drops_capped,
+            "shed", G_TYPE_BOOLEAN, ss.shed,
             "deadline-misses", G_TYPE_UINT64, ss.misses,
             "latency-p50", G_TYPE_UINT64, ss.latency_p50,
             "latency-p99", G_TYPE_UINT64, ss.latency_p99,
@@ -1314,7 +1330,19 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
       "drops-policed", G_TYPE_UINT64, policed,
       "drops-oversize", G_TYPE_UINT64, oversize,
       "drops-overflow", G_TYPE_UINT64, overflow,
+      "drops-late", G_TYPE_UINT64, late,
+      "drops-shed", G_TYPE_UINT64, shed,
+      "drops-capped", G_TYPE_UINT64, capped,
       "deadline-misses", G_TYPE_UINT64, misses,
+      "realtime", G_TYPE_BOOLEAN, st.realtime,
+      "capacity-effective", G_TYPE_UINT64, st.capacity_effective,
+      "capacity-lowered", G_TYPE_UINT64, st.capacity_lowered,
+      "capacity-raised", G_TYPE_UINT64, st.capacity_raised,
+      "streams-shed", G_TYPE_UINT, st.streams_shed,
+      "sheds", G_TYPE_UINT64, st.sheds,
+      "overruns", G_TYPE_UINT64, st.overruns,
+      "occupancy-p50", G_TYPE_DOUBLE, st.occupancy_p50,
+      "occupancy-max", G_TYPE_DOUBLE, st.occupancy_max,
       "backend", G_TYPE_STRING, gst_gpustream_backend_nick (self->gpu.resolved),
       "srtp-streams", G_TYPE_UINT, 0, "srtp-drops", G_TYPE_UINT64,
       G_GUINT64_CONSTANT (0), "srtp-gpu-batches", G_TYPE_UINT64,
@@ -1328,6 +1356,63 @@ gst_rt_gpu_queue_get_stats (GstRtGpuQueue * self)
     self->stage.info->get_stats (self->stage.instance, s);
   gst_structure_take_value (s, "stream-stats", &streams);
   return s;
+}
+
+/* keep-deadlines: the worker lowered or raised the capacity admission uses
+ * (its own thread). Every change is an element message; shedding streams
+ * is a warning too, since their packets are dropped from then on. */
+static gchar *
+rtgpu_pad_names (gpointer * pads, guint n)
+{
+  GString *names = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < n; i++)
+    g_string_append_printf (names, "%s%s", i ? ", " : "",
+        GST_OBJECT_NAME (pads[i]));
+  return g_string_free (names, FALSE);
+}
+
+static void
+rtgpu_admission_changed (gpointer user_data,
+    const GstGpuStreamSchedAdmissionChange * ch)
+{
+  GstRtGpuQueue *self = user_data;
+  gchar *shed = rtgpu_pad_names (ch->shed, ch->n_shed);
+  gchar *restored = rtgpu_pad_names (ch->restored, ch->n_restored);
+
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self),
+          gst_structure_new ("rtgpuqueue-admission",
+              "capacity-before", G_TYPE_UINT64, ch->capacity_before,
+              "capacity-after", G_TYPE_UINT64, ch->capacity_after,
+              "capacity", G_TYPE_UINT64, ch->capacity,
+              "rate-admitted", G_TYPE_UINT64, ch->beta,
+              "rate-carried", G_TYPE_UINT64, ch->carried,
+              "occupancy-p50", G_TYPE_DOUBLE, ch->occupancy_p50,
+              "occupancy-max", G_TYPE_DOUBLE, ch->occupancy_max,
+              "window-cycles", G_TYPE_UINT, ch->window_cycles,
+              "window-overruns", G_TYPE_UINT, ch->window_overruns,
+              "realtime", G_TYPE_BOOLEAN, ch->realtime,
+              "shed", G_TYPE_STRING, shed,
+              "restored", G_TYPE_STRING, restored, NULL)));
+  if (ch->n_shed > 0)
+    GST_ELEMENT_WARNING (self, RESOURCE, BUSY,
+        ("the worker cannot keep its cycles (%u of %u cycles overran, the "
+            "worst took %.2f of a cycle): capacity lowered from %.3g to %.3g "
+            "B/s, stream(s) %s shed (their packets dropped) so the others "
+            "keep their deadlines", ch->window_overruns, ch->window_cycles,
+            ch->occupancy_max, (gdouble) ch->capacity_before,
+            (gdouble) ch->capacity_after, shed),
+        ("worker %s real-time priority; the streams shed come back, oldest "
+            "first, when the cycles are quiet again",
+            ch->realtime ? "with" : "without"));
+  else
+    GST_INFO_OBJECT (self, "capacity %.3g -> %.3g B/s, restored: %s",
+        (gdouble) ch->capacity_before, (gdouble) ch->capacity_after,
+        restored);
+  g_free (shed);
+  g_free (restored);
 }
 
 /* ---- GObject / GstElement boilerplate ------------------------------------ */
@@ -1587,6 +1672,9 @@ gst_rt_gpu_queue_set_property (GObject * object, guint prop_id,
     case PROP_RT_PRIORITY:
       self->rt_priority = g_value_get_int (value);
       break;
+    case PROP_KEEP_DEADLINES:
+      self->keep_deadlines = g_value_get_boolean (value);
+      break;
     case PROP_SRTP_KEY:
       gst_buffer_replace (&self->srtp_key, g_value_get_boxed (value));
       break;
@@ -1667,6 +1755,9 @@ gst_rt_gpu_queue_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_RT_PRIORITY:
       g_value_set_int (value, self->rt_priority);
+      break;
+    case PROP_KEEP_DEADLINES:
+      g_value_set_boolean (value, self->keep_deadlines);
       break;
     case PROP_SRTP_KEY:
       g_value_set_boxed (value, self->srtp_key);
@@ -1771,6 +1862,14 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
           "SCHED_FIFO priority of the worker and forwarder threads (0 = "
           "normal scheduling; needs CAP_SYS_NICE, else a warning in the log)",
           0, 99, DEFAULT_RT_PRIORITY, flags));
+  g_object_class_install_property (gobject_class, PROP_KEEP_DEADLINES,
+      g_param_spec_boolean ("keep-deadlines", "Keep deadlines",
+          "Shed load rather than miss deadlines: drop packets that can no "
+          "longer leave in time (drops-late); with a capacity, lower it "
+          "while the worker overruns its cycles, shedding the most recently "
+          "admitted streams (rtgpuqueue-admission messages); with admission "
+          "off, take at most capacity x cycle bytes a cycle (drops-capped)",
+          DEFAULT_KEEP_DEADLINES, flags));
   g_object_class_install_property (gobject_class, PROP_SRTP_KEY,
       g_param_spec_boxed ("srtp-key", "SRTP key",
           "Deprecated: use processor-config. processor=srtp-protect: master "
@@ -1872,11 +1971,14 @@ gst_rt_gpu_queue_init (GstRtGpuQueue * self)
   self->default_v = DEFAULT_MAX_RATE;
   self->police_burst = DEFAULT_POLICE_BURST;
   self->rt_priority = DEFAULT_RT_PRIORITY;
+  self->keep_deadlines = DEFAULT_KEEP_DEADLINES;
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
   self->srtp_auth = DEFAULT_SRTP_AUTH;
   self->stage.owner = GST_ELEMENT (self);
   self->stage.busy_ns_per_kb = &self->busy_ns_per_kb;
   self->sched = gst_gpustream_scheduler_new (&rtgpu_processor, &self->stage,
       &rtgpu_callbacks);
+  gst_gpustream_scheduler_set_admission_func (self->sched,
+      rtgpu_admission_changed, self);
   rtgpu_apply_params (self);
 }

@@ -265,6 +265,14 @@ get_u64 (const GstStructure * s, const gchar * field)
   return v;
 }
 
+/* what keep-deadlines dropped from a stream: late, shed or over a cycle */
+static guint64
+kept_deadline_drops (const GstStructure * st)
+{
+  return get_u64 (st, "drops-late") + get_u64 (st, "drops-shed") +
+      get_u64 (st, "drops-capped");
+}
+
 /* An unpaced burst far beyond a cycle's batch, then EOS: every packet
  * comes out or is counted as dropped (drops-overflow), and EOS comes after
  * the packets. EOS used to overtake a full batch and end the stream with
@@ -445,8 +453,10 @@ theorem_attempt (void)
   for (i = 0; i < 4; i++) {
     const GstStructure *st = stream_stats (stats, streams[i]);
     /* a collector buffer overflows only when the worker swaps it late:
-     * counted with the misses, and every packet is either out or counted */
-    guint64 overflow = get_u64 (st, "drops-overflow");
+     * counted with the misses, and every packet is either out or counted;
+     * so are the packets keep-deadlines dropped rather than send late */
+    guint64 overflow = get_u64 (st, "drops-overflow") +
+        kept_deadline_drops (st);
 
     fail_unless_equals_uint64 (get_u64 (st, "drops-policed"), 0);
     fail_unless_equals_uint64 (get_u64 (st, "packets") + overflow, 5500);
@@ -478,7 +488,8 @@ GST_END_TEST;
 /* ---- admission: a 2x offer ----------------------------------------------- */
 
 static guint64
-offer_twice_capacity (gboolean admission, guint * admitted)
+offer_twice_capacity (gboolean admission, gboolean keep_deadlines,
+    guint * admitted, GstStructure ** stats_out)
 {
   GstElement *q = make_queue (admission);
   GstBus *bus = gst_bus_new ();
@@ -488,6 +499,7 @@ offer_twice_capacity (gboolean admission, guint * admitted)
   guint64 misses;
   guint i, n = 0, warnings = 0;
 
+  g_object_set (q, "keep-deadlines", keep_deadlines, NULL);
   gst_element_set_bus (q, bus);
   /* offered while running: a refused request gets no pad (a pad requested
    * while stopped is refused at start instead: test_refusal_deadline) */
@@ -521,7 +533,13 @@ offer_twice_capacity (gboolean admission, guint * admitted)
   misses = get_u64 (stats, "deadline-misses");
   note_worst_batch (stats);
   fail_unless_equals_uint64 (get_u64 (stats, "streams-refused"), 8 - n);
-  gst_structure_free (stats);
+  for (i = 0; i < n; i++)
+    fail_unless_equals_uint64 (get_u64 (stream_stats (stats, streams[i]),
+            "packets"), streams[i]->received);
+  if (stats_out)
+    *stats_out = stats;
+  else
+    gst_structure_free (stats);
 
   gst_element_set_state (q, GST_STATE_NULL);
   for (i = 0; i < n; i++)
@@ -536,9 +554,13 @@ static guint64
 admission_attempt (void)
 {
   guint admitted;
-  guint64 misses = offer_twice_capacity (TRUE, &admitted);
+  GstStructure *stats;
+  guint64 misses = offer_twice_capacity (TRUE, TRUE, &admitted, &stats);
 
   fail_unless_equals_int (admitted, 4);
+  /* what keep-deadlines dropped would have been late: a miss to run_timed */
+  misses += get_u64 (stats, "drops-late") + get_u64 (stats, "drops-shed");
+  gst_structure_free (stats);
   return misses;
 }
 
@@ -549,13 +571,169 @@ GST_START_TEST (test_admission)
 
 GST_END_TEST;
 
+/* 10 MB/s on a worker that computes 8 MB/s, every stream admitted. The
+ * paper's scheduler (keep-deadlines off) lets the backlog grow: latency
+ * without bound, misses. With keep-deadlines a cycle's batches take at most
+ * capacity x cycle bytes, the rest refused and counted (drops-capped), and
+ * no packet waits longer than 3 I + mu. */
 GST_START_TEST (test_admission_off)
 {
-  guint admitted;
+  GstClockTime bound = 3 * CYCLE + 100 * GST_USECOND;
+  GstStructure *stats;
+  const GValue *arr;
+  guint admitted, i, attempt;
+  gboolean within = FALSE;
 
-  /* 10 MB/s on a worker that computes 8 MB/s: the backlog grows */
-  fail_unless (offer_twice_capacity (FALSE, &admitted) > 0);
+  fail_unless (offer_twice_capacity (FALSE, FALSE, &admitted, NULL) > 0);
   fail_unless_equals_int (admitted, 8);
+
+  /* the bound is a latency: a machine busy with other tests may stretch
+   * one run past it, so three runs are given, and one must keep it on
+   * every stream (the bench measures it on a quiet machine) */
+  for (attempt = 0; attempt < 3 && !within; attempt++) {
+    guint64 worst = 0;
+
+    fail_unless_equals_uint64 (offer_twice_capacity (FALSE, TRUE, &admitted,
+            &stats), 0);
+    fail_unless_equals_int (admitted, 8);
+    /* half the offer is over the capacity */
+    fail_unless (get_u64 (stats, "drops-capped") > 8 * 2500 / 4,
+        "%" GST_PTR_FORMAT, stats);
+    fail_unless (get_u64 (stats, "packets") > 8 * 2500 / 4);
+    arr = gst_structure_get_value (stats, "stream-stats");
+    for (i = 0; i < gst_value_array_get_size (arr); i++) {
+      const GstStructure *st =
+          gst_value_get_structure (gst_value_array_get_value (arr, i));
+
+      worst = MAX (worst, get_u64 (st, "latency-p99"));
+    }
+    /* the histogram's bucket holding the 99th percentile: 12.5 % wide */
+    within = worst <= bound + bound / 8;
+    if (!within)
+      g_print ("admission off, keep-deadlines: p99 %.2f ms over 3 I + mu "
+          "%.2f ms: measuring again\n", worst / 1e6, bound / 1e6);
+    gst_structure_free (stats);
+  }
+  fail_unless (within, "p99 over 3 I + mu in 3 runs");
+}
+
+GST_END_TEST;
+
+/* ---- keep-deadlines: a busy machine -------------------------------------- */
+
+static gint hogs_stop;
+
+static gpointer
+hog_loop (gpointer data)
+{
+  volatile guint64 x = 0;
+
+  while (!g_atomic_int_get (&hogs_stop))
+    x++;
+  return NULL;
+}
+
+/* A device that promises more than it has (capacity 10 MB/s where the stage
+ * computes 8 MB/s on a quiet core: a calibration made before the machine got
+ * busy), 8 streams admitted to it, a busy loop at normal priority on each
+ * of two cores and the worker at normal priority too. The worker's watch
+ * lowers the capacity, sheds the most recently admitted streams and says so
+ * (a message and a warning); the streams still carried at the end missed no
+ * deadline, the oldest among them, and every packet is forwarded or counted
+ * as dropped. */
+GST_START_TEST (test_overload_sheds)
+{
+  GstElement *q = make_queue (TRUE);
+  GstBus *bus = gst_bus_new ();
+  Stream *streams[8];
+  GThread *hogs[2];
+  GstStructure *stats;
+  GstMessage *msg;
+  guint i, changes = 0, shed_msgs = 0, warnings = 0, carried = 0;
+  const guint64 count = 3750;   /* 3 s */
+
+  g_object_set (q, "capacity", (guint64) 8 * RATE, "rt-priority", 0, NULL);
+  gst_element_set_bus (q, bus);
+  fail_unless_equals_int (gst_element_set_state (q, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_SUCCESS);
+  for (i = 0; i < 8; i++)
+    fail_unless ((streams[i] = stream_new (q, RATE, DEADLINE)) != NULL);
+  g_atomic_int_set (&hogs_stop, 0);
+  for (i = 0; i < 2; i++)
+    hogs[i] = g_thread_new ("hog", hog_loop, NULL);
+  start_producers (streams, 8, count);
+  join_producers (streams, 8);
+  g_atomic_int_set (&hogs_stop, 1);
+  for (i = 0; i < 2; i++)
+    g_thread_join (hogs[i]);
+
+  g_object_get (q, "stats", &stats, NULL);
+  GST_INFO ("%" GST_PTR_FORMAT, stats);
+  fail_unless (get_u64 (stats, "capacity-lowered") >= 1, "%" GST_PTR_FORMAT,
+      stats);
+  fail_unless (get_u64 (stats, "sheds") >= 1);
+  for (i = 0; i < 8; i++) {
+    const GstStructure *st = stream_stats (stats, streams[i]);
+    gboolean shed = TRUE;
+    guint64 dropped = get_u64 (st, "drops-late") + get_u64 (st, "drops-shed")
+        + get_u64 (st, "drops-overflow") + get_u64 (st, "drops-policed") +
+        get_u64 (st, "drops-capped");
+
+    fail_unless (gst_structure_get_boolean (st, "shed", &shed));
+    wait_received (streams[i], get_u64 (st, "packets"));
+    fail_unless_equals_uint64 (streams[i]->received, get_u64 (st, "packets"));
+    fail_unless_equals_uint64 (get_u64 (st, "packets") + dropped, count);
+    fail_unless_equals_int (streams[i]->out_of_order, 0);
+    if (shed)
+      continue;
+    carried++;
+    fail_unless_equals_uint64 (get_u64 (st, "deadline-misses"), 0);
+  }
+  /* shedding goes newest first: the first stream admitted is kept */
+  fail_unless (carried >= 1);
+  {
+    gboolean first_shed = TRUE;
+
+    gst_structure_get_boolean (stream_stats (stats, streams[0]), "shed",
+        &first_shed);
+    fail_if (first_shed, "the oldest stream was shed: %" GST_PTR_FORMAT,
+        stats);
+  }
+  gst_structure_free (stats);
+
+  while ((msg = gst_bus_pop (bus))) {
+    const GstStructure *s = gst_message_get_structure (msg);
+
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ELEMENT &&
+        gst_structure_has_name (s, "rtgpuqueue-admission")) {
+      guint64 before = 0, after = 0;
+
+      changes++;
+      fail_unless (gst_structure_get_uint64 (s, "capacity-before", &before));
+      fail_unless (gst_structure_get_uint64 (s, "capacity-after", &after));
+      fail_unless (before != after);
+      if (after < before && *gst_structure_get_string (s, "shed"))
+        shed_msgs++;
+    } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING) {
+      GError *err;
+
+      gst_message_parse_warning (msg, &err, NULL);
+      if (strstr (err->message, "shed"))
+        warnings++;
+      g_error_free (err);
+    }
+    gst_message_unref (msg);
+  }
+  fail_unless (changes >= 1);
+  fail_unless (shed_msgs >= 1);
+  fail_unless (warnings >= 1);
+
+  gst_element_set_state (q, GST_STATE_NULL);
+  for (i = 0; i < 8; i++)
+    stream_free (q, streams[i]);
+  gst_element_set_bus (q, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (q);
 }
 
 GST_END_TEST;
@@ -707,6 +885,11 @@ join_leave_police_attempt (void)
 {
   GstElement *q = make_queue (TRUE);
   Stream *a, *b, *greedy, *late;
+
+  /* the paper's policing and admission, counted exactly: without the
+   * worker's watch, which on a loaded machine may shed the newest stream
+   * (test_overload_sheds) */
+  g_object_set (q, "keep-deadlines", FALSE, NULL);
   Stream *first[2], *second[2];
   GstStructure *stats;
   const GstStructure *st;
@@ -2323,6 +2506,7 @@ rtgpuqueue_suite (void)
   tcase_add_test (tc, test_theorem);
   tcase_add_test (tc, test_admission);
   tcase_add_test (tc, test_admission_off);
+  tcase_add_test (tc, test_overload_sheds);
   tcase_add_test (tc, test_join_leave_police);
   tcase_add_test (tc, test_srtp_to_srtpdec);
   tcase_add_test (tc, test_srtp_processor_config);
