@@ -241,6 +241,8 @@ struct _GstGpuStreamScheduler
   guint64 t_launch;             /* worker only: this cycle's launch */
   guint64 cycle_packets;        /* worker only: packets kept this cycle */
   guint64 packet_cost;          /* worker only: ns per packet, last cycle */
+  guint64 handoff_wait;         /* worker only: ns the last cycle waited for
+                                 * its forwarders */
 };
 
 static void
@@ -917,7 +919,7 @@ cycle_mark_late (GstGpuStreamScheduler * sched)
   guint64 kept = 0, cost = sched->packet_cost + sched->packet_cost / 2;
   /* a deadline within 3 I + mu (admitted with admission off) cannot be
    * kept by the model: such packets are never dropped late, only missed */
-  GstClockTime bound = 3 * sched->cycle + sched->params.mu;
+  GstClockTime bound = 3 * sched->cycle + sched->params.mu, excuse;
   guint i, j;
 
   for (i = 0; i < sched->n_pipelines; i++) {
@@ -926,6 +928,10 @@ cycle_mark_late (GstGpuStreamScheduler * sched)
     if (!pl->pending)
       kept += pl->work_n;
   }
+  /* the time the last cycle waited for its forwarders (a synchronising
+   * sink) is downstream's: a packet late by that much only is forwarded (a
+   * miss, if it is one), not dropped */
+  excuse = sched->handoff_wait;
   for (i = 0; i < sched->n_pipelines; i++) {
     Pipeline *pl = &sched->pipelines[i];
     GstGpuStreamSchedItem *items = pl->bufs[pl->work_idx].items;
@@ -943,7 +949,8 @@ cycle_mark_late (GstGpuStreamScheduler * sched)
 
       if ((it->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) &&
           it->stream->d > bound &&
-          sched->t_launch + cost * kept > it->arrival + it->stream->d) {
+          sched->t_launch + cost * kept > it->arrival + it->stream->d +
+          excuse) {
         it->flags |= GST_GPUSTREAM_SCHED_ITEM_LATE;
         kept--;
       }
@@ -995,7 +1002,7 @@ static void
 cycle_finish (GstGpuStreamScheduler * sched, GstClockTime base)
 {
   gboolean launched = FALSE;
-  guint64 ts;
+  guint64 ts, t_handoff;
   guint i;
 
   for (i = 0; i < sched->n_pipelines; i++) {
@@ -1020,10 +1027,12 @@ cycle_finish (GstGpuStreamScheduler * sched, GstClockTime base)
    * device cycle, if longer) is taken for blocked downstream (a sink
    * prerolling) and left pending. Not its own cycle: a long-cycle scheduler
    * must not hold up the short-cycle ones sharing the worker. */
+  t_handoff = gst_gpustream_sched_now ();
   for (i = 0; i < sched->n_pipelines; i++)
     if (!sched->pipelines[i].pending)
       pipeline_handoff (&sched->pipelines[i], g_get_monotonic_time () +
           (gint64) MAX (base, FORWARDER_PATIENCE) / 1000);
+  sched->handoff_wait = gst_gpustream_sched_now () - t_handoff;
 
   g_mutex_lock (&sched->lock);
   sched->cycles = sched->due_cycles;
@@ -1717,7 +1726,7 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
   __atomic_store_n (&sched->win_lat_max, 0, __ATOMIC_RELAXED);
   sched->win_n = sched->win_len = sched->win_overruns = 0;
   sched->quiet_windows = sched->strikes = 0;
-  sched->packet_cost = sched->cycle_packets = 0;
+  sched->packet_cost = sched->cycle_packets = sched->handoff_wait = 0;
   if (!sched->win)
     sched->win = g_new (gdouble, WATCH_MAX_CYCLES);
   for (l = sched->streams; l; l = l->next)

@@ -34,6 +34,16 @@
  * sink prerolling) holds every stream of its pipeline: give streams that
  * end in different sinks their own pipeline (`pipelines` >= streams).
  *
+ * `keep-deadlines` (on by default) sheds load rather than miss deadlines
+ * when the machine gives the worker less than the calibration saw: packets
+ * that can no longer leave in time are dropped at launch (drops-late);
+ * with a capacity, the worker watches its cycles and, after two overloaded
+ * windows of about 100 ms, lowers the capacity admission uses and sheds the
+ * most recently admitted streams (an `rtgpuqueue-admission` element message
+ * and a warning; raised back, streams restored oldest first, after quiet
+ * windows); with admission off a cycle takes at most capacity x cycle bytes
+ * (drops-capped), so latency stays bounded.
+ *
  * `stats` has, per stream, packets, drops, deadline misses and latency
  * percentiles; the `calibrate` action sets `capacity` to B_I measured as
  * Zhang et al. do, by a trial run of the device's worker at candidate loads
@@ -278,6 +288,7 @@ struct _GstRtGpuQueue
   gchar *calibration_file;
   gint rt_priority;
   gboolean keep_deadlines;
+  gboolean playing;             /* keep-deadlines acts in PLAYING only */
   GstBuffer *srtp_key;
   GstGpuSrtpCipherType srtp_cipher;
   GstGpuSrtpAuthType srtp_auth;
@@ -307,7 +318,9 @@ rtgpu_apply_params (GstRtGpuQueue * self)
   p.admission = self->admission;
   p.police_burst = self->police_burst;
   p.rt_priority = self->rt_priority;
-  p.keep_deadlines = self->keep_deadlines;
+  /* prerolling (PAUSED), packets wait for downstream, not for the worker:
+   * none is late then */
+  p.keep_deadlines = self->keep_deadlines && self->playing;
   GST_OBJECT_UNLOCK (self);
   gst_gpustream_scheduler_set_params (self->sched, &p);
 }
@@ -1592,6 +1605,12 @@ gst_rt_gpu_queue_change_state (GstElement * element, GstStateChange transition)
       if (!rtgpu_start (self))
         return GST_STATE_CHANGE_FAILURE;
       break;
+    case GST_STATE_CHANGE_PAUSED_TO_PLAYING:
+      GST_OBJECT_LOCK (self);
+      self->playing = TRUE;
+      GST_OBJECT_UNLOCK (self);
+      rtgpu_apply_params (self);
+      break;
     default:
       break;
   }
@@ -1599,6 +1618,12 @@ gst_rt_gpu_queue_change_state (GstElement * element, GstStateChange transition)
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 
   switch (transition) {
+    case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
+      GST_OBJECT_LOCK (self);
+      self->playing = FALSE;
+      GST_OBJECT_UNLOCK (self);
+      rtgpu_apply_params (self);
+      break;
     case GST_STATE_CHANGE_READY_TO_PAUSED:
       if (ret == GST_STATE_CHANGE_FAILURE) {
         gst_gpustream_scheduler_stop (self->sched);
