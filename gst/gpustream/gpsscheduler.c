@@ -740,16 +740,13 @@ forward_item (GstGpuStreamScheduler * sched, GstGpuStreamSchedItem * it,
      * downstream that blocks (a synchronising sink) shows up only in the
      * packets that wait behind it */
     guint64 lat = gst_gpustream_sched_now () - it->arrival;
-    guint64 old = atomic_get64 (&s->lat_max);
-
     atomic_add64 (&s->hist[hist_index (lat)], 1);
     atomic_add64 (&s->packets, 1);
     atomic_add64 (&s->bytes, it->size);
     if (lat > s->d)
       atomic_add64 (&s->misses, 1);
+    atomic_max64 (&s->lat_max, lat);
     atomic_max64 (&sched->win_lat_max, lat);
-    while (lat > old && !__atomic_compare_exchange_n (&s->lat_max, &old, lat,
-            FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   }
   if (sched->cb.forward_item)
     sched->cb.forward_item (s->data, it);
@@ -1094,6 +1091,13 @@ sched_late_drops_locked (GstGpuStreamScheduler * sched)
   return n;
 }
 
+/* whether the worker running sched's cycles got SCHED_FIFO */
+static gboolean
+sched_realtime (GstGpuStreamScheduler * sched)
+{
+  return sched->device && g_atomic_int_get (&sched->device->realtime);
+}
+
 /* the declared rate of the streams not shed */
 static guint64
 sched_carried_locked (GstGpuStreamScheduler * sched)
@@ -1245,8 +1249,7 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
     ch.carried = carried;
     ch.occupancy_p50 = sched->occ_p50;
     ch.occupancy_max = sched->occ_max;
-    ch.realtime = sched->device &&
-        g_atomic_int_get (&((DeviceWorker *) sched->device)->realtime);
+    ch.realtime = sched_realtime (sched);
     if (restore) {
       ch.restored = changed->pdata;
       ch.n_restored = changed->len;
@@ -1862,8 +1865,7 @@ gst_gpustream_scheduler_get_stats (GstGpuStreamScheduler * sched,
   st->gone_drops_late = sched->gone_late;
   st->gone_drops_shed = sched->gone_shed;
   st->gone_drops_capped = sched->gone_capped;
-  st->realtime = sched->device &&
-      g_atomic_int_get (&((DeviceWorker *) sched->device)->realtime);
+  st->realtime = sched_realtime (sched);
   st->capacity_effective = sched_capacity (sched);
   st->capacity_lowered = sched->lowered;
   st->capacity_raised = sched->raised;

@@ -325,6 +325,16 @@ rtgpu_apply_params (GstRtGpuQueue * self)
   gst_gpustream_scheduler_set_params (self->sched, &p);
 }
 
+/* keep-deadlines acts in PLAYING only (rtgpu_apply_params) */
+static void
+rtgpu_set_playing (GstRtGpuQueue * self, gboolean playing)
+{
+  GST_OBJECT_LOCK (self);
+  self->playing = playing;
+  GST_OBJECT_UNLOCK (self);
+  rtgpu_apply_params (self);
+}
+
 /* The configuration of a registered processor (gpsprocessor.h):
  * processor-config when set, else the defaults (srtp-protect: what the
  * deprecated srtp-* properties say). */
@@ -1606,10 +1616,7 @@ gst_rt_gpu_queue_change_state (GstElement * element, GstStateChange transition)
         return GST_STATE_CHANGE_FAILURE;
       break;
     case GST_STATE_CHANGE_PAUSED_TO_PLAYING:
-      GST_OBJECT_LOCK (self);
-      self->playing = TRUE;
-      GST_OBJECT_UNLOCK (self);
-      rtgpu_apply_params (self);
+      rtgpu_set_playing (self, TRUE);
       break;
     default:
       break;
@@ -1619,10 +1626,7 @@ gst_rt_gpu_queue_change_state (GstElement * element, GstStateChange transition)
 
   switch (transition) {
     case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
-      GST_OBJECT_LOCK (self);
-      self->playing = FALSE;
-      GST_OBJECT_UNLOCK (self);
-      rtgpu_apply_params (self);
+      rtgpu_set_playing (self, FALSE);
       break;
     case GST_STATE_CHANGE_READY_TO_PAUSED:
       if (ret == GST_STATE_CHANGE_FAILURE) {
