@@ -650,7 +650,9 @@ GST_START_TEST (test_overload_sheds)
   GstStructure *stats;
   GstMessage *msg;
   guint i, changes = 0, shed_msgs = 0, warnings = 0, carried = 0;
-  const guint64 count = 3750;   /* 3 s */
+  /* 5 s: the watch needs two overloaded windows in a row, which a slow
+   * build (AddressSanitizer) was not always given in 3 s */
+  const guint64 count = 6250;
 
   g_object_set (q, "capacity", (guint64) 8 * RATE, "rt-priority", 0, NULL);
   gst_element_set_bus (q, bus);
@@ -669,12 +671,13 @@ GST_START_TEST (test_overload_sheds)
 
   g_object_get (q, "stats", &stats, NULL);
   GST_INFO ("%" GST_PTR_FORMAT, stats);
-  {
-    gchar *text = gst_structure_to_string (stats);
-
-    fail_unless (get_u64 (stats, "capacity-lowered") >= 1, "%s", text);
-    g_free (text);
-  }
+  /* (the whole stats text is beyond what check carries in a message) */
+  fail_unless (get_u64 (stats, "capacity-lowered") >= 1,
+      "capacity never lowered: %" G_GUINT64_FORMAT " overruns in %"
+      G_GUINT64_FORMAT " cycles, %" G_GUINT64_FORMAT " late, %"
+      G_GUINT64_FORMAT " misses", get_u64 (stats, "overruns"),
+      get_u64 (stats, "cycles"), get_u64 (stats, "drops-late"),
+      get_u64 (stats, "deadline-misses"));
   fail_unless (get_u64 (stats, "sheds") >= 1);
   for (i = 0; i < 8; i++) {
     const GstStructure *st = stream_stats (stats, streams[i]);
