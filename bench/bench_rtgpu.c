@@ -202,6 +202,7 @@ typedef struct
   guint64 pushed, refused;      /* producer */
   guint64 *lat;                 /* forwarder */
   guint64 n_lat, cap_lat, misses;
+  gboolean shed_at_end;         /* shed by the worker's watch at the end */
 } BStream;
 
 static void
@@ -384,6 +385,10 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   guint64 rate = capacity * load_pct / 100 / n_streams;
   guint64 all_n = 0, misses = 0, pushed = 0, refused = 0, overflow = 0;
   guint64 policed = 0, late = 0, shed = 0, capped = 0, *all;
+  /* what the streams still carried at the end lost: delivered late or
+   * dropped late (the promise is about them) */
+  guint64 kept_lost = 0;
+  guint kept = 0;
   GThread *hogs[16] = { NULL };
   guint i, j, admitted = 0;
   GError *err = NULL;
@@ -477,6 +482,9 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     late += st_s.drops_late;
     shed += st_s.drops_shed;
     capped += st_s.drops_capped;
+    streams[i].shed_at_end = st_s.shed;
+    if (!st_s.shed)
+      kept_lost += st_s.drops_late;
   }
   gst_gpustream_scheduler_stop (sched);
 
@@ -489,6 +497,10 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
     memcpy (all + all_n, s->lat, s->n_lat * sizeof (guint64));
     all_n += s->n_lat;
     misses += s->misses;
+    if (!s->shed_at_end) {
+      kept++;
+      kept_lost += s->misses;
+    }
     pushed += s->pushed;
     refused += s->refused;
     qsort (s->lat, s->n_lat, sizeof (guint64), cmp_u64);
@@ -512,14 +524,15 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
       G_GUINT64_FORMAT ",\"drops_capped\":%" G_GUINT64_FORMAT
       ",\"capacity_lowered\":%" G_GUINT64_FORMAT ",\"capacity_end_Bps\":%"
       G_GUINT64_FORMAT ",\"streams_shed\":%u,\"overruns\":%"
-      G_GUINT64_FORMAT ",\"worker_realtime\":%s,",
+      G_GUINT64_FORMAT ",\"worker_realtime\":%s,\"streams_kept\":%u,"
+      "\"kept_lost\":%" G_GUINT64_FORMAT ",",
       IMPL_NAME, cuda_ctx ? "gpu" : "cpu", cycle / 1e6, capacity,
       load_pct, admission ? "true" : "false", deadline / 1e6, PKT_SIZE,
       duration, n_streams, admitted, rate, carried, all_n, misses, policed,
       overflow, ss.cycles, ss.late_launches, ss.worst_batch / 1e6,
       rt_priority, keep_deadlines ? "true" : "false", n_hogs, late, shed,
       capped, ss.capacity_lowered, ss.capacity_effective, ss.streams_shed,
-      ss.overruns, ss.realtime ? "true" : "false");
+      ss.overruns, ss.realtime ? "true" : "false", kept, kept_lost);
   g_string_append_printf (line, "\"lat_p50_ms\":%.3f,\"lat_p99_ms\":%.3f,"
       "\"lat_max_ms\":%.3f,\"cdf_ms\":",
       all_n ? all[all_n / 2] / 1e6 : 0.0,
@@ -545,13 +558,14 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   g_string_free (line, TRUE);
 
   printf ("%6.1f %5u%% %5s %4u/%u %10.1f %9" G_GUINT64_FORMAT " %8.2f %8.2f "
-      "%8.2f %8" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
+      "%8.2f %8" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT " %6" G_GUINT64_FORMAT
+      " %7" G_GUINT64_FORMAT
       " %6" G_GUINT64_FORMAT " %4u/%-7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
       " %7.2f\n", cycle / 1e6, load_pct, admission ? "on" : "off", admitted,
       n_streams, carried / 1e6, all_n,
       all_n ? all[all_n / 2] / 1e6 : 0.0,
       all_n ? all[MIN (all_n - 1, all_n * 99 / 100)] / 1e6 : 0.0,
-      all_n ? all[all_n - 1] / 1e6 : 0.0, misses, ss.late_launches,
+      all_n ? all[all_n - 1] / 1e6 : 0.0, misses, kept_lost, ss.late_launches,
       overflow + policed, late, ss.streams_shed, shed, capped,
       ss.worst_batch / 1e6);
   fflush (stdout);
@@ -1282,6 +1296,7 @@ main (int argc, char **argv)
   gdouble duration = 3.0;
   gboolean quick = FALSE, use_gpu = FALSE;
   guint only_cycle_ms = 0;      /* --cycle-ms: that cycle alone */
+  guint only_load = 0;          /* --load: that offered load alone (%) */
   guint i, c, l, a, r;
   CalSet sets[3] = { 0 };
   guint64 caps[3] = { 0 }, misses100[3] = { 0 }, misses200[3] = { 0 };
@@ -1311,6 +1326,8 @@ main (int argc, char **argv)
       n_streams = MAX (8, n_pipelines);
     } else if (!strcmp (argv[i], "--cycle-ms") && i + 1 < (guint) argc) {
       only_cycle_ms = atoi (argv[++i]);
+    } else if (!strcmp (argv[i], "--load") && i + 1 < (guint) argc) {
+      only_load = atoi (argv[++i]);
     } else if (!strcmp (argv[i], "--calibrations") && i + 1 < (guint) argc) {
       gint v = atoi (argv[++i]);
 
@@ -1325,7 +1342,7 @@ main (int argc, char **argv)
     } else {
       fprintf (stderr, "usage: %s [--json FILE] [--duration S] "
           "[--impl scalar|auto|gpu] [--rt-priority N] [--pipelines N] "
-          "[--calibrations N] [--cycle-ms I] [--no-keep-deadlines] "
+          "[--calibrations N] [--cycle-ms I] [--load PCT] [--no-keep-deadlines] "
           "[--hog N] [--quick]\n", argv[0]);
       return 2;
     }
@@ -1413,12 +1430,19 @@ main (int argc, char **argv)
       fflush (json);
     }
     g_string_free (line, TRUE);
-    printf ("%6s %6s %5s %6s %10s %9s %8s %8s %8s %8s %6s %7s %6s %12s "
+    printf ("misses: packets of admitted streams out after d; keptL: of the "
+        "streams still carried at the end (not shed), packets out after d or "
+        "dropped late; lateL: launches after their P_k; policed: policer and "
+        "overflow drops; late: dropped late; shed: streams shed at the end / "
+        "packets dropped while shed; capped: over a cycle's budget (admission "
+        "off)\n");
+    printf ("%6s %6s %5s %6s %10s %9s %8s %8s %8s %8s %6s %6s %7s %6s %12s "
         "%7s %7s\n", "I ms", "load", "adm", "strms", "MB/s", "packets",
-        "p50 ms", "p99 ms", "max ms", "misses", "lateL", "policed", "late",
+        "p50 ms", "p99 ms", "max ms", "misses", "keptL", "lateL", "policed",
+        "late",
         "shed strm/pk", "capped", "T_S ms");
     for (l = 0; l < G_N_ELEMENTS (loads); l++) {
-      if (quick && loads[l] < 100)
+      if ((quick && loads[l] < 100) || (only_load && loads[l] != only_load))
         continue;
       for (a = 0; a < 2; a++) {
         guint64 misses;

@@ -79,19 +79,22 @@ GST_DEBUG_CATEGORY_STATIC (gps_sched_debug);
 /* latency histogram: 8 linear sub-buckets per power of two (12.5 %) */
 #define HIST_SUB 8
 #define HIST_BUCKETS (HIST_SUB + 61 * HIST_SUB)
-/* keep_deadlines: the worker's watch over its own cycles. A window is at
- * least WATCH_WINDOW of time (and WATCH_MIN_CYCLES cycles). Overloaded: a
- * quarter of its cycles or more ended after the next launch (a backlog
- * grows), a packet was dropped late, or one left after half the tightest
- * deadline. Two windows overloaded in a row (one is a stall, which the late
- * drops cover): the capacity goes down by the measured occupancy (to keep
- * the window's p90 at OCC_TARGET), at least by LOWER_MIN and at most by
- * half.
- * Quiet: no overrun, nothing late, latency under a quarter of the deadline
- * and p90 under OCC_QUIET: after QUIET_WINDOWS of them the capacity goes up
- * by a tenth of the parameter, towards it. */
+/* keep_deadlines: the worker's watch over its own cycles. A window is
+ * WATCH_WINDOW of cycles on time (at least WATCH_MIN_CYCLES), or that much
+ * time of cycles that overran (at least WATCH_SHORT_CYCLES). Overloaded:
+ * half of its cycles or more ended after the next launch (a backlog grows;
+ * a few overruns are the preemptions of a worker without SCHED_FIFO, which
+ * its deadline's slack absorbs), a packet was dropped late, or one left
+ * after half the tightest deadline. Two windows overloaded in a row (one
+ * is a stall, which the late drops cover): the capacity goes down by the
+ * measured occupancy (to keep the window's p90 at OCC_TARGET), at least by
+ * LOWER_MIN and at most by half; the window after a change is not judged.
+ * Quiet: no overrun, nothing late, latency under a quarter of the deadline,
+ * p90 under OCC_QUIET, with the streams sending: after QUIET_WINDOWS of
+ * them the capacity goes up by a tenth of the parameter, towards it. */
 #define WATCH_WINDOW (100 * GST_MSECOND)
 #define WATCH_MIN_CYCLES 16
+#define WATCH_SHORT_CYCLES 4
 #define WATCH_MAX_CYCLES 2048
 #define OCC_TARGET 0.75
 #define OCC_QUIET 0.6
@@ -121,6 +124,11 @@ struct _GstGpuStreamSchedStream
   guint64 tb_last;
 
   gint shed;                    /* atomic: shed by the worker's watch */
+  guint64 seq;                  /* admission order (under sched lock) */
+  /* cycle_mark_late, worker only: its packets in this cycle that may be
+   * dropped, the earliest deadline among them, how many to drop */
+  guint cyc_n, cyc_drop;
+  guint64 cyc_min;
 
   /* stats: atomics, written by the collector (drops) and forwarder */
   guint64 packets, bytes, drops_policed, drops_overflow, misses, lat_max;
@@ -222,6 +230,8 @@ struct _GstGpuStreamScheduler
   guint64 win_late_mark;        /* drops_late of the streams at its start */
   gdouble *win;                 /* the window's occupancies */
   guint win_n, win_len, win_overruns, quiet_windows, strikes;
+  gboolean settling;            /* the window after a change: not judged */
+  guint64 win_bytes, win_start; /* carried in the window, since when */
 
   /* between start and stop */
   gint running;                 /* atomic */
@@ -240,9 +250,11 @@ struct _GstGpuStreamScheduler
   gboolean due_late;            /* worker only: this launch is late */
   guint64 t_launch;             /* worker only: this cycle's launch */
   guint64 cycle_packets;        /* worker only: packets kept this cycle */
+  guint64 cycle_kept_bytes;     /* worker only: their bytes */
   guint64 packet_cost;          /* worker only: ns per packet, last cycle */
   guint64 handoff_wait;         /* worker only: ns the last cycle waited for
                                  * its forwarders */
+  GPtrArray *cyc_streams;       /* worker only: cycle_mark_late's streams */
 };
 
 static void
@@ -653,6 +665,7 @@ gst_gpustream_scheduler_add_stream (GstGpuStreamScheduler * sched, guint32 w,
   s->destroy = destroy;
   __atomic_store_n (&sched->beta, sched->beta + v, __ATOMIC_RELAXED);
   sched->admitted++;
+  s->seq = sched->admitted;
   sched->streams = g_list_append (sched->streams, s);
   if (sched->pipelines)
     stream_assign_locked (sched, s);
@@ -904,56 +917,149 @@ cycle_swap (GstGpuStreamScheduler * sched)
       pipeline_swap (&sched->pipelines[i]);
 }
 
+/* Whether cycle_mark_late may drop it: a packet of a stream whose deadline
+ * the model can keep (above 3 I + mu; one admitted with admission off
+ * within it is only counted as missed). */
+static inline gboolean
+item_droppable (const GstGpuStreamSchedItem * it, GstClockTime bound)
+{
+  return (it->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) &&
+      it->stream->d > bound;
+}
+
+static gint
+cmp_newest_first (gconstpointer a, gconstpointer b)
+{
+  const GstGpuStreamSchedStream *sa = *(GstGpuStreamSchedStream * const *) a;
+  const GstGpuStreamSchedStream *sb = *(GstGpuStreamSchedStream * const *) b;
+
+  return sa->seq < sb->seq ? 1 : sa->seq > sb->seq ? -1 : 0;
+}
+
 /* keep_deadlines: the packets of this cycle's batches that cannot leave by
  * their deadline are marked late, to be dropped (the processor may skip
  * them): a worker that fell behind catches up at once instead of carrying
- * its delay into every next batch. The cycle is done, by the cost per
- * packet of the last cycles (with half again for safety), after the
- * packets still kept: the oldest go first, until the rest fits. */
+ * its delay into every next batch. Every packet of the cycle leaves at its
+ * end, T: the launch plus, by the cost per packet of the last cycles (with
+ * half again for safety), the packets kept. When a packet would leave after
+ * its deadline, the most recently admitted streams pay first, as the
+ * shedding does: their packets (oldest first) are dropped until T is within
+ * the deadlines of the older streams' packets; what is still late after
+ * that is dropped oldest first. */
 static void
 cycle_mark_late (GstGpuStreamScheduler * sched)
 {
-  guint64 kept = 0, cost = sched->packet_cost + sched->packet_cost / 2;
-  /* a deadline within 3 I + mu (admitted with admission off) cannot be
-   * kept by the model: such packets are never dropped late, only missed */
+  guint64 kept = 0, bytes = 0, t;
+  guint64 cost = sched->packet_cost + sched->packet_cost / 2;
   GstClockTime bound = 3 * sched->cycle + sched->params.mu, excuse;
+  GPtrArray *order = sched->cyc_streams;
+  gboolean at_risk = FALSE;
   guint i, j;
 
-  for (i = 0; i < sched->n_pipelines; i++) {
-    Pipeline *pl = &sched->pipelines[i];
-
-    if (!pl->pending)
-      kept += pl->work_n;
-  }
-  /* the time the last cycle waited for its forwarders (a synchronising
-   * sink) is downstream's: a packet late by that much only is forwarded (a
-   * miss, if it is one), not dropped */
-  excuse = sched->handoff_wait;
   for (i = 0; i < sched->n_pipelines; i++) {
     Pipeline *pl = &sched->pipelines[i];
     GstGpuStreamSchedItem *items = pl->bufs[pl->work_idx].items;
 
     if (pl->pending)
       continue;
-    /* what waited behind a blocked downstream (a sink prerolling) is late
-     * by downstream's doing, not the worker's: forwarded, not dropped */
+    kept += pl->work_n;
+    for (j = 0; j < pl->work_n; j++)
+      if (items[j].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+        bytes += items[j].size;
+  }
+  /* the time the last cycle waited for its forwarders (a synchronising
+   * sink) is downstream's: a packet late by that much only is forwarded (a
+   * miss, if it is one), not dropped */
+  excuse = sched->handoff_wait;
+  t = sched->t_launch + cost * kept;
+
+  /* which streams have packets here, and whether any would be late; what
+   * waited behind a blocked downstream (a sink prerolling, pl->held) is late
+   * by downstream's doing, not the worker's: forwarded, never dropped */
+  g_ptr_array_set_size (order, 0);
+  for (i = 0; i < sched->n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+    GstGpuStreamSchedItem *items = pl->bufs[pl->work_idx].items;
+
+    if (pl->pending || pl->held)
+      continue;
+    for (j = 0; j < pl->work_n; j++) {
+      GstGpuStreamSchedStream *s = items[j].stream;
+      guint64 due = items[j].arrival + (s ? s->d : 0) + excuse;
+
+      if (!item_droppable (&items[j], bound))
+        continue;
+      if (s->cyc_n++ == 0) {
+        s->cyc_min = due;
+        s->cyc_drop = 0;
+        g_ptr_array_add (order, s);
+      }
+      at_risk |= t > due;
+    }
+  }
+
+  if (at_risk && cost > 0) {
+    guint64 older_min = G_MAXUINT64;
+
+    /* the newest streams' packets go until T is within the deadlines of
+     * every older stream's: the plan walks from the newest, each stream
+     * guarding the earliest deadline of those older than it */
+    g_ptr_array_sort (order, cmp_newest_first);
+    for (i = order->len; i-- > 0;) {
+      GstGpuStreamSchedStream *s = order->pdata[i];
+      guint64 own = s->cyc_min;
+
+      /* (cyc_min reused: the earliest deadline of the streams older than
+       * s, which the plan must bring T within) */
+      s->cyc_min = older_min;
+      older_min = MIN (older_min, own);
+    }
+    for (i = 0; i < order->len; i++) {
+      GstGpuStreamSchedStream *s = order->pdata[i];
+      guint64 k;
+
+      if (t <= s->cyc_min)
+        break;
+      k = MIN ((guint64) s->cyc_n, (t - s->cyc_min + cost - 1) / cost);
+      s->cyc_drop = (guint) k;
+      t -= k * cost;
+    }
+  }
+
+  /* the marking, in arrival order within each stream: the planned drops
+   * first, then whatever is late still */
+  for (i = 0; i < sched->n_pipelines; i++) {
+    Pipeline *pl = &sched->pipelines[i];
+    GstGpuStreamSchedItem *items = pl->bufs[pl->work_idx].items;
+
+    if (pl->pending)
+      continue;
     if (pl->held) {
       pl->held = FALSE;
       continue;
     }
+    if (!at_risk)
+      continue;
     for (j = 0; j < pl->work_n; j++) {
       GstGpuStreamSchedItem *it = &items[j];
 
-      if ((it->flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) &&
-          it->stream->d > bound &&
-          sched->t_launch + cost * kept > it->arrival + it->stream->d +
-          excuse) {
-        it->flags |= GST_GPUSTREAM_SCHED_ITEM_LATE;
-        kept--;
-      }
+      if (!item_droppable (it, bound))
+        continue;
+      if (it->stream->cyc_drop > 0) {
+        it->stream->cyc_drop--;
+      } else if (t > it->arrival + it->stream->d + excuse) {
+        t -= MIN (t, cost);
+      } else
+        continue;
+      it->flags |= GST_GPUSTREAM_SCHED_ITEM_LATE;
+      kept--;
+      bytes -= it->size;
     }
   }
+  for (i = 0; i < order->len; i++)
+    ((GstGpuStreamSchedStream *) order->pdata[i])->cyc_n = 0;
   sched->cycle_packets = kept;
+  sched->cycle_kept_bytes = bytes;
 }
 
 /* Phase 2: each swapped batch is started (a split processor, on the next
@@ -1160,7 +1266,7 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
   GstGpuStreamSchedAdmissionFunc func;
   GPtrArray *changed;
   gdouble p90;
-  guint64 before, after, carried, lat_max, late, capacity;
+  guint64 before, after, carried, lat_max, late, capacity, measured;
   GstClockTime theta;
   gboolean overloaded, quiet, restore = FALSE;
   guint n;
@@ -1179,9 +1285,17 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
         WATCH_MAX_CYCLES);
     sched->win_late_mark = sched_late_drops_locked (sched);
   }
+  if (sched->win_n == 0) {
+    sched->win_start = gst_gpustream_sched_now ();
+    sched->win_bytes = 0;
+  }
+  sched->win_bytes += sched->cycle_kept_bytes;
   sched->win[sched->win_n++] = occupancy;
   sched->win_overruns += occupancy >= 1.0;
-  if (sched->win_n < sched->win_len) {
+  /* win_len cycles, or the window's time of cycles that overran (a worker
+   * far behind must not wait 50 long cycles to be judged) */
+  if (sched->win_n < sched->win_len && (sched->win_n < WATCH_SHORT_CYCLES ||
+          gst_gpustream_sched_now () - sched->win_start < WATCH_WINDOW)) {
     g_mutex_unlock (&sched->lock);
     return;
   }
@@ -1194,20 +1308,35 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
   lat_max = __atomic_exchange_n (&sched->win_lat_max, 0, __ATOMIC_RELAXED);
   late = sched_late_drops_locked (sched);
   theta = sched_theta_locked (sched);
-  overloaded = sched->win_overruns * 4 >= n || late > sched->win_late_mark ||
+  overloaded = sched->win_overruns * 2 >= n || late > sched->win_late_mark ||
       (GST_CLOCK_TIME_IS_VALID (theta) && lat_max > theta / 2);
+  /* a window says what more load would cost only if the streams carried
+   * sent (about) their rates in it: quiet at the end of a stream, or while
+   * the streams pause, is no reason to raise the capacity; raised, the
+   * occupancy the window predicts for a tenth more must stay under target */
+  measured = sched->win_bytes * GST_SECOND /
+      MAX (gst_gpustream_sched_now () - sched->win_start, 1);
+  carried = sched_carried_locked (sched);
   quiet = sched->win_overruns == 0 && late == sched->win_late_mark &&
       p90 < OCC_QUIET && (!GST_CLOCK_TIME_IS_VALID (theta) ||
-      lat_max < theta / 4);
+      lat_max < theta / 4) && (carried == 0 || (measured * 2 >= carried &&
+          p90 * (measured + capacity / 10) < OCC_TARGET * measured));
   ch.window_cycles = n;
   ch.window_overruns = sched->win_overruns;
   sched->win_n = 0;
   sched->win_overruns = 0;
   sched->win_late_mark = late;
 
+  /* the window after a change still drains what the old load left (the
+   * cycles overrun, the oldest packets are dropped late): judged, it would
+   * lower the capacity a second time for the same overload */
+  if (sched->settling) {
+    sched->settling = FALSE;
+    g_mutex_unlock (&sched->lock);
+    return;
+  }
   before = after = sched_capacity (sched);
   changed = g_ptr_array_new ();
-  carried = sched_carried_locked (sched);
   /* one window overloaded is a stall, which the late drops cover; two in a
    * row are a load the worker cannot carry */
   sched->strikes = overloaded ? sched->strikes + 1 : 0;
@@ -1233,6 +1362,7 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
 
   func = NULL;
   if (after != before) {
+    sched->settling = TRUE;
     __atomic_store_n (&sched->cap_eff, after, __ATOMIC_RELAXED);
     if (after < before)
       sched->lowered++;
@@ -1622,6 +1752,8 @@ gst_gpustream_scheduler_free (GstGpuStreamScheduler * sched)
     gst_gpustream_scheduler_remove_stream (sched, sched->streams->data);
   g_mutex_clear (&sched->lock);
   g_free (sched->win);
+  if (sched->cyc_streams)
+    g_ptr_array_free (sched->cyc_streams, TRUE);
   g_free (sched);
 }
 
@@ -1729,9 +1861,12 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
   __atomic_store_n (&sched->win_lat_max, 0, __ATOMIC_RELAXED);
   sched->win_n = sched->win_len = sched->win_overruns = 0;
   sched->quiet_windows = sched->strikes = 0;
+  sched->settling = FALSE;
   sched->packet_cost = sched->cycle_packets = sched->handoff_wait = 0;
   if (!sched->win)
     sched->win = g_new (gdouble, WATCH_MAX_CYCLES);
+  if (!sched->cyc_streams)
+    sched->cyc_streams = g_ptr_array_new ();
   for (l = sched->streams; l; l = l->next)
     g_atomic_int_set (&((GstGpuStreamSchedStream *) l->data)->shed, 0);
   sched->n_shed = 0;

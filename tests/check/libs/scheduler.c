@@ -22,8 +22,10 @@ busy_cpu (gpointer data, GstGpuStreamSchedItem * items, guint n)
   guint64 bytes = 0, end;
   guint i;
 
+  /* (a packet dropped late is skipped, as a real stage does) */
   for (i = 0; i < n; i++)
-    if (items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET)
+    if ((items[i].flags & GST_GPUSTREAM_SCHED_ITEM_PACKET) &&
+        !gst_gpustream_sched_item_is_flushed (&items[i]))
       bytes += items[i].size;
   end = gst_gpustream_sched_now () + bytes * busy_ns_per_byte;
   while (gst_gpustream_sched_now () < end);
@@ -557,6 +559,126 @@ block_got (guint id)
   g_mutex_unlock (&block.lock);
   return n;
 }
+
+/* ---- keep_deadlines: who pays when the worker cannot keep up ---------- */
+
+typedef struct
+{
+  GstGpuStreamSchedStream *stream;
+  guint64 per_ms;               /* packets pushed each millisecond */
+  guint64 pushed;
+  gint64 end;                   /* monotonic us */
+  GThread *thread;
+} Pusher;
+
+static gint forwarded[2];
+
+static void
+fwd_count (gpointer stream_data, gpointer data, guint16 flags)
+{
+  g_atomic_int_inc (&forwarded[GPOINTER_TO_UINT (stream_data)]);
+}
+
+static const GstGpuStreamSchedCallbacks forward_count_cb = { fwd_count,
+  drop_nothing
+};
+
+static gpointer
+pusher_main (gpointer data)
+{
+  Pusher *p = data;
+  gint64 next = g_get_monotonic_time ();
+  guint64 i;
+
+  while (next < p->end) {
+    for (i = 0; i < p->per_ms; i++)
+      p->pushed += gst_gpustream_sched_stream_push (p->stream,
+          GSIZE_TO_POINTER (p->pushed + 1), 1000,
+          GST_GPUSTREAM_SCHED_ITEM_PACKET);
+    next += 1000;
+    while (g_get_monotonic_time () < next)
+      g_usleep (200);
+  }
+  return NULL;
+}
+
+/* A stage that carries 50,000 packets/s, offered 70,000 by two streams: a
+ * third of the packets cannot leave in time. The late drops fall on the
+ * stream admitted last, as the shedding would, and the first one admitted
+ * loses (almost) nothing; dropping oldest first across both would have
+ * spread the loss over both (a third each). */
+GST_START_TEST (test_late_drops_newest_first)
+{
+  GstGpuStreamScheduler *sched = gst_gpustream_scheduler_new (&busy_proc,
+      NULL, &forward_count_cb);
+  GstGpuStreamSchedulerParams p;
+  GstGpuStreamSchedStreamStats st[2];
+  Pusher push[2];
+  guint64 lost[2];
+  gint64 end;
+  guint i;
+
+  busy_ns_per_byte = 20;        /* 20 us a 1000-byte packet */
+  memset (forwarded, 0, sizeof forwarded);
+  gst_gpustream_scheduler_get_params (sched, &p);
+  p.cycle = 2 * GST_MSECOND;
+  p.capacity = 0;
+  p.admission = FALSE;
+  p.keep_deadlines = TRUE;
+  gst_gpustream_scheduler_set_params (sched, &p);
+  memset (push, 0, sizeof push);
+  for (i = 0; i < 2; i++) {
+    push[i].stream = gst_gpustream_scheduler_add_stream (sched, 1000,
+        20 * GST_MSECOND, 35000 * 1000, GUINT_TO_POINTER (i), NULL, NULL);
+    fail_unless (push[i].stream != NULL);
+    push[i].per_ms = 35;
+  }
+  fail_unless (gst_gpustream_scheduler_start (sched, 2,
+          GST_GPUSTREAM_BACKEND_CPU, NULL, NULL));
+  end = g_get_monotonic_time () + 1500 * G_TIME_SPAN_MILLISECOND;
+  for (i = 0; i < 2; i++) {
+    push[i].end = end;
+    push[i].thread = g_thread_new ("pusher", pusher_main, &push[i]);
+  }
+  for (i = 0; i < 2; i++)
+    g_thread_join (push[i].thread);
+  /* the backlog leaves within a deadline or is dropped (bounded wait) */
+  end = g_get_monotonic_time () + 5 * G_TIME_SPAN_SECOND;
+  for (i = 0; i < 2 && g_get_monotonic_time () < end;) {
+    gst_gpustream_sched_stream_get_stats (push[i].stream, &st[i]);
+    if (st[i].packets + st[i].drops_late < push[i].pushed)
+      g_usleep (10 * 1000);
+    else
+      i++;
+  }
+  gst_gpustream_scheduler_stop (sched);
+
+  for (i = 0; i < 2; i++) {
+    gst_gpustream_sched_stream_get_stats (push[i].stream, &st[i]);
+    /* every packet pushed is forwarded or dropped late, once */
+    fail_unless (st[i].packets + st[i].drops_late == push[i].pushed,
+        "stream %u: %" G_GUINT64_FORMAT " pushed, %" G_GUINT64_FORMAT
+        " forwarded, %" G_GUINT64_FORMAT " late, %" G_GUINT64_FORMAT
+        " overflow, %" G_GUINT64_FORMAT " policed", i, push[i].pushed,
+        st[i].packets, st[i].drops_late, st[i].drops_overflow,
+        st[i].drops_policed);
+    fail_unless_equals_uint64 (st[i].packets,
+        (guint64) g_atomic_int_get (&forwarded[i]));
+    lost[i] = st[i].drops_late + st[i].misses;
+  }
+  /* the overload is there (a third of everything), and the newer stream
+   * pays for it */
+  fail_unless (lost[1] > push[1].pushed / 5, "the newer stream lost %"
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT, lost[1], push[1].pushed);
+  fail_unless (lost[0] <= push[0].pushed / 50 && lost[0] * 10 < lost[1],
+      "the older stream lost %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+      " (the newer %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ")", lost[0],
+      push[0].pushed, lost[1], push[1].pushed);
+  gst_gpustream_scheduler_free (sched);
+  busy_ns_per_byte = 0;
+}
+
+GST_END_TEST;
 
 GST_START_TEST (test_blocked_forwarder)
 {
@@ -1457,6 +1579,7 @@ scheduler_suite (void)
   tcase_add_test (tc, test_calibration_trial);
   tcase_add_test (tc, test_declared_rate);
   tcase_add_test (tc, test_blocked_forwarder);
+  tcase_add_test (tc, test_late_drops_newest_first);
   return s;
 }
 
