@@ -4,13 +4,16 @@ built in build/bench) and draws its figures as SVG, without matplotlib.
 
   bench(build, results)             run it, add its JSON lines to results,
                                     write the SVGs next to them in build/bench
-  python3 bench_rtgpu.py JSONL DIR  the SVGs of a results file into DIR
+  python3 bench_rtgpu.py JSONL DIR [PREFIX]
+                                    the SVGs of a results file into DIR,
+                                    named PREFIX-*.svg (default rtgpu)
 
 Figures (after the paper's Fig. 12 and 13):
   rtgpu-cdf-cycle.svg   latency CDF per stream at a fixed load, one colour per I
   rtgpu-cdf-load.svg    latency CDF per stream at I = 5 ms, one colour per load,
                         admission on and off
-  rtgpu-misses.svg      share of packets past the deadline vs offered load"""
+  rtgpu-misses.svg      share of packets past the deadline or dropped late
+                        vs offered load"""
 
 import json
 import math
@@ -179,7 +182,7 @@ def _cdf_panel(title, runs, label_of, deadline):
     return p
 
 
-def plot(rows, outdir):
+def plot(rows, outdir, prefix="rtgpu"):
     rows = [r for r in rows if r.get("bench") == "rtgpu"]
     loads = [r for r in rows if r.get("op") == "load"]
     if not loads:
@@ -187,8 +190,12 @@ def plot(rows, outdir):
     os.makedirs(outdir, exist_ok=True)
     ctx = rows[0].get("context", {})
     r0 = loads[0]
-    caption = ("bench_rtgpu: %d-byte RTP, SRTP protect (%s) on the CPU backend, %s s a run; %s%s"
+    caption = ("bench_rtgpu: %d-byte RTP, SRTP protect (%s) on the CPU backend, %s s a run, "
+               "worker %s, %s, %d busy loop(s) beside it; %s%s"
                % (r0["packet_bytes"], r0["impl"], r0["duration_s"],
+                  "at SCHED_FIFO" if r0.get("worker_realtime") else "at normal priority",
+                  "keep-deadlines" if r0.get("keep_deadlines", True) else
+                  "the paper's scheduler (no keep-deadlines)", r0.get("hogs", 0),
                   ctx.get("cpu", "CPU"), (", commit " + ctx["commit"]) if ctx.get("commit") else ""))
     deadline = r0["deadline_ms"]
     cycles = sorted({r["cycle_ms"] for r in loads})
@@ -202,7 +209,7 @@ def plot(rows, outdir):
                 if r["cycle_ms"] == c and r["load_pct"] == pct and r["admission"]]
         panels.append(_cdf_panel("load %d %% of B_I, admission on" % pct, runs,
                                  lambda r: "I = %g ms" % r["cycle_ms"], deadline))
-    made.append(svg(panels, os.path.join(outdir, "rtgpu-cdf-cycle.svg"),
+    made.append(svg(panels, os.path.join(outdir, prefix + "-cdf-cycle.svg"),
                     "Latency CDF vs scheduling cycle I (thin: each stream; thick: all). " + caption))
 
     # Fig. 13: fixed I, load varies; admission on and off
@@ -215,12 +222,14 @@ def plot(rows, outdir):
                                  lambda r: "%d %% (%d/%d streams)" % (
                                      r["load_pct"], r["streams_admitted"], r["streams_offered"]),
                                  deadline))
-    made.append(svg(panels, os.path.join(outdir, "rtgpu-cdf-load.svg"),
+    made.append(svg(panels, os.path.join(outdir, prefix + "-cdf-load.svg"),
                     "Latency CDF vs offered load (thin: each stream; thick: all). " + caption))
 
-    # misses vs load, per I, admission on (solid) / off (dashed)
-    p = Panel("packets past the %g ms deadline" % deadline, "offered load (% of calibrated B_I)",
-              "misses (% of packets)", min(pcts), max(pcts), 0, 100, logx=False,
+    # misses vs load, per I, admission on (solid) / off (dashed); a packet
+    # dropped late (keep-deadlines) did not make its deadline either
+    p = Panel("packets past the %g ms deadline or dropped late" % deadline,
+              "offered load (% of calibrated B_I)",
+              "% of the admitted streams' packets", min(pcts), max(pcts), 0, 100, logx=False,
               xticks=pcts, yticks=[0, 25, 50, 75, 100])
     for i, c in enumerate(cycles):
         for adm in (True, False):
@@ -229,16 +238,18 @@ def plot(rows, outdir):
                 rr = [r for r in loads if r["cycle_ms"] == c and r["load_pct"] == pct
                       and r["admission"] == adm]
                 if rr and rr[0]["packets"]:
-                    pts.append((pct, 100.0 * rr[0]["misses"] / rr[0]["packets"]))
+                    late = rr[0].get("drops_late", 0)
+                    pts.append((pct, 100.0 * (rr[0]["misses"] + late) /
+                                (rr[0]["packets"] + late)))
             p.line(pts, COLORS[i % len(COLORS)], 2.0, None if adm else "6,4",
                    "I = %g ms, admission %s" % (c, "on" if adm else "off"))
-    made.append(svg([p], os.path.join(outdir, "rtgpu-misses.svg"),
+    made.append(svg([p], os.path.join(outdir, prefix + "-misses.svg"),
                     "Deadline misses vs offered load. " + caption))
     return made
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: bench_rtgpu.py RESULTS.jsonl OUTDIR")
-    for path in plot(load(sys.argv[1]), sys.argv[2]):
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: bench_rtgpu.py RESULTS.jsonl OUTDIR [PREFIX]")
+    for path in plot(load(sys.argv[1]), sys.argv[2], *sys.argv[3:]):
         print(path)

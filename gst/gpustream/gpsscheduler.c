@@ -100,6 +100,11 @@ GST_DEBUG_CATEGORY_STATIC (gps_sched_debug);
 #define OCC_QUIET 0.6
 #define LOWER_MIN 0.8
 #define QUIET_WINDOWS 20
+/* the cost per packet keep_deadlines plans with: the second lowest of the
+ * last COST_CYCLES cycles, not the last one: a cycle the worker was
+ * preempted in costs several times more per packet, and planning the next
+ * with it dropped packets that would have left in time */
+#define COST_CYCLES 8
 
 typedef struct _Pipeline Pipeline;
 
@@ -251,7 +256,10 @@ struct _GstGpuStreamScheduler
   guint64 t_launch;             /* worker only: this cycle's launch */
   guint64 cycle_packets;        /* worker only: packets kept this cycle */
   guint64 cycle_kept_bytes;     /* worker only: their bytes */
-  guint64 packet_cost;          /* worker only: ns per packet, last cycle */
+  guint64 packet_cost;          /* worker only: ns per packet, of the last
+                                 * COST_CYCLES (see cycle_finish) */
+  guint64 costs[COST_CYCLES];   /* worker only: their ns per packet */
+  guint n_costs;
   guint64 handoff_wait;         /* worker only: ns the last cycle waited for
                                  * its forwarders */
   GPtrArray *cyc_streams;       /* worker only: cycle_mark_late's streams */
@@ -942,10 +950,12 @@ cmp_newest_first (gconstpointer a, gconstpointer b)
  * its delay into every next batch. Every packet of the cycle leaves at its
  * end, T: the launch plus, by the cost per packet of the last cycles (with
  * half again for safety), the packets kept. When a packet would leave after
- * its deadline, the most recently admitted streams pay first, as the
- * shedding does: their packets (oldest first) are dropped until T is within
- * the deadlines of the older streams' packets; what is still late after
- * that is dropped oldest first. */
+ * half its slack (half-way from 3 I + mu to its deadline), the most
+ * recently admitted streams pay first, as the shedding does: their packets
+ * (oldest first) are dropped until T is within that of the older streams'
+ * packets; what would still leave after its deadline is dropped, oldest
+ * first. A stream is never dropped early for its own sake, only for the
+ * streams admitted before it. */
 static void
 cycle_mark_late (GstGpuStreamScheduler * sched)
 {
@@ -985,10 +995,15 @@ cycle_mark_late (GstGpuStreamScheduler * sched)
       continue;
     for (j = 0; j < pl->work_n; j++) {
       GstGpuStreamSchedStream *s = items[j].stream;
-      guint64 due = items[j].arrival + (s ? s->d : 0) + excuse;
+      guint64 due;
 
       if (!item_droppable (&items[j], bound))
         continue;
+      /* what the plan guards is half-way between the model's bound and
+       * the deadline: the slack above it is for a preemption in the middle
+       * of the next batch, which would otherwise make the older streams
+       * miss while the newer ones were carried */
+      due = items[j].arrival + s->d - (s->d - bound) / 2 + excuse;
       if (s->cyc_n++ == 0) {
         s->cyc_min = due;
         s->cyc_drop = 0;
@@ -1121,8 +1136,21 @@ cycle_finish (GstGpuStreamScheduler * sched, GstClockTime base)
   ts = gst_gpustream_sched_now () - sched->t_launch;
   /* what a packet cost in this cycle, for the next one's late marks (a
    * cycle of few packets says little: its fixed costs dominate) */
-  if (sched->cycle_packets >= 8)
-    sched->packet_cost = ts / sched->cycle_packets;
+  if (sched->cycle_packets >= 8) {
+    guint64 lo = G_MAXUINT64, lo2 = G_MAXUINT64;
+    guint k, n;
+
+    sched->costs[sched->n_costs++ % COST_CYCLES] = ts / sched->cycle_packets;
+    n = MIN (sched->n_costs, COST_CYCLES);
+    for (k = 0; k < n; k++) {
+      if (sched->costs[k] < lo) {
+        lo2 = lo;
+        lo = sched->costs[k];
+      } else if (sched->costs[k] < lo2)
+        lo2 = sched->costs[k];
+    }
+    sched->packet_cost = n >= 2 ? lo2 : lo;
+  }
   /* a late forwarder is waited for, as in the paper: a machine that
    * stalls it for tens of ms delays every pipeline alike, and going on
    * without it measured worse (its pipeline then falls a cycle behind at
@@ -1863,6 +1891,7 @@ gst_gpustream_scheduler_start (GstGpuStreamScheduler * sched,
   sched->quiet_windows = sched->strikes = 0;
   sched->settling = FALSE;
   sched->packet_cost = sched->cycle_packets = sched->handoff_wait = 0;
+  sched->n_costs = 0;
   if (!sched->win)
     sched->win = g_new (gdouble, WATCH_MAX_CYCLES);
   if (!sched->cyc_streams)

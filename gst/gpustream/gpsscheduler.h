@@ -153,11 +153,12 @@ typedef struct {
    * - a packet that cannot leave by its deadline at launch is dropped
    *   (drops_late), so a worker behind catches up instead of making every
    *   next batch late too (streams whose d is above 3 I + mu only: the
-   *   others, admitted with admission off, miss);
+   *   others, admitted with admission off, miss); the most recently
+   *   admitted streams' packets go first, until the older streams' fit;
    * - with a capacity, the worker watches its cycles (from P_k to the end
    *   of the cycle's hand-offs, as a fraction of the device cycle), in
-   *   windows of about 100 ms: after two windows in a row with a quarter
-   *   of their cycles overrun, a packet dropped late or one that left
+   *   windows of about 100 ms: after two windows in a row with half of
+   *   their cycles overrun, a packet dropped late or one that left
    *   after half the tightest deadline, the capacity admission uses is
    *   lowered to what the measured cycles say would keep the 90th
    *   percentile at 0.75 of I; with admission on, the most recently

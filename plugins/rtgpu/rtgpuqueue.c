@@ -36,7 +36,8 @@
  *
  * `keep-deadlines` (on by default) sheds load rather than miss deadlines
  * when the machine gives the worker less than the calibration saw: packets
- * that can no longer leave in time are dropped at launch (drops-late);
+ * that can no longer leave in time are dropped at launch (drops-late), the
+ * most recently admitted streams' first;
  * with a capacity, the worker watches its cycles and, after two overloaded
  * windows of about 100 ms, lowers the capacity admission uses and sheds the
  * most recently admitted streams (an `rtgpuqueue-admission` element message
@@ -1894,7 +1895,8 @@ gst_rt_gpu_queue_class_init (GstRtGpuQueueClass * klass)
   g_object_class_install_property (gobject_class, PROP_KEEP_DEADLINES,
       g_param_spec_boolean ("keep-deadlines", "Keep deadlines",
           "Shed load rather than miss deadlines: drop packets that can no "
-          "longer leave in time (drops-late); with a capacity, lower it "
+          "longer leave in time (drops-late, the most recently admitted "
+          "streams' first); with a capacity, lower it "
           "while the worker overruns its cycles, shedding the most recently "
           "admitted streams (rtgpuqueue-admission messages); with admission "
           "off, take at most capacity x cycle bytes a cycle (drops-capped)",
