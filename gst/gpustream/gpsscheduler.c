@@ -85,7 +85,9 @@ GST_DEBUG_CATEGORY_STATIC (gps_sched_debug);
  * half of its cycles or more ended after the next launch (a backlog grows;
  * a few overruns are the preemptions of a worker without SCHED_FIFO, which
  * its deadline's slack absorbs), a packet was dropped late, or one left
- * after half the tightest deadline. Two windows overloaded in a row (one
+ * after half the tightest deadline, or (admission off, whose promise is
+ * the p99 of 3 I + mu that the capped cycles keep) more than 1 % of its
+ * packets left after 3 I + mu. Two windows overloaded in a row (one
  * is a stall, which the late drops cover): the capacity goes down by the
  * measured occupancy (to keep the window's p90 at OCC_TARGET), at least by
  * LOWER_MIN and at most by half; the window after a change is not judged.
@@ -233,6 +235,8 @@ struct _GstGpuStreamScheduler
   guint64 win_lat_max;          /* atomic: the forwarders' worst latency in
                                  * the window */
   guint64 win_late_mark;        /* drops_late of the streams at its start */
+  guint64 win_over_mark, win_pkt_mark;  /* packets past 3 I + mu, and all,
+                                         * forwarded before it */
   gdouble *win;                 /* the window's occupancies */
   guint win_n, win_len, win_overruns, quiet_windows, strikes;
   gboolean settling;            /* the window after a change: not judged */
@@ -1232,6 +1236,25 @@ sched_realtime (GstGpuStreamScheduler * sched)
   return sched->device && g_atomic_int_get (&sched->device->realtime);
 }
 
+/* the packets the streams forwarded (*packets) and those of them that
+ * left after 3 I + mu (*over: the histogram's buckets above the bound's) */
+static void
+sched_over_bound_locked (GstGpuStreamScheduler * sched, guint64 * over,
+    guint64 * packets)
+{
+  guint first = hist_index (3 * sched->cycle + sched->params.mu) + 1, k;
+  GList *l;
+
+  *over = *packets = 0;
+  for (l = sched->streams; l; l = l->next) {
+    GstGpuStreamSchedStream *s = l->data;
+
+    *packets += atomic_get64 (&s->packets);
+    for (k = first; k < HIST_BUCKETS; k++)
+      *over += atomic_get64 (&s->hist[k]);
+  }
+}
+
 /* the declared rate of the streams not shed */
 static guint64
 sched_carried_locked (GstGpuStreamScheduler * sched)
@@ -1295,6 +1318,7 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
   GPtrArray *changed;
   gdouble p90;
   guint64 before, after, carried, lat_max, late, capacity, measured;
+  guint64 over, pkts, over_win, pkts_win;
   GstClockTime theta;
   gboolean overloaded, quiet, restore = FALSE;
   guint n;
@@ -1312,6 +1336,8 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
             (&sched->effective_cycle, __ATOMIC_RELAXED)), WATCH_MIN_CYCLES,
         WATCH_MAX_CYCLES);
     sched->win_late_mark = sched_late_drops_locked (sched);
+    sched_over_bound_locked (sched, &sched->win_over_mark,
+        &sched->win_pkt_mark);
   }
   if (sched->win_n == 0) {
     sched->win_start = gst_gpustream_sched_now ();
@@ -1336,8 +1362,13 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
   lat_max = __atomic_exchange_n (&sched->win_lat_max, 0, __ATOMIC_RELAXED);
   late = sched_late_drops_locked (sched);
   theta = sched_theta_locked (sched);
+  sched_over_bound_locked (sched, &over, &pkts);
+  /* (a stream gone since the window began takes its counts along) */
+  over_win = over >= sched->win_over_mark ? over - sched->win_over_mark : 0;
+  pkts_win = pkts >= sched->win_pkt_mark ? pkts - sched->win_pkt_mark : 0;
   overloaded = sched->win_overruns * 2 >= n || late > sched->win_late_mark ||
-      (GST_CLOCK_TIME_IS_VALID (theta) && lat_max > theta / 2);
+      (GST_CLOCK_TIME_IS_VALID (theta) && lat_max > theta / 2) ||
+      (!sched->params.admission && over_win * 100 > pkts_win);
   /* a window says what more load would cost only if the streams carried
    * sent (about) their rates in it: quiet at the end of a stream, or while
    * the streams pause, is no reason to raise the capacity; raised, the
@@ -1354,6 +1385,8 @@ sched_watch_cycle (GstGpuStreamScheduler * sched, gdouble occupancy,
   sched->win_n = 0;
   sched->win_overruns = 0;
   sched->win_late_mark = late;
+  sched->win_over_mark = over;
+  sched->win_pkt_mark = pkts;
 
   /* the window after a change still drains what the old load left (the
    * cycles overrun, the oldest packets are dropped late): judged, it would
