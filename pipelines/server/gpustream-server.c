@@ -1655,6 +1655,7 @@ main (int argc, char **argv)
   server_cache_register ();
   raise_descriptor_limit ();
   server_front_set_idle_timeout (opt_idle_timeout);
+  server_front_guard_install ();
 
   loop = g_main_loop_new (NULL, FALSE);
   server = g_object_new (GPS_TYPE_SERVER, NULL);

@@ -153,6 +153,168 @@ server_front_scan (ServerFrontScan * scan, const gchar * buf, gsize len,
   return SERVER_FRONT_MORE;
 }
 
+/* ---- the heads after the first ---- */
+
+enum
+{
+  FOLLOW_START,                 /* between messages */
+  FOLLOW_HEAD,
+  FOLLOW_BODY,
+  FOLLOW_FRAME_HEAD,            /* after a '$' */
+  FOLLOW_FRAME,
+};
+
+enum
+{
+  CL_NAME,                      /* the line may still be Content-Length */
+  CL_OTHER,                     /* it is not */
+  CL_SPACE,                     /* "Content-Length:" and spaces so far */
+  CL_DIGITS,
+  CL_END,                       /* spaces after the digits */
+};
+
+#define CL_HEADER "content-length:"
+/* far above any limit of the reader's; keeps the sum from overflowing */
+#define CL_MAX (G_GUINT64_CONSTANT (1) << 40)
+
+static void
+follow_head_done (ServerFrontFollow * f)
+{
+  f->left = f->has_length ? f->content_length : 0;
+  f->at = f->left ? FOLLOW_BODY : FOLLOW_START;
+  f->past_first = f->cr = f->has_length = FALSE;
+  f->head_len = f->line_len = 0;
+  f->content_length = 0;
+  f->cl = CL_NAME;
+}
+
+/* one byte of a head, checked as server_front_scan checks the first */
+static ServerFrontHead
+follow_head_byte (ServerFrontFollow * f, guchar c)
+{
+  if (++f->head_len > SERVER_FRONT_HEAD_MAX)
+    return SERVER_FRONT_TOO_LARGE;
+  /* a CR ends a line with the LF after it, or is not allowed */
+  if (f->cr && c != '\n')
+    return SERVER_FRONT_BAD;
+  if (c == '\r') {
+    f->cr = TRUE;
+    return SERVER_FRONT_MORE;
+  }
+  if (c == '\n') {
+    f->cr = FALSE;
+    if (f->line_len == 0) {
+      /* empty lines before the first line are allowed (RFC 9112 2.2) */
+      if (f->past_first)
+        follow_head_done (f);
+      return SERVER_FRONT_MORE;
+    }
+    /* a Content-Length counts once its line ended with digits */
+    if (f->cl == CL_SPACE)
+      return SERVER_FRONT_BAD;
+    if (f->cl == CL_DIGITS || f->cl == CL_END)
+      f->has_length = TRUE;
+    f->cl = CL_NAME;
+    f->past_first = TRUE;
+    f->line_len = 0;
+    return SERVER_FRONT_MORE;
+  }
+  if ((c < 0x20 && c != '\t') || c == 0x7f)
+    return SERVER_FRONT_BAD;
+  if (f->line_len >= SERVER_FRONT_LINE_MAX)
+    return SERVER_FRONT_TOO_LARGE;
+  /* what starts a request line must be a method (or "RTSP/": a status
+   * line, the client's answer to a request of ours) */
+  if (!f->past_first && f->line_len == 0 && !is_tchar (c))
+    return SERVER_FRONT_BAD;
+  f->line_len++;
+  if (!f->past_first)
+    return SERVER_FRONT_MORE;
+  switch (f->cl) {
+    case CL_NAME:
+      if (g_ascii_tolower (c) != CL_HEADER[f->line_len - 1])
+        f->cl = CL_OTHER;
+      else if (f->line_len < sizeof CL_HEADER - 1)
+        break;
+      else if (f->has_length)
+        return SERVER_FRONT_BAD;        /* a second Content-Length */
+      else {
+        f->cl = CL_SPACE;
+        f->content_length = 0;
+      }
+      break;
+    case CL_SPACE:
+    case CL_DIGITS:
+      if (g_ascii_isdigit (c)) {
+        f->content_length = f->content_length * 10 + (c - '0');
+        if (f->content_length > CL_MAX)
+          return SERVER_FRONT_BAD;
+        f->cl = CL_DIGITS;
+      } else if (c == ' ' || c == '\t') {
+        if (f->cl == CL_DIGITS)
+          f->cl = CL_END;
+      } else {
+        return SERVER_FRONT_BAD;
+      }
+      break;
+    case CL_END:
+      if (c != ' ' && c != '\t')
+        return SERVER_FRONT_BAD;
+      break;
+    default:
+      break;
+  }
+  return SERVER_FRONT_MORE;
+}
+
+ServerFrontHead
+server_front_follow (ServerFrontFollow * f, const guint8 * buf, gsize len)
+{
+  gsize i = 0;
+
+  while (i < len) {
+    switch (f->at) {
+      case FOLLOW_START:
+        if (buf[i] == '$') {
+          f->at = FOLLOW_FRAME_HEAD;
+          f->frame_have = 0;
+          i++;
+          break;
+        }
+        f->at = FOLLOW_HEAD;
+        /* fall through */
+      case FOLLOW_HEAD:{
+        ServerFrontFollow before = *f;
+        ServerFrontHead state = follow_head_byte (f, buf[i]);
+
+        if (state != SERVER_FRONT_MORE) {
+          *f = before;
+          return state;
+        }
+        i++;
+        break;
+      }
+      case FOLLOW_FRAME_HEAD:
+        f->frame_head[f->frame_have++] = buf[i++];
+        if (f->frame_have == 3) {
+          f->left = (guint) f->frame_head[1] << 8 | f->frame_head[2];
+          f->at = f->left ? FOLLOW_FRAME : FOLLOW_START;
+        }
+        break;
+      case FOLLOW_BODY:
+      case FOLLOW_FRAME:{
+        guint64 take = MIN (f->left, (guint64) (len - i));
+
+        i += take;
+        if ((f->left -= take) == 0)
+          f->at = FOLLOW_START;
+        break;
+      }
+    }
+  }
+  return SERVER_FRONT_MORE;
+}
+
 /* ---- a connection until its first head ---- */
 
 typedef struct
@@ -211,9 +373,8 @@ set_timer (Pending * p, guint ms)
   g_source_attach (p->timer, p->context);
 }
 
-/* answers status and closes (after the linger) */
-static void
-refuse (Pending * p, ServerFrontHead why)
+void
+server_front_answer_refusal (int fd, ServerFrontHead why)
 {
   static const char bad[] = "RTSP/1.0 400 Bad Request\r\n"
       "Server: gpustream-server\r\nConnection: close\r\n"
@@ -221,16 +382,24 @@ refuse (Pending * p, ServerFrontHead why)
   static const char large[] = "RTSP/1.0 431 Request Header Fields Too Large\r\n"
       "Server: gpustream-server\r\nConnection: close\r\n"
       "Content-Length: 0\r\n\r\n";
-  int fd = g_socket_get_fd (p->socket);
   const char *answer = why == SERVER_FRONT_BAD ? bad : large;
   gsize len = why == SERVER_FRONT_BAD ? sizeof bad - 1 : sizeof large - 1;
 
   g_atomic_int_inc (&refused);
-  /* a few dozen bytes into an empty send buffer: whole or not at all */
+  /* a few dozen bytes: whole or not at all into a send buffer with room
+   * (a later head's may cut into an interleaved frame being sent: the
+   * client is refused either way) */
   if (send (fd, answer, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-    /* the client is gone: closed below either way */
+    /* the client is gone: closed by the caller either way */
   }
   shutdown (fd, SHUT_WR);
+}
+
+/* answers why and closes (after the linger) */
+static void
+refuse (Pending * p, ServerFrontHead why)
+{
+  server_front_answer_refusal (g_socket_get_fd (p->socket), why);
   p->lingering = TRUE;
   p->linger_until = g_get_monotonic_time () + LINGER_US;
   set_timer (p, LINGER_US / 1000);
@@ -302,6 +471,11 @@ on_readable (GSocket * socket, GIOCondition condition, gpointer data)
   if (state == SERVER_FRONT_MORE)
     return G_SOURCE_CONTINUE;
   p->head[p->have] = '\0';
+  state = server_front_guard_attach (p->socket, p->head);
+  if (state != SERVER_FRONT_MORE) {
+    refuse (p, state);
+    return G_SOURCE_CONTINUE;
+  }
   p->handoff (g_object_ref (p->socket), p->ip, p->port, p->head, p->data);
   pending_free (p);
   return G_SOURCE_REMOVE;

@@ -45,6 +45,32 @@ typedef struct
 ServerFrontHead server_front_scan (ServerFrontScan * scan, const gchar * buf,
     gsize len, gsize * head_len);
 
+/* Where a connection's bytes after its first head are: every later head
+ * is measured on the bytes as they are read, as the first was (a line
+ * longer than SERVER_FRONT_LINE_MAX or a head longer than
+ * SERVER_FRONT_HEAD_MAX is too large, a control character bad); the bytes
+ * of interleaved frames ('$', channel, length) and of bodies (as long as
+ * the head's Content-Length) pass unread. The syntax of the lines is the
+ * reader's (gst-rtsp-server's): this bounds what it is made to hold.
+ * Zeroed for the start of a head, or fed the first head. */
+typedef struct
+{
+  guint8 at;                    /* FOLLOW_* of server_front.c */
+  guint8 cl;                    /* the Content-Length header: CL_* */
+  gboolean past_first;          /* the head's first line is complete */
+  gboolean has_length;          /* a Content-Length line is complete */
+  gboolean cr;                  /* the byte before was a CR */
+  gsize head_len, line_len;
+  guint64 content_length, left;
+  guint frame_have;             /* bytes of an interleaved frame's header */
+  guint8 frame_head[3];
+} ServerFrontFollow;
+
+/* Follows buf[0, len): SERVER_FRONT_MORE while nothing is wrong, or the
+ * refusal (and f is then left as it was at the offending byte) */
+ServerFrontHead server_front_follow (ServerFrontFollow * f, const guint8 * buf,
+    gsize len);
+
 /* What takes a connection once its first head is in: socket (transfer
  * full), the client's address, and the head (what was read of it) */
 typedef void (*ServerFrontHandoff) (GSocket * socket, const gchar * ip,
@@ -63,6 +89,22 @@ void server_front_take (GSocket * socket, const gchar * ip, gint port,
  * shut down, both ways, so that its reader sees it end and closes it) when
  * the client has sent nothing for the idle timeout; counted */
 gboolean server_front_idle (GSocket * socket);
+
+/* Makes the RTSP reader of every connection handed on from here read
+ * through a ServerFrontFollow (server_front_guard.c): a later head over
+ * the limits is answered as the first would be, and the reader sees the
+ * connection end. Once, before the first connection is taken. */
+void server_front_guard_install (void);
+
+/* Marks socket, whose first head is head, for the guard (a connection of
+ * RTSP; one of RTSP over HTTP is left as it is): SERVER_FRONT_MORE, or the
+ * refusal of a head whose Content-Length is not one number */
+ServerFrontHead server_front_guard_attach (GSocket * socket,
+    const gchar * head);
+
+/* The refusal's answer (400 or 431) sent on fd, its sending side shut;
+ * counted with the heads refused */
+void server_front_answer_refusal (int fd, ServerFrontHead why);
 
 /* Counts so far: connections closed idle, heads refused */
 guint64 server_front_idle_closed (void);

@@ -591,6 +591,69 @@ serverhttp_seeds (void)
   }
 }
 
+/* ---- serverfront --------------------------------------------------------- */
+
+/* What RTSP clients send on a connection: rtspsrc's and ffmpeg's
+ * requests one after the other, a body (SET_PARAMETER), interleaved RTCP
+ * between requests (TCP transport), and heads refused; byte 0 seeds the
+ * harness's cuts. */
+static void
+serverfront_seeds (void)
+{
+  static const struct { const gchar *name; const gchar *bytes; gsize len; }
+  runs[] = {
+#define RUN(name, text) {name, text, sizeof text - 1}
+    RUN ("rtspsrc-describe-setup-play",
+        "OPTIONS rtsp://127.0.0.1:8554/clip.ts RTSP/1.0\r\nCSeq: 1\r\n"
+        "User-Agent: GStreamer/1.22.0\r\n\r\n"
+        "DESCRIBE rtsp://127.0.0.1:8554/clip.ts RTSP/1.0\r\nCSeq: 2\r\n"
+        "Accept: application/sdp\r\n\r\n"
+        "SETUP rtsp://127.0.0.1:8554/clip.ts/stream=0 RTSP/1.0\r\nCSeq: 3\r\n"
+        "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n"
+        "PLAY rtsp://127.0.0.1:8554/clip.ts RTSP/1.0\r\nCSeq: 4\r\n"
+        "Session: 1234\r\nRange: npt=0-\r\n\r\n"
+        "$\x01\x00\x08\x81\xc9\x00\x01\x00\x00\x00\x01"
+        "TEARDOWN rtsp://127.0.0.1:8554/clip.ts RTSP/1.0\r\nCSeq: 5\r\n"
+        "Session: 1234\r\n\r\n"),
+    RUN ("ffmpeg-pause-seek",
+        "DESCRIBE rtsp://127.0.0.1:8554/movie.ts RTSP/1.0\r\nAccept: "
+        "application/sdp\r\nCSeq: 2\r\nUser-Agent: Lavf59.27.100\r\n\r\n"
+        "PAUSE rtsp://127.0.0.1:8554/movie.ts RTSP/1.0\r\nCSeq: 5\r\n"
+        "Session: 99\r\n\r\nPLAY rtsp://127.0.0.1:8554/movie.ts RTSP/1.0\r\n"
+        "Range: npt=3610.000-\r\nCSeq: 6\r\nSession: 99\r\n\r\n"),
+    RUN ("set-parameter-body",
+        "OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n\r\n"
+        "SET_PARAMETER rtsp://h/clip.ts RTSP/1.0\r\nCSeq: 2\r\n"
+        "Content-Type: text/parameters\r\nContent-Length: 12\r\n\r\n"
+        "barparam: x\n"
+        "GET_PARAMETER rtsp://h/clip.ts RTSP/1.0\r\nCSeq: 3\r\n\r\n"),
+    RUN ("first-head-with-body",
+        "ANNOUNCE rtsp://h/x RTSP/1.0\r\nCSeq: 1\r\nContent-Length: 4\r\n"
+        "\r\nv=0\nOPTIONS * RTSP/1.0\r\nCSeq: 2\r\n\r\n"),
+    RUN ("later-nul-bytes",
+        "OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n\r\n\0\0\0\0\0\0\0\0"),
+    RUN ("later-long-line",
+        "OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n\r\nOPTIONS * RTSP/1.0\r\n"
+        "X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+    RUN ("bad-content-length",
+        "OPTIONS * RTSP/1.0\r\nCSeq: 1\r\nContent-Length: 12x\r\n\r\n"),
+    RUN ("status-line-from-client",
+        "OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n\r\n"
+        "RTSP/1.0 200 OK\r\nCSeq: 7\r\n\r\n"),
+#undef RUN
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (runs); i++) {
+    GByteArray *a = g_byte_array_new ();
+    guint8 seed = 17 * (i + 1);
+
+    g_byte_array_append (a, &seed, 1);
+    g_byte_array_append (a, (const guint8 *) runs[i].bytes, runs[i].len);
+    write_seed ("serverfront", runs[i].name, a);
+  }
+}
+
 /* ---- hap ----------------------------------------------------------------- */
 
 static void
@@ -694,6 +757,7 @@ main (int argc, char **argv)
   hap_seeds ();
   serverpath_seeds ();
   serverhttp_seeds ();
+  serverfront_seeds ();
   g_print ("%u seed files\n", n_files);
   return 0;
 }

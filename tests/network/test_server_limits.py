@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gpustream-server's front doors: RTSP request heads over the limits
-(header lines without end, a line without end, NUL bytes) answered 431 or
-400 and closed, a normal client served afterwards; connections without a
+(header lines without end, a line without end, NUL bytes), a connection's
+first and those after a request answered, answered 431 or 400 and closed,
+a normal client served afterwards; connections without a
 session closed after --idle-timeout, a playing one kept; files that are
 empty, unreadable or of no media type answered 404 or 415 with a line on
 stderr; SIGINT stopping a single-process server cleanly (exit 0, its last
@@ -130,46 +131,70 @@ class ServerLimits(unittest.TestCase):
             with self.subTest(ts_sessions=mode):
                 self.heads_over_the_limits(mode)
 
+    def refused_after(self, port, first, payload, flood=None):
+        """As refused(), payload sent after the request first (b"": none):
+        returns what came back after first's answer, and whether the
+        connection was closed"""
+        data, closed, sent = self.refused(port, first + payload, flood)
+        if first:
+            self.assertTrue(data.startswith(b"RTSP/1.0 200 OK\r\n"), data[:200])
+            data = data[data.index(b"\r\n\r\n") + 4:]
+        return data, closed, sent
+
     def heads_over_the_limits(self, mode):
         server, _, port = start_server(self.media, "--ts-sessions", mode)
         try:
             request = b"OPTIONS rtsp://127.0.0.1/ RTSP/1.0\r\nCSeq: 1\r\n"
-            # header lines without an end: refused once past 32 KiB
-            data, closed, sent = self.refused(
-                port, request, lambda: b"X-Filler: " + b"a" * 1000 + b"\r\n")
-            self.assertTrue(data.startswith(
-                b"RTSP/1.0 431 Request Header Fields Too Large\r\n"), data)
-            self.assertTrue(closed)
-            self.assertLess(sent, 50 << 20)
-            # 1 MB without a newline
-            data, closed, _ = self.refused(
-                port, b"OPTIONS rtsp://127.0.0.1/" + b"a" * (1 << 20))
-            self.assertTrue(data.startswith(
-                b"RTSP/1.0 431 Request Header Fields Too Large\r\n"), data)
-            self.assertTrue(closed)
-            # NUL bytes
-            data, closed, _ = self.refused(port, b"\0" * 5000)
-            self.assertTrue(data.startswith(b"RTSP/1.0 400 Bad Request\r\n"),
-                            data)
-            self.assertTrue(closed)
+            # the first head of a connection, and a head after a request
+            # answered (of the MPEG-TS file, which the shared sender answers,
+            # and of the MP4, which gst-rtsp-server does)
+            for first in (b"", b"OPTIONS rtsp://127.0.0.1:%d/clip.ts RTSP/1.0"
+                          b"\r\nCSeq: 1\r\n\r\n" % port,
+                          b"OPTIONS rtsp://127.0.0.1:%d/clip.mp4 RTSP/1.0"
+                          b"\r\nCSeq: 1\r\n\r\n" % port):
+                with self.subTest(after=first[:40]):
+                    self.refused_heads(port, first, request)
             # garbage that is not a request line
             data, closed, _ = self.refused(port, b"hello there\r\n\r\n")
             self.assertTrue(data.startswith(b"RTSP/1.0 400 Bad Request\r\n"),
                             data)
             self.assertTrue(closed)
-            # a head within the limits (20 KiB of headers) is answered
+            # a head within the limits (20 KiB of headers) is answered, the
+            # first and the next
             with socket.create_connection(("127.0.0.1", port),
                                           timeout=10) as c:
-                status, _ = rtsp_request(
-                    c, "OPTIONS", "rtsp://127.0.0.1:%d/" % port, 1,
-                    "".join("X-Filler-%d: %s\r\n" % (i, "a" * 1000)
-                            for i in range(20)))
-                self.assertEqual(status, "RTSP/1.0 200 OK")
+                for cseq in (1, 2):
+                    status, _ = rtsp_request(
+                        c, "OPTIONS", "rtsp://127.0.0.1:%d/" % port, cseq,
+                        "".join("X-Filler-%d: %s\r\n" % (i, "a" * 1000)
+                                for i in range(20)))
+                    self.assertEqual(status, "RTSP/1.0 200 OK")
             self.check_normal_client(port)
             lines = server_lines(server.stdout, ["refused: "], 5)
             self.assertIn("refused: ", lines)
         finally:
             stop(server)
+
+    def refused_heads(self, port, first, request):
+        # header lines without an end: refused once past 32 KiB
+        data, closed, sent = self.refused_after(
+            port, first, request,
+            lambda: b"X-Filler: " + b"a" * 1000 + b"\r\n")
+        self.assertTrue(data.startswith(
+            b"RTSP/1.0 431 Request Header Fields Too Large\r\n"), data)
+        self.assertTrue(closed)
+        self.assertLess(sent, 50 << 20)
+        # 1 MB without a newline
+        data, closed, _ = self.refused_after(
+            port, first, b"OPTIONS rtsp://127.0.0.1/" + b"a" * (1 << 20))
+        self.assertTrue(data.startswith(
+            b"RTSP/1.0 431 Request Header Fields Too Large\r\n"), data)
+        self.assertTrue(closed)
+        # NUL bytes
+        data, closed, _ = self.refused_after(port, first, b"\0" * 5000)
+        self.assertTrue(data.startswith(b"RTSP/1.0 400 Bad Request\r\n"),
+                        data)
+        self.assertTrue(closed)
 
     # ---- 2: idle connections ----
 
