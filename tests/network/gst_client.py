@@ -5,14 +5,19 @@ pipeline's sink, and a client that hangs in its own teardown after EOS (stock
 rtspsrc does, rarely, under load) is killed and reported instead of stalling
 the whole suite.
 
-    start(description, timeout_s, sink="frames", pause_s=0) -> Client
+    start(description, timeout_s, sink="frames", pause_s=0, seek=None)
+        -> Client
     Client.result() -> (error or None, [MD5 of each buffer at the sink])
+    Client.seek_at: how many buffers had reached the sink when the seek was
+        sent
     play(...) = start(...).result(), played once more when the client
                 deadlocked in itself (said on stderr, with its stacks)
 
 The sink is the element of that name (a fakesink): every buffer it gets is
 hashed; with sink=None nothing is. pause_s holds the pipeline in PAUSED that long before PLAYING (for
-rtspsrc: DESCRIBE and SETUP, then PLAY later)."""
+rtspsrc: DESCRIBE and SETUP, then PLAY later). seek=(after, seconds): once
+after buffers reached the sink, a flushing key-unit seek to that time, as
+an application (a player's seek bar) sends it."""
 
 import faulthandler
 import hashlib
@@ -23,6 +28,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 # seconds a client may take to stop once it reached EOS or an error
@@ -30,12 +36,13 @@ TEARDOWN_S = 15
 
 
 class Client:
-    def __init__(self, description, timeout_s, sink, pause_s):
+    def __init__(self, description, timeout_s, sink, pause_s, seek=None):
         self.deadlocked = False
+        self.seek_at = None
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), json.dumps({
                 "description": description, "timeout": timeout_s,
-                "sink": sink, "pause": pause_s})],
+                "sink": sink, "pause": pause_s, "seek": seek})],
             stdout=subprocess.PIPE)
         self.deadline = time.monotonic() + pause_s + timeout_s + 30
 
@@ -54,6 +61,8 @@ class Client:
                 kind, _, value = line.partition(" ")
                 if kind == "buffer":
                     digests.append(value)
+                elif kind == "seek":
+                    self.seek_at = len(digests)
                 elif kind == "end":
                     end = value
         try:
@@ -80,8 +89,8 @@ class Client:
         return (None if end == "eos" else end), digests
 
 
-def start(description, timeout_s, sink="frames", pause_s=0):
-    return Client(description, timeout_s, sink, pause_s)
+def start(description, timeout_s, sink="frames", pause_s=0, seek=None):
+    return Client(description, timeout_s, sink, pause_s, seek)
 
 
 def play(description, timeout_s, sink="frames", pause_s=0):
@@ -113,20 +122,45 @@ def child(args):
     if args["sink"] and sink is None:
         say("end no element named %s" % args["sink"])
         return
+    seek_after, seek_to = args["seek"] or (None, None)
+    seen = threading.Event()
+    count = [0]
+
+    def handoff(_sink, buf, _pad):
+        say("buffer " + hashlib.md5(buf.extract_dup(
+            0, buf.get_size())).hexdigest())
+        count[0] += 1
+        if count[0] == seek_after:
+            seen.set()
+
     if sink is not None:
         sink.set_property("signal-handoffs", True)
-        sink.connect("handoff", lambda s, buf, pad: say(
-            "buffer " + hashlib.md5(buf.extract_dup(
-                0, buf.get_size())).hexdigest()))
+        sink.connect("handoff", handoff)
     if args["pause"]:
         pipeline.set_state(Gst.State.PAUSED)
         time.sleep(args["pause"])
     pipeline.set_state(Gst.State.PLAYING)
-    msg = pipeline.get_bus().timed_pop_filtered(
-        int(args["timeout"] * Gst.SECOND),
-        Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    bus = pipeline.get_bus()
+    ends = Gst.MessageType.EOS | Gst.MessageType.ERROR
+    deadline = time.monotonic() + args["timeout"]
+    msg = None
+    while msg is None and time.monotonic() < deadline:
+        if seen.is_set():
+            # from the application's thread, never a streaming thread
+            seen.clear()
+            say("seek")
+            if not pipeline.seek_simple(
+                    Gst.Format.TIME,
+                    Gst.SeekFlags.FLUSH | Gst.SeekFlags.KEY_UNIT,
+                    int(seek_to * Gst.SECOND)):
+                say("end the seek was refused")
+                break
+        msg = bus.timed_pop_filtered(
+            int(min(0.05, max(0, deadline - time.monotonic())) * Gst.SECOND),
+            ends)
     if msg is None:
-        say("end no EOS within %d s" % args["timeout"])
+        if time.monotonic() >= deadline:
+            say("end no EOS within %d s" % args["timeout"])
     elif msg.type == Gst.MessageType.ERROR:
         say("end " + msg.parse_error()[0].message.replace("\n", " "))
     else:

@@ -346,6 +346,37 @@ class ServerSeek(unittest.TestCase):
             if channel == 0:
                 return frame[12:]
 
+    def test_rtspsrc_seeks_land_at_the_keyframe(self):
+        """A player's seek (a flushing key-unit seek to 10 s of the rtspsrc
+        pipeline, after 1 s of playing): the frames after it are the file's
+        own from the keyframe at 10 s to the end, decoded without a gap,
+        and before it the file's first second"""
+        for name in ("movie.ts", "ffmovie.ts"):
+            with self.subTest(name=name):
+                file_frames = gst_client.play(
+                    "filesrc location=%s ! tsdemux ! h264parse ! avdec_h264 ! "
+                    "fakesink name=frames" % os.path.join(self.media, name),
+                    60)[1]
+                self.assertEqual(len(file_frames), SEEK_FRAMES)
+                keyframe = SEEK_TO * 30
+                client = gst_client.start(
+                    "rtspsrc location=%s protocols=tcp ! rtpmp2tdepay ! "
+                    "tsdemux ! h264parse ! avdec_h264 ! fakesink name=frames "
+                    "sync=false" % (self.base + name), 60, seek=(30, SEEK_TO))
+                err, got = client.result()
+                self.assertIsNone(err)
+                self.assertIsNotNone(client.seek_at, "never seeked")
+                self.assertEqual(got[:client.seek_at],
+                                 file_frames[:client.seek_at])
+                after = got[client.seek_at:]
+                # what was on its way when the seek was sent goes on from
+                # there; then the file from the keyframe, to its end
+                self.assertIn(file_frames[keyframe], after)
+                landed = after.index(file_frames[keyframe])
+                self.assertEqual(after[:landed], file_frames[
+                    client.seek_at:client.seek_at + landed])
+                self.assertEqual(after[landed:], file_frames[keyframe:])
+
     def test_a_time_past_the_end_ends_ffmpeg(self):
         """-ss 100 of a 20 s file: 457 Invalid Range, and the stream ends, so
         that ffmpeg (which reads on after a refused seek, its session paused)
