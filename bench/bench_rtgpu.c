@@ -84,6 +84,9 @@ static guint n_streams = 8, n_pipelines = 2, n_calibrations = CALIBRATIONS;
 #define PROCESSOR (&srtp_info->processor)
 #define IMPL_NAME (cuda_ctx ? "gpu" : impl == GSRTP_IMPL_SCALAR ? "scalar" : "auto")
 static gint rt_priority = 10;
+/* the policer's depth, in time of each stream's declared rate: a pacer
+ * preempted for up to this long catches up unpoliced */
+static GstClockTime police_burst = 50 * GST_MSECOND;
 /* --no-keep-deadlines: the scheduler as the paper has it (no late drops,
  * no watch over its cycles), the anchor of the runs with it */
 static gboolean keep_deadlines = TRUE;
@@ -401,7 +404,7 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
   params.capacity = capacity;
   params.mu = MU;
   params.admission = admission;
-  params.police_burst = 50 * GST_MSECOND;
+  params.police_burst = police_burst;
   params.rt_priority = rt_priority;
   params.keep_deadlines = keep_deadlines;
   gst_gpustream_scheduler_set_params (sched, &params);
@@ -519,7 +522,8 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
       G_GUINT64_FORMAT ",\"drops_policed\":%" G_GUINT64_FORMAT
       ",\"drops_overflow\":%" G_GUINT64_FORMAT ",\"cycles\":%" G_GUINT64_FORMAT
       ",\"late_launches\":%" G_GUINT64_FORMAT ",\"worst_batch_ms\":%.3f,"
-      "\"rt_priority\":%d,\"keep_deadlines\":%s,\"hogs\":%u,"
+      "\"rt_priority\":%d,\"police_burst_ms\":%.1f,\"keep_deadlines\":%s,"
+      "\"hogs\":%u,"
       "\"drops_late\":%" G_GUINT64_FORMAT ",\"drops_shed\":%"
       G_GUINT64_FORMAT ",\"drops_capped\":%" G_GUINT64_FORMAT
       ",\"capacity_lowered\":%" G_GUINT64_FORMAT ",\"capacity_end_Bps\":%"
@@ -530,7 +534,8 @@ run_load (GstClockTime cycle, guint64 capacity, guint load_pct,
       load_pct, admission ? "true" : "false", deadline / 1e6, PKT_SIZE,
       duration, n_streams, admitted, rate, carried, all_n, misses, policed,
       overflow, ss.cycles, ss.late_launches, ss.worst_batch / 1e6,
-      rt_priority, keep_deadlines ? "true" : "false", n_hogs, late, shed,
+      rt_priority, police_burst / 1e6, keep_deadlines ? "true" : "false",
+      n_hogs, late, shed,
       capped, ss.capacity_lowered, ss.capacity_effective, ss.streams_shed,
       ss.overruns, ss.realtime ? "true" : "false", kept, kept_lost);
   g_string_append_printf (line, "\"lat_p50_ms\":%.3f,\"lat_p99_ms\":%.3f,"
@@ -1334,6 +1339,9 @@ main (int argc, char **argv)
       n_calibrations = CLAMP (v, 1, CALIBRATIONS);
     } else if (!strcmp (argv[i], "--no-keep-deadlines")) {
       keep_deadlines = FALSE;
+    } else if (!strcmp (argv[i], "--police-burst-ms") && i + 1 < (guint) argc) {
+      police_burst = (GstClockTime) (g_ascii_strtod (argv[++i], NULL) *
+          GST_MSECOND);
     } else if (!strcmp (argv[i], "--hog") && i + 1 < (guint) argc) {
       n_hogs = (guint) atoi (argv[++i]);
     } else if (!strcmp (argv[i], "--quick")) {
@@ -1343,7 +1351,7 @@ main (int argc, char **argv)
       fprintf (stderr, "usage: %s [--json FILE] [--duration S] "
           "[--impl scalar|auto|gpu] [--rt-priority N] [--pipelines N] "
           "[--calibrations N] [--cycle-ms I] [--load PCT] [--no-keep-deadlines] "
-          "[--hog N] [--quick]\n", argv[0]);
+          "[--police-burst-ms MS] [--hog N] [--quick]\n", argv[0]);
       return 2;
     }
   }
@@ -1375,11 +1383,13 @@ main (int argc, char **argv)
 
   printf ("rtgpu: %u streams of %u-byte RTP packets, SRTP protect "
       "(aes-128-icm/hmac-sha1-80, %s) in the worker, %u pipelines, "
-      "deadline %s, %.1f s a run, worker and forwarders %s, %s, %u CPU "
-      "hog(s) beside each run\n",
+      "deadline %s, policer depth %.0f ms of each stream's rate (0: one "
+      "cycle), %.1f s a run, worker and forwarders %s, %s, %u CPU hog(s) "
+      "beside each run\n",
       n_streams, PKT_SIZE, cuda_ctx ? "one GPU launch per pipeline batch" :
       impl == GSRTP_IMPL_SCALAR ? "scalar reference" : "AES-NI/SHA-NI path",
-      n_pipelines, cuda_ctx ? "MAX (10 ms, 4I)" : "50 ms", duration,
+      n_pipelines, cuda_ctx ? "MAX (10 ms, 4I)" : "50 ms", police_burst / 1e6,
+      duration,
       rt_priority > 0 ?
       "SCHED_FIFO" : "at normal priority (SCHED_FIFO denied or not asked)",
       keep_deadlines ? "keep-deadlines (late drops, admission follows the "
