@@ -18,7 +18,10 @@
  * N' from N to 1.15 N; and the same with p = 0 (no pipe packets: each
  * stream on its own). Symbols of 16 bytes (the outcome depends on which
  * packets arrive, not on their size). One JSON line per (m, N').
- * Usage: bench_fountain [--quick] [--json FILE] [--recovery [FRAMES]] */
+ *
+ * --frame: whole-frame encode and decode under uneven loss (frame_speed).
+ * Usage: bench_fountain [--quick] [--json FILE] [--recovery [FRAMES]]
+ *        [--frame] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,19 +129,167 @@ recovery (int frames, FILE * json)
   fountain_frame_decoder_free (d);
 }
 
+/* --frame: a whole frame of S = 4 streams of N = 1024 symbols of 1280
+ * bytes with 15 % redundancy, over four paths of uneven loss (1 % and 3 %
+ * independent, 8 % in bursts of mean 4, 16 % in bursts of mean 8), for the
+ * three codes cstpsink offers: every stream on its own (pipe-width 0), half
+ * the redundancy pipes of mixed degree (0.5, mixed), every redundancy
+ * packet a pipe of all S streams (1, all). Encode = the frame's bits over
+ * the time to make every stream's redundancy (each stream's repairs and
+ * parts of pipes in one pass, the parts of a pipe added up: what cstpsink
+ * does); decode = the frame's bits over the time to take in the packets
+ * that arrived and decode. Mean over FRAME_RUNS frames; frames decoded. */
+enum { FR_S = 4, FR_N = 1024, FR_K = 1280, FR_RUNS = 8 };
+
+static int
+ge_step (uint64_t * rng, int *bad, double rate, double burst)
+{
+  double p_bg = 1.0 / burst, p_gb = rate * p_bg / (1 - rate);
+  int lost = *bad;
+  *bad = *bad ? unit_random (rng) >= p_bg : unit_random (rng) < p_gb;
+  return lost;
+}
+
+static void
+frame_speed (FILE * json)
+{
+  static const double rate[FR_S] = { 0.01, 0.03, 0.08, 0.16 };
+  static const double burst[FR_S] = { 1, 1, 4, 8 };
+  static const struct { double p, a; const char *name; } codes[] = {
+    { 0, 0, "own" }, { 0.5, 0.5, "mixed" }, { 1, 1, "all" } };
+  const int red = (FR_N * 15 + 99) / 100;
+  size_t sub_len = (size_t) FR_N * FR_K;
+  uint8_t *frame = malloc (FR_S * sub_len);
+  uint8_t *pay = malloc ((size_t) FR_S * red * FR_K);
+  uint8_t *parts = malloc ((size_t) FR_S * FR_S * red * FR_K);
+  uint32_t *seeds = malloc ((size_t) FR_S * red * sizeof *seeds);
+  uint8_t **outs = malloc ((size_t) FR_S * red * sizeof *outs);
+  int *dest = malloc ((size_t) FR_S * red * sizeof *dest);
+  uint64_t *masks = malloc ((size_t) FR_S * red * sizeof *masks);
+  const uint8_t *subs[FR_S];
+  for (int s = 0; s < FR_S; s++)
+    subs[s] = frame + (size_t) s * sub_len;
+  FountainFrameDecoder *d = fountain_frame_decoder_new (FR_S, FR_N, FR_K, red);
+  for (size_t c = 0; c < sizeof codes / sizeof codes[0]; c++) {
+    uint64_t rng = 0x5EEDull;
+    int bad[FR_S] = { 0 };
+    double t_enc = 0, t_dec = 0;
+    int whole = 0;
+    long lost_total = 0;
+    for (int f = 0; f < FR_RUNS; f++) {
+      for (size_t i = 0; i < FR_S * sub_len; i++)
+        frame[i] = (uint8_t) next_random (&rng);
+      for (int s = 0; s < FR_S; s++)
+        for (int r = 0; r < red; r++)
+          masks[s * red + r] = fountain_stream_degree_draw_shared (codes[c].p,
+              codes[c].a, FR_S, s, (uint32_t) f, (uint32_t) r);
+      double t0 = now ();
+      memset (pay, 0, (size_t) FR_S * red * FR_K);
+      for (int t = 0; t < FR_S; t++) {
+        int count = 0;
+        for (int s = 0; s < FR_S; s++)
+          for (int r = 0; r < red; r++) {
+            uint64_t m = masks[s * red + r];
+            if (!(m >> t & 1))
+              continue;
+            uint32_t seed = (uint32_t) f * 0x10000u + (uint32_t) s * 0x1000u
+                + (uint32_t) r;
+            seeds[count] = m == 1ull << s ? seed
+                : fountain_pipe_component_seed (seed, t);
+            outs[count] = parts + (size_t) count * FR_K;
+            dest[count++] = s * red + r;
+          }
+        fountain_encode_repairs (FR_N, FR_K, subs[t], count, seeds, outs);
+        for (int j = 0; j < count; j++) {
+          uint8_t *o = pay + (size_t) dest[j] * FR_K;
+          for (int b = 0; b < FR_K; b++)
+            o[b] ^= outs[j][b];
+        }
+      }
+      t_enc += now () - t0;
+      /* the losses first, so that only the decode is timed */
+      static uint8_t lost[FR_S][FR_N + 1024];
+      for (int s = 0; s < FR_S; s++)
+        for (int i = 0; i < FR_N + red; i++)
+          lost_total += lost[s][i] = (uint8_t) ge_step (&rng, &bad[s], rate[s],
+              burst[s]);
+      t0 = now ();
+      fountain_frame_decoder_reset (d, (uint32_t) f);
+      for (int s = 0; s < FR_S; s++)
+        for (int i = 0; i < FR_N + red; i++) {
+          if (lost[s][i])
+            continue;
+          FountainHeader h = {.streams = FR_S,.stream = (uint8_t) s,
+            .frame_id = (uint32_t) f,.n = FR_N,.symbol_size = FR_K,
+            .frame_len = FR_S * FR_N * FR_K };
+          const uint8_t *payload;
+          if (i < FR_N) {
+            h.kind = FOUNTAIN_KIND_SOURCE;
+            h.index_or_seed = (uint32_t) i;
+            payload = subs[s] + (size_t) i * FR_K;
+          } else {
+            int r = i - FR_N;
+            uint64_t m = masks[s * red + r];
+            h.index_or_seed = (uint32_t) f * 0x10000u + (uint32_t) s * 0x1000u
+                + (uint32_t) r;
+            h.kind = m == 1ull << s ? FOUNTAIN_KIND_REPAIR : FOUNTAIN_KIND_PIPE;
+            h.pipe_mask = h.kind == FOUNTAIN_KIND_PIPE ? m : 0;
+            payload = pay + (size_t) (s * red + r) * FR_K;
+          }
+          fountain_frame_decoder_add (d, &h, payload);
+        }
+      int ok = fountain_frame_decoder_decode (d, NULL) == FR_S;
+      t_dec += now () - t0;
+      for (int s = 0; ok && s < FR_S; s++)
+        ok = memcmp (fountain_frame_decoder_stream (d, s), subs[s],
+            sub_len) == 0;
+      whole += ok;
+    }
+    double bits = (double) FR_S * sub_len * 8 * FR_RUNS;
+    char line[384];
+    snprintf (line, sizeof line, "{\"bench\":\"fountain-frame\",\"code\":\"%s\","
+        "\"pipe\":%.2f,\"all_share\":%.2f,\"streams\":%d,\"n\":%d,"
+        "\"symbol\":%d,\"redundancy\":%d,\"loss\":%.4f,\"frames\":%d,"
+        "\"whole\":%d,\"encode_gbps\":%.3f,\"decode_gbps\":%.3f}",
+        codes[c].name, codes[c].p, codes[c].a, FR_S, FR_N, FR_K, red,
+        (double) lost_total / (FR_RUNS * FR_S * (FR_N + red)), FR_RUNS, whole,
+        bits / t_enc / 1e9, bits / t_dec / 1e9);
+    puts (line);
+    fflush (stdout);
+    if (json)
+      fprintf (json, "%s\n", line);
+  }
+  fountain_frame_decoder_free (d);
+  free (frame);
+  free (pay);
+  free (parts);
+  free (seeds);
+  free (outs);
+  free (dest);
+  free (masks);
+}
+
 int
 main (int argc, char **argv)
 {
-  int quick = 0, recovery_frames = 0;
+  int quick = 0, recovery_frames = 0, frame_mode = 0;
   FILE *json = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp (argv[i], "--quick") == 0)
       quick = 1;
     else if (strcmp (argv[i], "--json") == 0 && i + 1 < argc)
       json = fopen (argv[++i], "w");
+    else if (strcmp (argv[i], "--frame") == 0)
+      frame_mode = 1;
     else if (strcmp (argv[i], "--recovery") == 0)
       recovery_frames = i + 1 < argc && argv[i + 1][0] != '-' ?
           atoi (argv[++i]) : 200;
+  }
+  if (frame_mode) {
+    frame_speed (json);
+    if (json)
+      fclose (json);
+    return 0;
   }
   if (recovery_frames > 0) {
     recovery (recovery_frames, json);

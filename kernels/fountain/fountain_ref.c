@@ -748,6 +748,8 @@ invert (uint8_t *a, uint8_t *inv, int n)
   return 1;
 }
 
+enum { SOLVE_SHORT, SOLVE_CAPPED, SOLVE_DONE };
+
 /* Solves the missing symbols of the streams of `set` together: every repair
  * row of those streams, and every pipe packet whose undecoded streams all
  * lie in the set, is an equation over them once the known symbols' share is
@@ -756,28 +758,45 @@ invert (uint8_t *a, uint8_t *inv, int n)
  * streams helps both), and why this code is GF(2^8). The coefficients pick
  * `lost` independent rows and are inverted (lost^2 bytes of work per
  * column); the symbols then come out of one SIMD product of the inverse with
- * those rows' payloads. Returns 1 when every stream of the set decoded. */
+ * those rows' payloads. spare >= 0 takes at most lost + spare of each
+ * stream's own rows and shortfall + spare of the pipes; -1 takes all.
+ * SOLVE_DONE when every stream of the set decoded; SOLVE_CAPPED when the
+ * rows taken were dependent but some were left out; else SOLVE_SHORT. */
 static int
-solve_streams (FountainFrameDecoder *d, uint64_t set)
+solve_rows (FountainFrameDecoder *d, uint64_t set, int spare)
 {
   int n = d->n;
   size_t k = d->symbol_size;
   int base[FOUNTAIN_MAX_STREAMS] = { 0 };
-  int lost = 0, rows = 0;
+  int use[FOUNTAIN_MAX_STREAMS] = { 0 };
+  int lost = 0, rows = 0, shortfall = 0, pipes = 0, capped = 0;
   for (int t = 0; t < d->streams; t++) {
     if (!(set >> t & 1))
       continue;
+    int lost_t = n - d->s[t].known;
     base[t] = lost;
-    lost += n - d->s[t].known;
-    rows += d->s[t].rows;
+    lost += lost_t;
+    use[t] = d->s[t].rows;
+    if (spare >= 0 && use[t] > lost_t + spare) {
+      use[t] = lost_t + spare;
+      capped = 1;
+    }
+    shortfall += d->s[t].rows < lost_t ? lost_t - d->s[t].rows : 0;
+    rows += use[t];
   }
   if (lost == 0)
     goto done;
+  int max_pipes = spare >= 0 ? shortfall + spare : d->n_pipes;
   for (int p = 0; p < d->n_pipes; p++)
-    if (!d->pipes[p].done && (d->pipes[p].remaining & ~set) == 0)
-      rows++;
+    if (!d->pipes[p].done && (d->pipes[p].remaining & ~set) == 0) {
+      if (pipes < max_pipes)
+        pipes++;
+      else
+        capped = 1;
+    }
+  rows += pipes;
   if (rows < lost)
-    return 0;
+    return SOLVE_SHORT;
   uint8_t *matrix = calloc ((size_t) rows, (size_t) lost);
   uint8_t *work = malloc ((size_t) rows * lost);
   uint8_t *inv = malloc ((size_t) lost * lost);
@@ -804,27 +823,28 @@ solve_streams (FountainFrameDecoder *d, uint64_t set)
         col_stream[c] = t;
         col_index[c++] = i;
       }
-    for (int j = 0; j < st->rows; j++, r++)
+    for (int j = 0; j < use[t]; j++, r++)
       memcpy (rhs + (size_t) r * k, st->payloads + (size_t) j * k, k);
   }
-  for (int p = 0; ok && p < d->n_pipes; p++) {
+  for (int p = 0, taken = 0; ok && p < d->n_pipes; p++) {
     PipeState *pp = &d->pipes[p];
     pipe_row[p] = -1;
-    if (pp->done || (pp->remaining & ~set) != 0)
+    if (pp->done || (pp->remaining & ~set) != 0 || taken == pipes)
       continue;
     memcpy (rhs + (size_t) r * k, pp->payload, k);
     pipe_row[p] = r++;
+    taken++;
   }
   for (int t = 0, r0 = 0; ok && t < d->streams; t++) {
     if (!(set >> t & 1))
       continue;
     StreamState *st = &d->s[t];
     int count = 0;
-    for (int j = 0; j < st->rows; j++, count++) {
+    for (int j = 0; j < use[t]; j++, count++) {
       row_of[count] = r0 + j;
       seeds[count] = st->seeds[j];
     }
-    r0 += st->rows;
+    r0 += use[t];
     for (int p = 0; p < d->n_pipes; p++)
       if (pipe_row[p] >= 0 && (d->pipes[p].remaining >> t & 1)) {
         row_of[count] = pipe_row[p];
@@ -896,30 +916,78 @@ solve_streams (FountainFrameDecoder *d, uint64_t set)
   free (src);
   free (outs);
   if (!ok)
-    return 0;
+    return capped ? SOLVE_CAPPED : SOLVE_SHORT;
 done:
   for (int t = 0; t < d->streams; t++)
     if (set >> t & 1) {
       d->s[t].known = n;
       d->s[t].decoded = 1;
     }
-  return 1;
+  return SOLVE_DONE;
+}
+
+/* solve_rows first with one row to spare per stream (and per set, of the
+ * pipes), since every row taken costs a pass over the known symbols and
+ * most frames receive more redundancy than they lost; with every row only
+ * when those were dependent (about 1 in 65,000 over GF(2^8)). */
+static int
+solve_streams (FountainFrameDecoder *d, uint64_t set)
+{
+  int r = solve_rows (d, set, 1);
+  if (r == SOLVE_CAPPED)
+    r = solve_rows (d, set, -1);
+  return r == SOLVE_DONE;
 }
 
 /* PipeBuf -> ExtraBuf, one decoded stream at a time: its component of every
- * pipe that still covers it, made in one pass and subtracted. */
-static void
-subtract_decoded (FountainFrameDecoder *d)
+ * chosen pipe that still covers it, made in one pass and subtracted. A pipe
+ * whose streams all decoded is done without work. With `all` 0, only as
+ * many pipes are reduced as the undecoded streams lack rows (plus two to
+ * spare), counting those that need no reduction: with every pipe covering
+ * all streams, a frame that lost little would otherwise recompute every
+ * pipe of it. Returns how many pipes that still need work were left. */
+static int
+subtract_decoded (FountainFrameDecoder *d, int all)
 {
   size_t k = d->symbol_size;
-  int max = d->n_pipes;
+  int max = d->n_pipes, left = 0;
   if (max == 0)
-    return;
+    return 0;
+  uint64_t decoded = 0;
+  int need = 2;
+  for (int t = 0; t < d->streams; t++) {
+    StreamState *st = &d->s[t];
+    if (st->decoded)
+      decoded |= 1ull << t;
+    else if (st->rows < d->n - st->known)
+      need += d->n - st->known - st->rows;
+  }
+  uint8_t *chosen = calloc ((size_t) max, 1);
+  for (int p = 0; chosen && p < d->n_pipes; p++) {
+    PipeState *pp = &d->pipes[p];
+    if (pp->done)
+      continue;
+    if ((pp->remaining & ~decoded) == 0)
+      pp->done = 1;             /* nothing left in it for anyone */
+    else if ((pp->remaining & decoded) == 0)
+      need--;                   /* usable as it is */
+  }
+  for (int p = 0; chosen && p < d->n_pipes; p++) {
+    PipeState *pp = &d->pipes[p];
+    if (pp->done || (pp->remaining & decoded) == 0)
+      continue;
+    if (all || need > 0) {
+      chosen[p] = 1;
+      need--;
+    } else {
+      left++;
+    }
+  }
   uint32_t *seeds = malloc ((size_t) max * sizeof *seeds);
   int *which = malloc ((size_t) max * sizeof *which);
   uint8_t *parts = malloc ((size_t) max * k);
   uint8_t **outs = malloc ((size_t) max * sizeof *outs);
-  if (!seeds || !which || !parts || !outs)
+  if (!chosen || !seeds || !which || !parts || !outs)
     goto out;
   for (int t = 0; t < d->streams; t++) {
     if (!d->s[t].decoded)
@@ -927,7 +995,7 @@ subtract_decoded (FountainFrameDecoder *d)
     int count = 0;
     for (int p = 0; p < d->n_pipes; p++) {
       PipeState *pp = &d->pipes[p];
-      if (pp->done || !(pp->remaining >> t & 1))
+      if (!chosen[p] || !(pp->remaining >> t & 1))
         continue;
       seeds[count] = fountain_pipe_component_seed (pp->seed, t);
       outs[count] = parts + (size_t) count * k;
@@ -943,10 +1011,12 @@ subtract_decoded (FountainFrameDecoder *d)
     }
   }
 out:
+  free (chosen);
   free (seeds);
   free (which);
   free (parts);
   free (outs);
+  return left;
 }
 
 int
@@ -955,7 +1025,7 @@ fountain_frame_decoder_decode (FountainFrameDecoder *d,
 {
   FountainDecodeStats z = { 0 };
   size_t k = d->symbol_size;
-  int moved = 1;
+  int moved = 1, all_pipes = 0, left = 0;
   while (moved) {
     moved = 0;
     z.rounds++;
@@ -964,7 +1034,7 @@ fountain_frame_decoder_decode (FountainFrameDecoder *d,
         moved = 1;
     /* PipeBuf -> ExtraBuf: a pipe left with one undecoded stream is an
      * extra repair row for it */
-    subtract_decoded (d);
+    left = subtract_decoded (d, all_pipes);
     for (int p = 0; p < d->n_pipes; p++) {
       PipeState *pp = &d->pipes[p];
       if (pp->done)
@@ -990,16 +1060,23 @@ fountain_frame_decoder_decode (FountainFrameDecoder *d,
       all &= d->s[i].decoded;
     if (all)
       break;
+    if (!moved && left > 0 && !all_pipes) {
+      /* the pipes reduced so far were not enough: take the others too */
+      all_pipes = moved = 1;
+      continue;
+    }
+    if (!moved) {
+      /* nothing moves: the short streams, solved together with the pipe
+       * packets that only they still share */
+      uint64_t shortset = 0;
+      for (int i = 0; i < d->streams; i++)
+        if (!d->s[i].decoded)
+          shortset |= 1ull << i;
+      if (__builtin_popcountll (shortset) >= 2 && solve_streams (d, shortset))
+        for (int i = 0; i < d->streams; i++)
+          d->s[i].joint |= (int) (shortset >> i & 1);
+    }
   }
-  /* nothing moves: the short streams, solved together with the pipe packets
-   * that only they still share */
-  uint64_t shortset = 0;
-  for (int i = 0; i < d->streams; i++)
-    if (!d->s[i].decoded)
-      shortset |= 1ull << i;
-  if (__builtin_popcountll (shortset) >= 2 && solve_streams (d, shortset))
-    for (int i = 0; i < d->streams; i++)
-      d->s[i].joint |= (int) (shortset >> i & 1);
   for (int i = 0; i < d->streams; i++) {
     if (!d->s[i].decoded)
       continue;

@@ -3,8 +3,11 @@
  * on the experiment of Fig. 8 of Liu, Schulze, DeFanti, "CSTP: A parallel
  * data transfer protocol using cross-stream coding" (2011): 10 streams,
  * 7.5 % average loss in bursts, spread over the streams four ways.
- * Exit 0 when every check passes, 1 otherwise; one line per check.
- * `test_fountain --table` prints recovery against overhead instead. */
+ * Then 4 streams over paths of uneven, bursty loss: every frame within the
+ * redundancy sent must decode. Exit 0 when every check passes, 1
+ * otherwise; one line per check. `test_fountain --table [P [A]]` prints
+ * recovery against overhead on Fig. 8's patterns instead, `--uneven
+ * [FRAMES]` on the uneven paths (JSON lines). */
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -375,6 +378,41 @@ ge_lost (GeChannel *c)
   return lost;
 }
 
+/* Packet i of stream s of frame f, header and payload, into pkt: a source
+ * packet for i < N, then redundancy drawn from the stream-degree
+ * distribution (pipe_width, all_share), made by the scalar reference. */
+static void
+make_packet (int S, int N, int K, uint32_t frame_len,
+    const uint8_t *const *subs, int s, uint32_t f, int i, double pipe_width,
+    double all_share, uint8_t *pkt)
+{
+  FountainHeader h = { .streams = (uint8_t) S, .stream = (uint8_t) s,
+    .frame_id = f, .n = (uint16_t) N, .symbol_size = (uint16_t) K,
+    .frame_len = frame_len };
+  uint8_t *payload = pkt + FOUNTAIN_HEADER_SIZE;
+  if (i < N) {
+    h.kind = FOUNTAIN_KIND_SOURCE;
+    h.index_or_seed = (uint32_t) i;
+    memcpy (payload, subs[s] + (size_t) i * K, (size_t) K);
+  } else {
+    uint32_t r = (uint32_t) (i - N);
+    uint64_t mask = fountain_stream_degree_draw_shared (pipe_width,
+        all_share, S, s, f, r);
+    h.index_or_seed = f * 0x10000u + (uint32_t) s * 0x1000u + r;
+    if (mask == 1ull << s) {
+      h.kind = FOUNTAIN_KIND_REPAIR;
+      fountain_encode_repair (N, (size_t) K, subs[s], h.index_or_seed,
+          payload);
+    } else {
+      h.kind = FOUNTAIN_KIND_PIPE;
+      h.pipe_mask = mask;
+      fountain_encode_pipe (N, (size_t) K, subs, mask, h.index_or_seed,
+          payload);
+    }
+  }
+  fountain_header_write (&h, pkt, FOUNTAIN_HEADER_SIZE + (size_t) K);
+}
+
 typedef struct {
   int frames_ok;                /* every stream decoded and equal */
   int streams_lost;             /* stream-frames not decoded */
@@ -388,7 +426,8 @@ typedef struct {
  * `redundancy` repair/pipe packets per stream, drawn by pipe_width, through
  * header write -> lossy channel -> parse -> cross-stream decoder. */
 static FigResult
-run_fig8 (int pattern, int redundancy, double pipe_width)
+run_fig8_shared (int pattern, int redundancy, double pipe_width,
+    double all_share)
 {
   FigResult res = { 0 };
   double rate[FIG_S];
@@ -413,32 +452,8 @@ run_fig8 (int pattern, int redundancy, double pipe_width)
     fountain_frame_decoder_reset (d, (uint32_t) f);
     for (int s = 0; s < FIG_S; s++) {
       for (int i = 0; i < FIG_N + redundancy; i++) {
-        FountainHeader h = { .streams = FIG_S, .stream = (uint8_t) s,
-          .frame_id = (uint32_t) f, .n = FIG_N, .symbol_size = FIG_K,
-          .frame_len = frame_len };
-        uint8_t *payload = pkt + FOUNTAIN_HEADER_SIZE;
-        if (i < FIG_N) {
-          h.kind = FOUNTAIN_KIND_SOURCE;
-          h.index_or_seed = (uint32_t) i;
-          memcpy (payload, subs[s] + (size_t) i * FIG_K, FIG_K);
-        } else {
-          uint32_t r = (uint32_t) (i - FIG_N);
-          uint64_t mask = fountain_stream_degree_draw (pipe_width, FIG_S, s,
-              (uint32_t) f, r);
-          h.index_or_seed = (uint32_t) f * 0x10000u + (uint32_t) s * 0x1000u
-              + r;
-          if (mask == 1ull << s) {
-            h.kind = FOUNTAIN_KIND_REPAIR;
-            fountain_encode_repair (FIG_N, FIG_K, subs[s], h.index_or_seed,
-                payload);
-          } else {
-            h.kind = FOUNTAIN_KIND_PIPE;
-            h.pipe_mask = mask;
-            fountain_encode_pipe (FIG_N, FIG_K, subs, mask, h.index_or_seed,
-                payload);
-          }
-        }
-        fountain_header_write (&h, pkt, sizeof pkt);
+        make_packet (FIG_S, FIG_N, FIG_K, frame_len, subs, s, (uint32_t) f, i,
+            pipe_width, all_share, pkt);
         res.sent++;
         if (ge_lost (&ch[s])) {
           res.lost++;
@@ -469,6 +484,12 @@ run_fig8 (int pattern, int redundancy, double pipe_width)
   return res;
 }
 
+static FigResult
+run_fig8 (int pattern, int redundancy, double pipe_width)
+{
+  return run_fig8_shared (pattern, redundancy, pipe_width, 0.5);
+}
+
 /* At 16 % overhead, half of it pipe packets, every frame of every pattern
  * decodes; per-stream coding alone (p = 0, every redundancy packet a repair
  * of its own stream) at the same overhead and on the same losses does not. */
@@ -492,6 +513,123 @@ test_fig8 (void)
   }
   check (per_stream_fails > 0, "fig8: per-stream coding alone (p = 0) loses "
       "streams in %d of 4 patterns at the same overhead", per_stream_fails);
+}
+
+/* ---- uneven loss over 4 paths: the redundancy pooled over the frame ------ */
+
+/* 4 streams of a 320x240 RGBA frame in 1368-byte symbols (cstpsink's
+ * default packet-size): N = 57, 15 % overhead = 9 redundancy packets a
+ * stream, 36 a frame. Paths: 1 % and 3 % independent loss, 8 % in bursts of
+ * mean 4 and 16 % in bursts of mean 8 (Gilbert-Elliott, all lost in the bad
+ * state). The code is not changed by symbol size, so 8-byte symbols. */
+enum { UN_S = 4, UN_N = 57, UN_K = 8 };
+static const double un_rate[UN_S] = { 0.01, 0.03, 0.08, 0.16 };
+static const double un_burst[UN_S] = { 1, 1, 4, 8 };
+
+typedef struct {
+  int frames, ok, within, within_ok, beyond_ok, wrong;
+  long sent, lost;
+} UnevenResult;
+
+static UnevenResult
+run_uneven (int frames, int redundancy, double pipe_width, double all_share,
+    uint64_t seed)
+{
+  UnevenResult res = { 0 };
+  GeChannel ch[UN_S];
+  for (int s = 0; s < UN_S; s++) {
+    ge_init (&ch[s], un_rate[s], seed * 0x9E3779B9ull + (uint64_t) s + 1);
+    ch[s].p_bg = 1.0 / un_burst[s];
+    ch[s].p_gb = un_rate[s] * ch[s].p_bg / (1 - un_rate[s]);
+  }
+  Rng data = { 0xDA7Aull ^ seed };
+  static uint8_t frame[UN_S * UN_N * UN_K];
+  const uint8_t *subs[UN_S];
+  for (int s = 0; s < UN_S; s++)
+    subs[s] = frame + (size_t) s * UN_N * UN_K;
+  FountainFrameDecoder *d = fountain_frame_decoder_new (UN_S, UN_N, UN_K,
+      redundancy);
+  uint8_t pkt[FOUNTAIN_HEADER_SIZE + UN_K];
+  for (int f = 0; f < frames; f++) {
+    for (size_t i = 0; i < sizeof frame; i++)
+      frame[i] = (uint8_t) rnd (&data);
+    fountain_frame_decoder_reset (d, (uint32_t) f);
+    int received = 0;
+    for (int s = 0; s < UN_S; s++)
+      for (int i = 0; i < UN_N + redundancy; i++) {
+        make_packet (UN_S, UN_N, UN_K, sizeof frame, subs, s, (uint32_t) f, i,
+            pipe_width, all_share, pkt);
+        res.sent++;
+        if (ge_lost (&ch[s])) {
+          res.lost++;
+          continue;
+        }
+        received++;
+        FountainHeader g;
+        const uint8_t *p;
+        if (fountain_header_parse (pkt, sizeof pkt, &g, &p) == FOUNTAIN_OK)
+          fountain_frame_decoder_add (d, &g, p);
+      }
+    int decoded = fountain_frame_decoder_decode (d, NULL);
+    int good = decoded == UN_S;
+    for (int s = 0; s < UN_S; s++) {
+      const uint8_t *out = fountain_frame_decoder_stream (d, s);
+      if (out && memcmp (out, subs[s], (size_t) UN_N * UN_K) != 0) {
+        res.wrong++;
+        good = 0;
+      }
+    }
+    int within = received >= UN_S * UN_N;
+    res.frames++;
+    res.ok += good;
+    res.within += within;
+    res.within_ok += within && good;
+    res.beyond_ok += !within && good;
+  }
+  fountain_frame_decoder_free (d);
+  return res;
+}
+
+/* The default code (every redundancy packet a pipe of all S streams) pools
+ * the frame's redundancy: every frame of which at least S x N packets
+ * arrived decodes, on uneven bursty loss; half pipes of mixed degree (the
+ * former default) and per-stream coding lose frames that were within it. */
+static void
+test_uneven (void)
+{
+  const int red = (UN_N * 15 + 99) / 100;
+  UnevenResult all = run_uneven (300, red, 1.0, 1.0, 1);
+  UnevenResult mixed = run_uneven (300, red, 0.5, 0.5, 1);
+  UnevenResult own = run_uneven (300, red, 0.0, 0.0, 1);
+  check (all.wrong == 0 && all.within_ok == all.within && all.within > 250
+      && all.within < all.frames,
+      "uneven loss, 15 %% overhead, every pipe all 4 streams: %d of the %d "
+      "frames within the redundancy decode byte for byte (%d of %d beyond "
+      "it; loss %.2f %%)", all.within_ok, all.within,
+      all.frames - all.within, all.frames, 100.0 * all.lost / all.sent);
+  check (mixed.wrong == 0 && own.wrong == 0 && mixed.within_ok < mixed.within
+      && own.within_ok < mixed.within_ok,
+      "uneven loss: half pipes of mixed degree decode %d of those %d, "
+      "per-stream coding %d", mixed.within_ok, mixed.within, own.within_ok);
+}
+
+/* One JSON line per (overhead, code): frames, those within the redundancy,
+ * those decoded. Overheads 4 % to 30 % of N = 57, in whole packets. */
+static void
+print_uneven (int frames)
+{
+  static const struct { double p, a; const char *name; } codes[] = {
+    { 0, 0, "own" }, { 0.5, 0.5, "mixed" }, { 1, 1, "all" } };
+  for (int red = 2; red <= 17; red++)
+    for (size_t c = 0; c < sizeof codes / sizeof codes[0]; c++) {
+      UnevenResult r = run_uneven (frames, red, codes[c].p, codes[c].a, 1);
+      printf ("{\"bench\":\"cstp-uneven\",\"code\":\"%s\",\"pipe\":%.2f,"
+          "\"all_share\":%.2f,\"streams\":%d,\"n\":%d,\"redundancy\":%d,"
+          "\"frames\":%d,\"within\":%d,\"within_ok\":%d,\"whole\":%d,"
+          "\"wrong\":%d,\"loss\":%.4f}\n", codes[c].name, codes[c].p,
+          codes[c].a, UN_S, UN_N, red, r.frames, r.within, r.within_ok, r.ok,
+          r.wrong, (double) r.lost / r.sent);
+    }
 }
 
 /* Recovery against overhead, both ways, for docs/elements/cstp-code.md. */
@@ -554,14 +692,14 @@ test_memory_follows_packets (void)
 }
 
 static void
-print_table (double p)
+print_table (double p, double a)
 {
   printf ("redundancy/N  overhead  pattern      p=0 frames  p=%.2f frames\n", p);
   for (int pct = 10; pct <= 22; pct += 2)
     for (int pat = 0; pat < 4; pat++) {
       int red = FIG_N * pct / 100;
       FigResult fec = run_fig8 (pat, red, 0.0);
-      FigResult cstp = run_fig8 (pat, red, p);
+      FigResult cstp = run_fig8_shared (pat, red, p, a);
       printf ("%3d/%d       %5.1f %%   %-11s  %3d/%d       %3d/%d\n", red, FIG_N,
           100.0 * red / FIG_N, pattern_names[pat], fec.frames_ok, FIG_FRAMES,
           cstp.frames_ok, FIG_FRAMES);
@@ -572,7 +710,12 @@ int
 main (int argc, char **argv)
 {
   if (argc > 1 && strcmp (argv[1], "--table") == 0) {
-    print_table (argc > 2 ? atof (argv[2]) : 0.5);
+    print_table (argc > 2 ? atof (argv[2]) : 0.5,
+        argc > 3 ? atof (argv[3]) : 0.5);
+    return 0;
+  }
+  if (argc > 1 && strcmp (argv[1], "--uneven") == 0) {
+    print_uneven (argc > 2 ? atoi (argv[2]) : 600);
     return 0;
   }
   test_header_bytes ();
@@ -580,6 +723,7 @@ main (int argc, char **argv)
   test_code ();
   test_memory_follows_packets ();
   test_fig8 ();
+  test_uneven ();
   printf ("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
 }

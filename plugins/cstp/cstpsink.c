@@ -13,7 +13,10 @@
  * repairs of its own sub-frame and, a share `pipe-width` of them, pipe
  * packets that add repairs of 2 or all S streams, so that the streams which
  * lose little lend their redundancy to those which lose much, without a
- * round trip. cstpsrc decodes. The wire format is
+ * round trip. By default every redundancy packet is a pipe of all S
+ * streams: the frame's redundancy is one pool, and a frame decodes once S x
+ * N of its packets arrive, however the loss falls on the streams (at S
+ * times the coding work of per-stream repairs). cstpsrc decodes. The wire format is
  * docs/elements/cstp-code.md. The redundancy is coded on the process's
  * coder pool, as ncencoder's generations are: ISA-L on the CPU, the GPU
  * with backend=gpu (or hybrid, or auto where a CUDA device is found).
@@ -55,8 +58,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_cstp_sink_debug);
 #define DEFAULT_PORT 5100
 #define DEFAULT_PACKET_SIZE 1400
 #define DEFAULT_OVERHEAD 0.15
-#define DEFAULT_PIPE_WIDTH 0.5
-#define DEFAULT_STREAM_DEGREE GST_CSTP_STREAM_DEGREE_MIXED
+#define DEFAULT_PIPE_WIDTH 1.0
+#define DEFAULT_STREAM_DEGREE GST_CSTP_STREAM_DEGREE_ALL
 #define DEFAULT_RATE 0
 #define DEFAULT_MAX_LATENCY 0
 #define DEFAULT_TTL_MC 1
@@ -978,7 +981,8 @@ gst_cstp_sink_class_init (GstCstpSinkClass * klass)
       g_param_spec_double ("pipe-width", "Pipe width",
           "p: the share of redundancy packets that are pipe packets, which "
           "let streams lend redundancy to each other (0: every stream on its "
-          "own)", 0.0, 1.0, DEFAULT_PIPE_WIDTH, rw));
+          "own; 1 with stream-degree=all: one pool for the whole frame)",
+          0.0, 1.0, DEFAULT_PIPE_WIDTH, rw));
   g_object_class_install_property (gobject_class, PROP_STREAM_DEGREE,
       g_param_spec_enum ("stream-degree", "Stream degree",
           "How many streams a pipe packet adds", GST_TYPE_CSTP_STREAM_DEGREE,

@@ -224,6 +224,7 @@ struct _GstCstpSrc
 
   /* stats (object lock) */
   guint64 frames_decoded, frames_local, frames_repaired, frames_lost;
+  guint64 frames_beyond;        /* lost with fewer packets than S x N */
   guint64 decode_ns, decode_ns_max;
   guint64 bad, duplicates, late, full;
   guint64 *received, *lost, *stream_bad, *simulated;
@@ -514,11 +515,18 @@ frame_emit (GstCstpSrc * self, Frame * f)
 static void
 frame_lost (GstCstpSrc * self, Frame * f)
 {
+  /* fewer distinct code packets than the frame has source symbols: its
+   * losses were beyond the redundancy sent, and no code could have
+   * recovered it (a wall's receiver sees one stream: not judged there) */
+  gboolean beyond = self->wall < 0 && (f == NULL || f->dec == NULL
+      || f->kept < (guint) f->dec_streams * f->n);
   GST_OBJECT_LOCK (self);
   self->frames_lost++;
+  self->frames_beyond += beyond;
   GST_OBJECT_UNLOCK (self);
   self->discont = TRUE;
-  GST_DEBUG_OBJECT (self, "frame %u lost", self->next_id);
+  GST_DEBUG_OBJECT (self, "frame %u lost%s", self->next_id, beyond ?
+      ", beyond the redundancy" : "");
   /* on a wall the peers learn it and drop the frame too */
   if (self->wall >= 0)
     wall_set_own (self, self->next_id, FOUNTAIN_WALL_DROPPED);
@@ -1688,6 +1696,7 @@ streaming_state_init (GstCstpSrc * self)
   self->simulated = g_new0 (guint64, self->n_streams);
   self->frames_decoded = self->frames_local = self->frames_repaired = 0;
   self->frames_lost = self->decode_ns = self->decode_ns_max = 0;
+  self->frames_beyond = 0;
   self->bad = self->duplicates = self->late = self->full = 0;
   g_free (self->peer_pipes_sent);
   g_free (self->peer_pipes_received);
@@ -1788,6 +1797,7 @@ gst_cstp_src_get_stats (GstCstpSrc * self)
       "frames-local", G_TYPE_UINT64, self->frames_local,
       "frames-repaired", G_TYPE_UINT64, self->frames_repaired,
       "frames-lost", G_TYPE_UINT64, self->frames_lost,
+      "frames-beyond-redundancy", G_TYPE_UINT64, self->frames_beyond,
       "decode-time", G_TYPE_UINT64, self->decode_ns,
       "decode-time-max", G_TYPE_UINT64, self->decode_ns_max,
       "bad-datagrams", G_TYPE_UINT64, self->bad,
@@ -2051,7 +2061,10 @@ gst_cstp_src_class_init (GstCstpSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "frames-decoded, frames-local (every stream from its own packets), "
-          "frames-repaired (through pipe packets), frames-lost, decode-time "
+          "frames-repaired (through pipe packets), frames-lost, "
+          "frames-beyond-redundancy (lost frames of which fewer code packets "
+          "arrived than the frame has source symbols: beyond what any code "
+          "could recover; not judged on a display wall), decode-time "
           "and decode-time-max (ns), bad-datagrams, duplicates, late, "
           "overflow, received, lost, and per stream stream-<i>-received, "
           "stream-<i>-lost (source packets missing, from the index gaps), "

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """cstpsink -> loopback UDP -> cstpsrc: one stream cut for a second, paths
 that reorder and duplicate (tools/udp_impair.py relays, one per stream),
-and foreign or corrupt datagrams on the ports. Every case compares the
-frames that come out with the frames sent, byte for byte."""
+foreign or corrupt datagrams on the ports, and four paths of uneven bursty
+loss (every frame the redundancy covers must arrive). Every case compares
+the frames that come out with the frames sent, byte for byte."""
 
 import os
 import socket
@@ -148,6 +149,66 @@ class CstpOverUdp(unittest.TestCase):
         warnings = [m for t, m in r["messages"] if t == Gst.MessageType.WARNING]
         self.assertTrue(any("not a valid CSTP packet" in w for w in warnings),
                         r["messages"])
+
+    # Four paths of uneven loss: 1 % and 3 % independent, 8 % in bursts of
+    # mean 4, 16 % in bursts of mean 8 (Gilbert-Elliott, all lost while bad)
+    UNEVEN = ((0.01, None), (0.03, None), (0.08, 4), (0.16, 8))
+
+    @classmethod
+    def uneven_paths(cls, seed):
+        imps = []
+        for s, (rate, burst) in enumerate(cls.UNEVEN):
+            if burst is None:
+                imps.append(Impairment(loss=rate, seed=seed + s))
+            else:
+                p_bg = 1.0 / burst
+                imps.append(Impairment(burst=(rate * p_bg / (1 - rate), p_bg,
+                                              1.0), seed=seed + s))
+        return imps
+
+    def test_uneven_loss_within_redundancy_arrives(self):
+        # 60 frames of 320x240 RGBA at 30 fps, cstpsink's defaults but for
+        # overhead and rate: N = 57 symbols of 1368 bytes a stream, R = 9
+        frames = self.frames(60, 320 * 240 * 4)
+        n, red, per_path = 57, 9, 1 + 57 + 9
+        # the frames beyond the redundancy, from the same draws the relays
+        # make: a path's datagrams are each frame's frame packet, then its
+        # N + R code packets, in order
+        lost = [[0] * 60 for _ in self.UNEVEN]
+        for s, imp in enumerate(self.uneven_paths(40)):
+            for i in range(60 * per_path):
+                if imp._lost(i) and i % per_path != 0:
+                    lost[s][i // per_path] += 1
+        beyond = {f for f in range(60)
+                  if sum(lost[s][f] for s in range(4)) > 4 * red}
+        results = {}
+        for name, props in (("default", {}),
+                            ("mixed", {"pipe-width": 0.5,
+                                       "stream-degree": "mixed"})):
+            sink = {"overhead": 0.15, "rate": 100_000_000}
+            sink.update(props)
+            r = cl.run(frames, 4, sink, {"latency": 300 * Gst.MSECOND},
+                       relays=self.uneven_paths(40), push_interval=1.0 / FPS,
+                       timeout=30)
+            delivered, wrong = cl.check_frames(frames, r["out"])
+            src = r["src"]
+            print("\n%s: %d/60 frames, lost %d, beyond the redundancy %d "
+                  "(expected %d), path loss %s" % (
+                      name, len(delivered), src["frames-lost"],
+                      src["frames-beyond-redundancy"], len(beyond),
+                      ["%.1f %%" % (100.0 * x["dropped"] / x["received"])
+                       for x in r["relays"]]))
+            self.assertEqual(wrong, 0)
+            self.assertEqual(src["frames-beyond-redundancy"], len(beyond))
+            results[name] = (delivered, src)
+        delivered, src = results["default"]
+        # every frame whose losses the redundancy covers came out
+        self.assertEqual(delivered, [f for f in range(60) if f not in beyond])
+        self.assertEqual(src["frames-lost"], len(beyond))
+        self.assertLessEqual(len(beyond), 10)
+        # half the redundancy in pipes of mixed degree loses frames it covered
+        delivered, src = results["mixed"]
+        self.assertGreater(src["frames-lost"], len(beyond))
 
 
 if __name__ == "__main__":
