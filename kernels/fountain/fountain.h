@@ -207,6 +207,58 @@ int fountain_wall_parse (const uint8_t *buf, size_t len,
 int fountain_wall_write (const FountainWallPacket *p, uint8_t *buf,
     size_t cap);
 
+/* ---- the sending cluster's exchange -------------------------------------- */
+
+/* With one sender per stream (cstpsink's `index` and `peers`: the sending
+ * side of the paper's multi-host model), sender s has only sub-frame s, and
+ * a pipe packet of stream s needs the parts of the other streams it adds.
+ * The senders exchange those parts, and a synchroniser (sender 0, the
+ * master) releases each frame once every sender has it: every sender sends
+ * "ready" to the master, which answers "release" to all.
+ * docs/elements/cstp-code.md, section 8. */
+#define FOUNTAIN_CLUSTER_MAGIC 0x43535458u      /* "CSTX" */
+#define FOUNTAIN_CLUSTER_PART_SIZE 32           /* before the payload */
+#define FOUNTAIN_CLUSTER_READY_SIZE 24
+#define FOUNTAIN_CLUSTER_RELEASE_SIZE 28
+
+typedef enum {
+  FOUNTAIN_CLUSTER_PART = 1,    /* one stream's part of another's pipe */
+  FOUNTAIN_CLUSTER_READY = 2,   /* a sender has the frame: to the master */
+  FOUNTAIN_CLUSTER_RELEASE = 3  /* the master: the frame may leave */
+} FountainClusterType;
+
+typedef struct {
+  uint8_t type;                 /* FountainClusterType */
+  uint8_t streams;              /* S, 1..FOUNTAIN_MAX_STREAMS */
+  uint8_t from;                 /* the sending sender's stream, < S */
+  uint32_t frame_id;
+  /* the frame's geometry, as in its code packets (every type) */
+  uint16_t n, symbol_size;
+  uint32_t frame_len;
+  /* part: the pipe packet it belongs to */
+  uint8_t stream;               /* the pipe's stream (the addressee), < S,
+                                 * not from */
+  uint16_t index;               /* the pipe's redundancy packet number */
+  uint32_t seed;                /* the pipe packet's seed */
+  const uint8_t *payload;       /* symbol_size bytes: from's part */
+  /* release: the senders whose part each pipe of the frame carries */
+  uint64_t senders;             /* at least one bit, none at or above S */
+} FountainClusterPacket;
+
+/* Parses an exchange datagram of len bytes (FOUNTAIN_ERR_MAGIC when it is
+ * not one). Rejects: short, version, unknown type, reserved bytes not 0, S
+ * / from / stream out of range, a part addressed to its own sender, the
+ * geometry of code packets, an empty senders mask or one naming a stream
+ * >= S, and a length other than the type's (FOUNTAIN_ERR_LENGTH). On
+ * FOUNTAIN_OK fills p (payload points into buf); reads no byte past buf +
+ * len. */
+int fountain_cluster_parse (const uint8_t *buf, size_t len,
+    FountainClusterPacket *p);
+/* Writes the packet; returns its length, or a FountainError when p would
+ * not parse or cap is too small. */
+int fountain_cluster_write (const FountainClusterPacket *p, uint8_t *buf,
+    size_t cap);
+
 /* ---- cross-stream decoding (paper section 5.2) --------------------------- */
 
 typedef struct FountainFrameDecoder FountainFrameDecoder;

@@ -379,6 +379,124 @@ fountain_wall_write (const FountainWallPacket *p, uint8_t *buf, size_t cap)
   return (int) len;
 }
 
+/* ---- the sending cluster's exchange --------------------------------------- */
+
+/* Every rule but the datagram's length, shared by parse and write. */
+static int
+cluster_validate (const FountainClusterPacket *p)
+{
+  if (p->type < FOUNTAIN_CLUSTER_PART || p->type > FOUNTAIN_CLUSTER_RELEASE)
+    return FOUNTAIN_ERR_KIND;
+  if (p->streams < 1 || p->streams > FOUNTAIN_MAX_STREAMS
+      || p->from >= p->streams)
+    return FOUNTAIN_ERR_STREAMS;
+  if (p->n == 0 || p->symbol_size == 0
+      || fountain_subframe_symbols (p->frame_len, p->streams,
+          p->symbol_size) != p->n)
+    return FOUNTAIN_ERR_GEOMETRY;
+  if (p->type == FOUNTAIN_CLUSTER_PART
+      && (p->stream >= p->streams || p->stream == p->from))
+    return FOUNTAIN_ERR_STREAMS;
+  uint64_t all = p->streams == 64 ? ~0ull : (1ull << p->streams) - 1;
+  if (p->type == FOUNTAIN_CLUSTER_RELEASE
+      && (p->senders == 0 || (p->senders & ~all) != 0))
+    return FOUNTAIN_ERR_PIPE;
+  return FOUNTAIN_OK;
+}
+
+static size_t
+cluster_size (const FountainClusterPacket *p)
+{
+  return p->type == FOUNTAIN_CLUSTER_PART
+      ? (size_t) FOUNTAIN_CLUSTER_PART_SIZE + p->symbol_size
+      : p->type == FOUNTAIN_CLUSTER_READY ? FOUNTAIN_CLUSTER_READY_SIZE
+      : FOUNTAIN_CLUSTER_RELEASE_SIZE;
+}
+
+int
+fountain_cluster_parse (const uint8_t *buf, size_t len,
+    FountainClusterPacket *p)
+{
+  if (buf == NULL || len < 4)
+    return FOUNTAIN_ERR_SHORT;
+  if (get_be32 (buf) != FOUNTAIN_CLUSTER_MAGIC)
+    return FOUNTAIN_ERR_MAGIC;
+  if (len < FOUNTAIN_CLUSTER_READY_SIZE)
+    return FOUNTAIN_ERR_SHORT;
+  if (buf[4] != FOUNTAIN_VERSION)
+    return FOUNTAIN_ERR_VERSION;
+  FountainClusterPacket t;
+  memset (&t, 0, sizeof t);
+  t.type = buf[5];
+  t.streams = buf[6];
+  t.from = buf[7];
+  t.frame_id = get_be32 (buf + 8);
+  t.n = (uint16_t) (buf[12] << 8 | buf[13]);
+  t.symbol_size = (uint16_t) (buf[14] << 8 | buf[15]);
+  t.frame_len = get_be32 (buf + 16);
+  if (t.type == FOUNTAIN_CLUSTER_PART) {
+    if (len < FOUNTAIN_CLUSTER_PART_SIZE)
+      return FOUNTAIN_ERR_SHORT;
+    t.stream = buf[20];
+    t.index = (uint16_t) (buf[22] << 8 | buf[23]);
+    t.seed = get_be32 (buf + 24);
+    if (buf[21] != 0 || get_be32 (buf + 28) != 0)
+      return FOUNTAIN_ERR_KIND;
+    t.payload = buf + FOUNTAIN_CLUSTER_PART_SIZE;
+  } else if (t.type == FOUNTAIN_CLUSTER_READY) {
+    if (get_be32 (buf + 20) != 0)
+      return FOUNTAIN_ERR_KIND;
+  } else if (t.type == FOUNTAIN_CLUSTER_RELEASE) {
+    if (len < FOUNTAIN_CLUSTER_RELEASE_SIZE)
+      return FOUNTAIN_ERR_SHORT;
+    t.senders = get_be64 (buf + 20);
+  } else {
+    return FOUNTAIN_ERR_KIND;
+  }
+  if (len != cluster_size (&t))
+    return FOUNTAIN_ERR_LENGTH;
+  int err = cluster_validate (&t);
+  if (err != FOUNTAIN_OK)
+    return err;
+  *p = t;
+  return FOUNTAIN_OK;
+}
+
+int
+fountain_cluster_write (const FountainClusterPacket *p, uint8_t *buf,
+    size_t cap)
+{
+  int err = cluster_validate (p);
+  if (err != FOUNTAIN_OK)
+    return err;
+  size_t len = cluster_size (p);
+  if (cap < len)
+    return FOUNTAIN_ERR_SHORT;
+  memset (buf, 0, p->type == FOUNTAIN_CLUSTER_PART
+      ? FOUNTAIN_CLUSTER_PART_SIZE : len);
+  put_be32 (buf, FOUNTAIN_CLUSTER_MAGIC);
+  buf[4] = FOUNTAIN_VERSION;
+  buf[5] = p->type;
+  buf[6] = p->streams;
+  buf[7] = p->from;
+  put_be32 (buf + 8, p->frame_id);
+  buf[12] = (uint8_t) (p->n >> 8);
+  buf[13] = (uint8_t) p->n;
+  buf[14] = (uint8_t) (p->symbol_size >> 8);
+  buf[15] = (uint8_t) p->symbol_size;
+  put_be32 (buf + 16, p->frame_len);
+  if (p->type == FOUNTAIN_CLUSTER_PART) {
+    buf[20] = p->stream;
+    buf[22] = (uint8_t) (p->index >> 8);
+    buf[23] = (uint8_t) p->index;
+    put_be32 (buf + 24, p->seed);
+    memcpy (buf + FOUNTAIN_CLUSTER_PART_SIZE, p->payload, p->symbol_size);
+  } else if (p->type == FOUNTAIN_CLUSTER_RELEASE) {
+    put_be64 (buf + 20, p->senders);
+  }
+  return (int) len;
+}
+
 /* ---- encoding ------------------------------------------------------------ */
 
 uint32_t

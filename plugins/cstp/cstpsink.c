@@ -41,10 +41,12 @@
 #include <unistd.h>
 
 #include <gst/base/gstbasesink.h>
+#include <gst/video/video.h>
 #include <fountain/fountain.h>
 #include <gstgpustream.h>
 #include <rlnc/rlnc_seed.h>
 
+#include "cstpcluster.h"
 #include "cstpmulticast.h"
 #include "cstpsink.h"
 
@@ -64,6 +66,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_cstp_sink_debug);
 #define DEFAULT_MAX_LATENCY 0
 #define DEFAULT_TTL_MC 1
 #define DEFAULT_LOOP TRUE
+#define DEFAULT_INDEX -1
+#define DEFAULT_SYNC_TIMEOUT (200 * GST_MSECOND)
 /* the largest UDP payload over IPv4 */
 #define MAX_PACKET_SIZE 65507
 /* datagrams per sendmmsg call */
@@ -88,6 +92,9 @@ enum
   PROP_TTL_MC,
   PROP_LOOP,
   PROP_MULTICAST_IFACE,
+  PROP_INDEX,
+  PROP_PEERS,
+  PROP_SYNC_TIMEOUT,
   PROP_STATS,
   PROP_BACKEND,
   PROP_CUDA_DEVICE_ID,
@@ -133,11 +140,16 @@ struct _GstCstpSink
   gint ttl_mc;
   gboolean loop;
   gchar *multicast_iface;
+  gint index;                   /* this sender's stream in a cluster, or -1 */
+  gchar *peers;
+  guint64 sync_timeout;
   GstGpuStreamGpu gpu;          /* backend, cuda-device-id; the device */
 
   /* streaming state, set up in start () */
   guint n_streams;
-  gint *fds;                    /* one UDP socket per stream */
+  CstpCluster *cluster;         /* a cluster's sender: the exchange */
+  guint own;                    /* its stream */
+  gint *fds;                    /* one UDP socket per stream sent here */
   struct sockaddr_storage *addrs;
   socklen_t *addr_lens;
   gchar *caps_str;              /* the frame packets' caps */
@@ -146,9 +158,9 @@ struct _GstCstpSink
   gint64 pace_origin;
   guint64 pace_bytes, pace_rate;
   /* a frame's memory, kept for the next (render only) */
-  gpointer padded, dgs, meta, heads, repairs, masks, parts;
+  gpointer padded, dgs, meta, heads, repairs, masks, drawn, parts;
   gsize padded_cap, dgs_cap, meta_cap, heads_cap, repairs_cap, masks_cap,
-      parts_cap;
+      drawn_cap, parts_cap;
 
   /* stats (object lock) */
   guint64 frames;
@@ -168,11 +180,29 @@ G_DEFINE_TYPE (GstCstpSink, gst_cstp_sink, GST_TYPE_BASE_SINK);
 GST_ELEMENT_REGISTER_DEFINE (cstpsink, "cstpsink", GST_RANK_NONE,
     GST_TYPE_CSTP_SINK);
 
+/* What `streams` tiles make together, as the frame packets announce it:
+ * raw video of one plane becomes S times as tall (the tiles are its bands,
+ * top to bottom); other caps stay as they are. */
+static GstCaps *
+cluster_frame_caps (GstCaps * tile, guint streams)
+{
+  GstVideoInfo info;
+  GstCaps *frame = gst_caps_copy (tile);
+  if (gst_caps_is_fixed (tile) && gst_video_info_from_caps (&info, tile)
+      && GST_VIDEO_INFO_N_PLANES (&info) == 1)
+    gst_caps_set_simple (frame, "height", G_TYPE_INT,
+        (gint) (GST_VIDEO_INFO_HEIGHT (&info) * streams), NULL);
+  return frame;
+}
+
 static gboolean
 gst_cstp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 {
   GstCstpSink *self = GST_CSTP_SINK (bsink);
-  gchar *s = gst_caps_to_string (caps);
+  GstCaps *frame = self->cluster ? cluster_frame_caps (caps, self->n_streams)
+      : gst_caps_ref (caps);
+  gchar *s = gst_caps_to_string (frame);
+  gst_caps_unref (frame);
 
   if (strlen (s) > G_MAXUINT16) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
@@ -187,6 +217,13 @@ gst_cstp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 }
 
 /* ---- the data path ------------------------------------------------------- */
+
+static gdouble
+stream_degree_all_share (GstCstpStreamDegree degree)
+{
+  return degree == GST_CSTP_STREAM_DEGREE_ALL ? 1.0
+      : degree == GST_CSTP_STREAM_DEGREE_PAIRS ? 0.0 : 0.5;
+}
 
 /* One datagram to send: its header (or a whole frame packet) and its
  * payload, sent as two pieces so that source payloads go out of the
@@ -210,13 +247,6 @@ scratch (gpointer * area, gsize * cap, gsize len)
     *cap = len;
   }
   return *area;
-}
-
-static guint32
-redundancy_seed (guint32 frame_id, guint stream, guint32 r)
-{
-  /* unique per (stream, r) inside a frame, different coefficients each frame */
-  return (guint32) rlnc_seed_mix64 (frame_id) ^ ((guint32) stream << 24 | r);
 }
 
 static void
@@ -272,7 +302,10 @@ send_frame (GstCstpSink * self, Datagram ** dg, guint per_stream,
   for (guint off = 0; off < per_stream; off += SEND_BATCH) {
     guint count = MIN (SEND_BATCH, per_stream - off);
     gsize turn_bytes = 0;
+    gint turn_bytes_stream = -1;        /* the first stream sent here */
     for (guint s = 0; s < S; s++) {
+      if (dg[s] == NULL)
+        continue;               /* another sender's stream */
       memset (msgs, 0, sizeof msgs);
       for (guint i = 0; i < count; i++) {
         Datagram *d = &dg[s][off + i];
@@ -284,7 +317,9 @@ send_frame (GstCstpSink * self, Datagram ** dg, guint per_stream,
         msgs[i].msg_hdr.msg_iovlen = d->payload_len ? 2 : 1;
         msgs[i].msg_hdr.msg_name = &self->addrs[s];
         msgs[i].msg_hdr.msg_namelen = self->addr_lens[s];
-        if (s == 0)
+        if (turn_bytes_stream < 0)
+          turn_bytes_stream = (gint) s;
+        if ((gint) s == turn_bytes_stream)
           turn_bytes += d->head_len + d->payload_len;
       }
       guint done = 0;
@@ -343,8 +378,11 @@ encode_redundancy (GstCstpSink * self, guint32 n, gsize k, guint32 red,
   gsize extra = 0;
   gboolean ok = TRUE;
 
+  /* a cluster's sender has its own sub-frame only (the others NULL): its
+   * parts of the other streams' pipes are coded into their packets' slots,
+   * which it sends to their senders instead */
   for (guint t = 0; t < S; t++)
-    for (guint s = 0; s < S; s++)
+    for (guint s = 0; subs[t] && s < S; s++)
       for (guint32 r = 0; r < red; r++) {
         guint64 mask = masks[(gsize) s * red + r];
         if (mask >> t & 1 && started[(gsize) s * red + r])
@@ -359,12 +397,12 @@ encode_redundancy (GstCstpSink * self, guint32 n, gsize k, guint32 red,
   for (guint t = 0; t < S; t++) {
     guint32 *ts = seeds + t * most;
     guint8 **tt = targets + t * most, **to = outs + t * most;
-    for (guint s = 0; s < S; s++)
+    for (guint s = 0; subs[t] && s < S; s++)
       for (guint32 r = 0; r < red; r++) {
         guint64 mask = masks[(gsize) s * red + r];
         if (!(mask >> t & 1))
           continue;
-        guint32 seed = redundancy_seed (frame_id, s, r);
+        guint32 seed = cstp_redundancy_seed (frame_id, s, r);
         gsize packet = (gsize) s * red + r;
         gint j = count[t]++;
         ts[j] = mask == 1ull << s ? seed
@@ -416,11 +454,25 @@ encode_redundancy (GstCstpSink * self, guint32 n, gsize k, guint32 red,
   return ok;
 }
 
+/* A sender of a cluster cuts its tile of T bytes into N symbols of one
+ * size that divides T, so that tile s is exactly sub-frame s of the frame
+ * of S x T bytes: the largest divisor of T up to the packet's payload, or 0
+ * when that is under half of it (a tile size with no useful divisor). */
+static gsize
+cluster_symbol_size (gsize tile, gsize most)
+{
+  for (gsize k = MIN (most, tile); k >= 1 && k * 2 >= MIN (most, tile); k--)
+    if (tile % k == 0)
+      return k;
+  return 0;
+}
+
 static GstFlowReturn
 gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 {
   GstCstpSink *self = GST_CSTP_SINK (bsink);
   guint S = self->n_streams;
+  gint me = self->cluster ? (gint) self->own : -1;
   GstMapInfo map;
 
   /* what failed on the GPU among the frames before is said here */
@@ -429,8 +481,7 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   GST_OBJECT_LOCK (self);
   guint packet_size = self->packet_size;
   gdouble overhead = self->overhead, pipe_width = self->pipe_width;
-  gdouble all_share = self->stream_degree == GST_CSTP_STREAM_DEGREE_ALL ? 1.0
-      : self->stream_degree == GST_CSTP_STREAM_DEGREE_PAIRS ? 0.0 : 0.5;
+  gdouble all_share = stream_degree_all_share (self->stream_degree);
   guint64 rate = self->rate, max_latency = self->max_latency;
   GST_OBJECT_UNLOCK (self);
 
@@ -441,13 +492,28 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     gst_buffer_unmap (buf, &map);
     return GST_FLOW_OK;         /* nothing to carry */
   }
-  guint32 n = map.size > G_MAXUINT32 ? 0
-      : fountain_subframe_symbols ((guint32) map.size, (int) S, (uint16_t) k);
+  /* a cluster's sender has its own tile, sub-frame `me` of S x T bytes */
+  gsize frame_size = me >= 0 ? map.size * S : map.size;
+  if (me >= 0) {
+    k = cluster_symbol_size (map.size, k);
+    if (k == 0) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("a tile of %" G_GSIZE_FORMAT " bytes has no divisor between half "
+              "the packet's payload and all of it (%u bytes): choose a "
+              "packet-size whose payload divides the tile", map.size,
+              packet_size - FOUNTAIN_HEADER_SIZE), (NULL));
+      gst_buffer_unmap (buf, &map);
+      return GST_FLOW_ERROR;
+    }
+  }
+  guint32 n = frame_size > G_MAXUINT32 ? 0
+      : fountain_subframe_symbols ((guint32) frame_size, (int) S,
+      (uint16_t) k);
   if (n == 0) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("a frame of %" G_GSIZE_FORMAT " bytes over %u streams in symbols of "
             "%" G_GSIZE_FORMAT " bytes needs more than %d symbols per stream: "
-            "raise packet-size or streams", map.size, S, k, FOUNTAIN_MAX_N),
+            "raise packet-size or streams", frame_size, S, k, FOUNTAIN_MAX_N),
         (NULL));
     gst_buffer_unmap (buf, &map);
     return GST_FLOW_ERROR;
@@ -458,13 +524,17 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 
   /* stream s's sub-frame is bytes s*N*k.. of the frame, zero-padded to N*k:
    * read in place, but for the sub-frames that reach past the end, copied
-   * with their padding */
+   * with their padding; a cluster's sender has only its own */
   gsize sub_len = (gsize) n * k;
   guint whole = (guint) MIN (map.size / sub_len, S);
   guint8 *padded = scratch (&self->padded, &self->padded_cap,
       MAX ((S - whole) * sub_len, 1));
-  const guint8 *subs[FOUNTAIN_MAX_STREAMS];
+  const guint8 *subs[FOUNTAIN_MAX_STREAMS] = { NULL };
   for (guint s = 0; s < S; s++) {
+    if (me >= 0) {
+      subs[s] = s == (guint) me ? map.data : NULL;
+      continue;
+    }
     if (s < whole) {
       subs[s] = map.data + (gsize) s * sub_len;
       continue;
@@ -477,29 +547,62 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     subs[s] = p;
   }
 
+  /* every stream's redundancy masks (a cluster's sender needs the others'
+   * too: its parts of their pipes), then the payloads */
+  guint8 *repairs = scratch ((gpointer *) & self->repairs, &self->repairs_cap,
+      MAX ((gsize) S * red * k, 1));
+  guint64 *masks = scratch ((gpointer *) & self->masks, &self->masks_cap,
+      (gsize) S * MAX (red, 1) * sizeof (guint64));
+  guint64 *drawn = scratch ((gpointer *) & self->drawn, &self->drawn_cap,
+      (gsize) S * MAX (red, 1) * sizeof (guint64));
+  for (guint s = 0; s < S; s++)
+    for (guint32 r = 0; r < red; r++)
+      masks[(gsize) s * red + r] = drawn[(gsize) s * red + r] =
+          fountain_stream_degree_draw_shared (pipe_width, all_share, (int) S,
+          (int) s, frame_id, r);
+  if (red > 0 && !encode_redundancy (self, n, k, red, frame_id, subs, masks,
+          repairs)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("coding the redundancy of frame %u failed", frame_id), (NULL));
+    gst_buffer_unmap (buf, &map);
+    return GST_FLOW_ERROR;
+  }
+  if (me >= 0 && red > 0) {
+    /* the others' parts of this stream's pipes; a pipe carries the streams
+     * whose part came (its mask says which) */
+    CstpClusterFrame cf = {.frame_id = frame_id,.n = (guint16) n,
+      .symbol_size = (guint16) k,.frame_len = (guint32) frame_size,
+      .red = red,.masks = drawn
+    };
+    if (!cstp_cluster_exchange (self->cluster, &cf, repairs, repairs
+            + (gsize) me * red * k, masks + (gsize) me * red)) {
+      gst_buffer_unmap (buf, &map);
+      return GST_FLOW_FLUSHING;
+    }
+  }
+  gint64 t1 = g_get_monotonic_time ();
+
   /* datagrams: per stream the frame packet, N sources, `red` redundancy */
   guint per_stream = 1 + n + red;
   gsize caps_len = self->caps_str ? strlen (self->caps_str) : 0;
   Datagram *dgs = scratch ((gpointer *) & self->dgs, &self->dgs_cap,
       (gsize) S * per_stream * sizeof (Datagram));
-  Datagram *dg[FOUNTAIN_MAX_STREAMS];
+  Datagram *dg[FOUNTAIN_MAX_STREAMS] = { NULL };
   guint8 *meta = scratch ((gpointer *) & self->meta, &self->meta_cap,
       (FOUNTAIN_META_SIZE + caps_len) * S);
   guint8 *heads = scratch ((gpointer *) & self->heads, &self->heads_cap,
       (gsize) S * (n + red) * FOUNTAIN_HEADER_SIZE);
-  guint8 *repairs = scratch ((gpointer *) & self->repairs, &self->repairs_cap,
-      MAX ((gsize) S * red * k, 1));
-  guint64 *masks = scratch ((gpointer *) & self->masks, &self->masks_cap,
-      (gsize) S * MAX (red, 1) * sizeof (guint64));
   guint8 flags = (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT) ?
       FOUNTAIN_META_FLAG_DELTA : 0) |
       (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_HEADER) ?
       FOUNTAIN_META_FLAG_HEADER : 0);
 
   for (guint s = 0; s < S; s++) {
+    if (subs[s] == NULL)
+      continue;
     dg[s] = dgs + (gsize) s * per_stream;
     FountainMeta m = {.streams = (uint8_t) S,.stream = (uint8_t) s,
-      .flags = flags,.frame_id = frame_id,.frame_len = (uint32_t) map.size,
+      .flags = flags,.frame_id = frame_id,.frame_len = (uint32_t) frame_size,
       .pts = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
           FOUNTAIN_META_NONE,
       .duration = GST_BUFFER_DURATION_IS_VALID (buf) ?
@@ -515,7 +618,7 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
       guint8 *head = heads + ((gsize) s * (n + red) + i) * FOUNTAIN_HEADER_SIZE;
       FountainHeader h = {.streams = (uint8_t) S,.stream = (uint8_t) s,
         .frame_id = frame_id,.n = (uint16_t) n,.symbol_size = (uint16_t) k,
-        .frame_len = (uint32_t) map.size
+        .frame_len = (uint32_t) frame_size
       };
       const guint8 *payload;
       if (i < n) {
@@ -524,12 +627,14 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
         payload = subs[s] + (gsize) i * k;
       } else {
         guint32 r = i - n;
-        guint64 mask = fountain_stream_degree_draw_shared (pipe_width,
-            all_share, (int) S, (int) s, frame_id, r);
-        masks[(gsize) s * red + r] = mask;
+        guint64 mask = masks[(gsize) s * red + r];
+        guint32 seed = cstp_redundancy_seed (frame_id, s, r);
         h.kind = mask == 1ull << s ? FOUNTAIN_KIND_REPAIR : FOUNTAIN_KIND_PIPE;
         h.pipe_mask = h.kind == FOUNTAIN_KIND_PIPE ? mask : 0;
-        h.index_or_seed = redundancy_seed (frame_id, s, r);
+        /* a pipe left with its own part alone is a repair of that part */
+        h.index_or_seed = h.kind == FOUNTAIN_KIND_PIPE
+            || drawn[(gsize) s * red + r] == mask ? seed
+            : fountain_pipe_component_seed (seed, (int) s);
         payload = repairs + ((gsize) s * red + r) * k;
       }
       /* the 32 header bytes; the payload goes out from where it is */
@@ -539,15 +644,6 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
       };
     }
   }
-
-  if (red > 0 && !encode_redundancy (self, n, k, red, frame_id, subs, masks,
-          repairs)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
-        ("coding the redundancy of frame %u failed", frame_id), (NULL));
-    gst_buffer_unmap (buf, &map);
-    return GST_FLOW_ERROR;
-  }
-  gint64 t1 = g_get_monotonic_time ();
 
   /* a frame may not take longer than max-latency to leave */
   guint64 frame_bits = (guint64) per_stream * packet_size * 8;
@@ -559,11 +655,12 @@ gst_cstp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   }
   send_frame (self, dg, per_stream, rate);
 
+  guint sent_streams = me >= 0 ? 1 : S;
   GST_OBJECT_LOCK (self);
   self->frames++;
   self->frames_rate_raised += raised;
-  self->bytes_sent += (guint64) S * ((guint64) (n + red) * packet_size +
-      FOUNTAIN_META_SIZE + caps_len);
+  self->bytes_sent += (guint64) sent_streams * ((guint64) (n + red) *
+      (FOUNTAIN_HEADER_SIZE + k) + FOUNTAIN_META_SIZE + caps_len);
   self->encode_ns += (guint64) (t1 - t0) * 1000;
   GST_OBJECT_UNLOCK (self);
 
@@ -590,6 +687,8 @@ resolve_destinations (GstCstpSink * self, GError ** err)
   for (guint s = 0; s < S; s++) {
     gchar *host;
     gint port;
+    if (self->index >= 0 && s != (guint) self->index)
+      continue;                 /* a cluster's sender sends its own stream */
     if (list) {
       gchar *entry = g_strstrip (list[s]);
       gchar *colon = strrchr (entry, ':');
@@ -689,8 +788,26 @@ gst_cstp_sink_start (GstBaseSink * bsink)
   self->send_errors = g_new0 (guint64, self->n_streams);
   self->frames = self->frames_rate_raised = self->bytes_sent = 0;
   self->encode_ns = 0;
-  gboolean ok = resolve_destinations (self, &err);
+  gboolean ok = TRUE;
+  if (self->index >= (gint) self->n_streams) {
+    g_set_error (&err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
+        "index %d is not a stream of %u", self->index, self->n_streams);
+    ok = FALSE;
+  }
+  ok = ok && resolve_destinations (self, &err);
+  CstpClusterConfig cfg = {.streams = self->n_streams,
+    .index = (guint) MAX (self->index, 0),.peers = self->peers,
+    .timeout_us = (gint64) (self->sync_timeout / 1000),
+    .overhead = self->overhead,.pipe_width = self->pipe_width,
+    .all_share = stream_degree_all_share (self->stream_degree)
+  };
+  gboolean clustered = self->index >= 0;
   GST_OBJECT_UNLOCK (self);
+  if (ok && clustered) {
+    self->cluster = cstp_cluster_new (GST_ELEMENT (self), &cfg, &err);
+    self->own = cfg.index;
+    ok = self->cluster != NULL;
+  }
   self->frame_id = 0;
   self->pace_origin = 0;
   self->pace_bytes = self->pace_rate = 0;
@@ -712,18 +829,44 @@ free_scratch (GstCstpSink * self)
   g_clear_pointer (&self->heads, g_free);
   g_clear_pointer (&self->repairs, g_free);
   g_clear_pointer (&self->masks, g_free);
+  g_clear_pointer (&self->drawn, g_free);
   g_clear_pointer (&self->parts, g_free);
   self->padded_cap = self->dgs_cap = self->meta_cap = self->heads_cap = 0;
-  self->repairs_cap = self->masks_cap = self->parts_cap = 0;
+  self->repairs_cap = self->masks_cap = self->drawn_cap = self->parts_cap = 0;
 }
 
 static gboolean
 gst_cstp_sink_stop (GstBaseSink * bsink)
 {
   GstCstpSink *self = GST_CSTP_SINK (bsink);
+  /* stats read the cluster's counters under the object lock */
+  GST_OBJECT_LOCK (self);
+  CstpCluster *cluster = self->cluster;
+  self->cluster = NULL;
+  GST_OBJECT_UNLOCK (self);
+  cstp_cluster_free (cluster);
   close_sockets (self);
   free_scratch (self);
   g_clear_pointer (&self->caps_str, g_free);
+  return TRUE;
+}
+
+/* A frame waiting for its release gives up at once when flushing. */
+static gboolean
+gst_cstp_sink_unlock (GstBaseSink * bsink)
+{
+  GstCstpSink *self = GST_CSTP_SINK (bsink);
+  if (self->cluster)
+    cstp_cluster_set_flushing (self->cluster, TRUE);
+  return TRUE;
+}
+
+static gboolean
+gst_cstp_sink_unlock_stop (GstBaseSink * bsink)
+{
+  GstCstpSink *self = GST_CSTP_SINK (bsink);
+  if (self->cluster)
+    cstp_cluster_set_flushing (self->cluster, FALSE);
   return TRUE;
 }
 
@@ -752,6 +895,8 @@ gst_cstp_sink_get_stats (GstCstpSink * self)
     total += self->packets_sent[i];
   }
   gst_structure_set (s, "packets-sent", G_TYPE_UINT64, total, NULL);
+  if (self->cluster)
+    cstp_cluster_add_stats (self->cluster, s);
   GST_OBJECT_UNLOCK (self);
   /* this property hides GstBaseSink's "stats": carry its fields (rendered,
    * dropped, average-rate) along, so nothing of the base class is lost */
@@ -817,6 +962,16 @@ gst_cstp_sink_set_property (GObject * object, guint prop_id,
       g_free (self->multicast_iface);
       self->multicast_iface = g_value_dup_string (value);
       break;
+    case PROP_INDEX:
+      self->index = g_value_get_int (value);
+      break;
+    case PROP_PEERS:
+      g_free (self->peers);
+      self->peers = g_value_dup_string (value);
+      break;
+    case PROP_SYNC_TIMEOUT:
+      self->sync_timeout = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -878,6 +1033,15 @@ gst_cstp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_MULTICAST_IFACE:
       g_value_set_string (value, self->multicast_iface);
       break;
+    case PROP_INDEX:
+      g_value_set_int (value, self->index);
+      break;
+    case PROP_PEERS:
+      g_value_set_string (value, self->peers);
+      break;
+    case PROP_SYNC_TIMEOUT:
+      g_value_set_uint64 (value, self->sync_timeout);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -895,6 +1059,7 @@ gst_cstp_sink_finalize (GObject * object)
   g_free (self->host);
   g_free (self->destinations);
   g_free (self->multicast_iface);
+  g_free (self->peers);
   g_free (self->caps_str);
   g_free (self->packets_sent);
   g_free (self->send_errors);
@@ -1008,11 +1173,39 @@ gst_cstp_sink_class_init (GstCstpSinkClass * klass)
       g_param_spec_string ("multicast-iface", "Multicast interface",
           "Network interface that multicast destinations are sent from, by "
           "name (none: the routing table's)", NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_INDEX,
+      g_param_spec_int ("index", "Index",
+          "This sender's stream in a sending cluster (one cstpsink per "
+          "stream, each with its own tile of the frame: the buffers are "
+          "tiles, the frame is the S tiles back to back); -1 sends every "
+          "stream of whole frames from here", -1, FOUNTAIN_MAX_STREAMS - 1,
+          DEFAULT_INDEX, rw));
+  g_object_class_install_property (gobject_class, PROP_PEERS,
+      g_param_spec_string ("peers", "Peers",
+          "With index: one host:port per stream, where the sender of stream "
+          "i takes its peers' parts of its pipe packets (this one's own "
+          "entry is the port it listens on); sender 0 synchronises the "
+          "frames", NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_SYNC_TIMEOUT,
+      g_param_spec_uint64 ("sync-timeout", "Synchronisation timeout",
+          "With index: the longest a frame waits for a silent sender (ns); "
+          "the frame then leaves without that sender's parts, which is "
+          "reported (the first frame waits 5 s more, as the senders start)",
+          GST_MSECOND, G_MAXUINT64, DEFAULT_SYNC_TIMEOUT, rw));
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "frames, packets-sent, bytes-sent, encode-time (ns), "
           "frames-rate-raised and per stream stream-<i>-packets-sent, "
-          "stream-<i>-send-errors; also GstBaseSink's rendered, dropped and "
+          "stream-<i>-send-errors; in a cluster also index, "
+          "exchange-parts-sent, exchange-parts-received, exchange-bytes-sent, "
+          "exchange-bytes-received, exchange-bound-bytes ((S - 1) parts of "
+          "each of the p x R pipe packets a frame), exchange-bad, "
+          "exchange-duplicates, exchange-late, parts-missing, "
+          "frames-unsynchronised, release-wait-max, release-wait-mean (ns), "
+          "peers-alive, peer-<i>-alive, and on sender 0 "
+          "frames-released-partial, sync-skew-last, sync-skew-max, "
+          "sync-skew-mean (ns between the first and the last sender having "
+          "a frame); also GstBaseSink's rendered, dropped and "
           "average-rate", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
@@ -1034,6 +1227,8 @@ gst_cstp_sink_class_init (GstCstpSinkClass * klass)
   basesink_class->render = GST_DEBUG_FUNCPTR (gst_cstp_sink_render);
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_cstp_sink_start);
   basesink_class->stop = GST_DEBUG_FUNCPTR (gst_cstp_sink_stop);
+  basesink_class->unlock = GST_DEBUG_FUNCPTR (gst_cstp_sink_unlock);
+  basesink_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_cstp_sink_unlock_stop);
 
   gst_type_mark_as_plugin_api (GST_TYPE_CSTP_STREAM_DEGREE, 0);
   GST_DEBUG_CATEGORY_INIT (gst_cstp_sink_debug, "cstpsink", 0,
@@ -1054,5 +1249,7 @@ gst_cstp_sink_init (GstCstpSink * self)
   self->max_latency = DEFAULT_MAX_LATENCY;
   self->ttl_mc = DEFAULT_TTL_MC;
   self->loop = DEFAULT_LOOP;
+  self->index = DEFAULT_INDEX;
+  self->sync_timeout = DEFAULT_SYNC_TIMEOUT;
   gst_gpustream_gpu_init (&self->gpu);
 }

@@ -53,6 +53,7 @@
 #include <fountain/fountain.h>
 
 #include "cstpmulticast.h"
+#include "cstppeers.h"
 #include "cstpsrc.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cstp_src_debug);
@@ -68,6 +69,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_cstp_src_debug);
 #define DEFAULT_MAX_FRAME_SIZE (256u << 20)
 /* frames held at once, waiting to decode */
 #define MAX_PENDING 8
+/* a stream without a datagram this long, while others arrive, is said to
+ * be silent (µs) */
+#define SILENT_US (1000 * 1000)
 /* a frame whose packets stopped arriving this long ago is tried (µs) */
 #define QUIET_US 3000
 /* datagrams read per recvmmsg call, and the largest one */
@@ -152,6 +156,8 @@ typedef struct
   guint8 flags;
   gchar *caps;
   gint64 first_arrival, last_arrival;
+  gint64 stream_first[FOUNTAIN_MAX_STREAMS];    /* first datagram per stream */
+  guint64 arrived;              /* streams that carried some of it */
   guint sources[FOUNTAIN_MAX_STREAMS];
   guint kept;
   guint64 moved_on;             /* streams that already carry a later frame */
@@ -210,9 +216,7 @@ struct _GstCstpSrc
   guint pending_limit;
   /* display wall: this receiver's stream (-1: all streams here) */
   gint wall;
-  gint xfd;
-  struct sockaddr_storage *peer_addr;
-  socklen_t *peer_addrlen;
+  CstpPeers peers_net;           /* the exchange socket, the peers' addresses */
   gint64 *peer_seen;
   WallSlot ring[WALL_RING];
   gboolean status_due;
@@ -225,9 +229,12 @@ struct _GstCstpSrc
   /* stats (object lock) */
   guint64 frames_decoded, frames_local, frames_repaired, frames_lost;
   guint64 frames_beyond;        /* lost with fewer packets than S x N */
+  guint64 skew_max, skew_sum, skew_count;       /* streams' first arrivals */
   guint64 decode_ns, decode_ns_max;
   guint64 bad, duplicates, late, full;
   guint64 *received, *lost, *stream_bad, *simulated;
+  gint64 *last_rx;              /* per stream: its last datagram */
+  guint64 silent;               /* streams reported silent */
   guint64 frames_peer_repaired, frames_barrier_dropped, exchange_bad;
   guint64 *peer_pipes_sent, *peer_pipes_received, *peer_status_received;
 };
@@ -363,6 +370,7 @@ frame_clear (Frame * f)
   f->have_meta = f->decoded = f->dirty = FALSE;
   f->kept = 0;
   f->moved_on = 0;
+  f->arrived = 0;
   memset (f->sources, 0, sizeof f->sources);
   memset (&f->dstats, 0, sizeof f->dstats);
   if (f->pipes)
@@ -577,7 +585,20 @@ advance_head (GstCstpSrc * self, Frame * f, gboolean force)
 {
   if (f && (frame_try_decode (self, f) || f->decoded)) {
     frame_count_losses (self, f);
+    guint64 all = f->dec_streams == 64 ? ~0ull : (1ull << f->dec_streams) - 1;
+    gint64 lo = G_MAXINT64, hi = 0;
+    for (guint s = 0; s < f->dec_streams; s++)
+      if (f->arrived >> s & 1) {
+        lo = MIN (lo, f->stream_first[s]);
+        hi = MAX (hi, f->stream_first[s]);
+      }
     GST_OBJECT_LOCK (self);
+    if (self->wall < 0 && f->dec_streams > 1 && (f->arrived & all) == all) {
+      guint64 skew = (guint64) (hi - lo) * 1000;
+      self->skew_max = MAX (self->skew_max, skew);
+      self->skew_sum += skew;
+      self->skew_count++;
+    }
     self->frames_decoded++;
     if (f->peer_repaired)
       self->frames_peer_repaired++;
@@ -599,12 +620,41 @@ advance_head (GstCstpSrc * self, Frame * f, gboolean force)
   self->next_id++;
 }
 
+/* A stream that went quiet while the others go on (its sender, or its
+ * path, stopped) is said once, and again when it is back. */
+static void
+check_silent (GstCstpSrc * self, gint64 now)
+{
+  gint64 newest = 0;
+  for (guint s = 0; s < self->n_streams; s++)
+    newest = MAX (newest, self->last_rx[s]);
+  for (guint s = 0; s < self->n_streams; s++) {
+    guint64 bit = 1ull << s;
+    gboolean quiet = self->last_rx[s] && now - self->last_rx[s] > SILENT_US
+        && now - newest < SILENT_US / 4;
+    if (quiet && !(self->silent & bit)) {
+      self->silent |= bit;
+      GST_ELEMENT_WARNING (self, RESOURCE, READ,
+          ("stream %u: nothing arrived for %" G_GINT64_FORMAT " ms while the "
+              "other streams do (its sender or its path stopped?): its "
+              "sub-frames are lost unless the pipes cover them", s,
+              (now - self->last_rx[s]) / 1000), (NULL));
+    } else if ((self->silent & bit) && now - self->last_rx[s] < SILENT_US) {
+      self->silent &= ~bit;
+      GST_ELEMENT_WARNING (self, RESOURCE, READ,
+          ("stream %u arrives again", s), (NULL));
+    }
+  }
+}
+
 /* Everything that can leave now, in order. */
 static void
 service (GstCstpSrc * self)
 {
   gint64 now = g_get_monotonic_time ();
   gint64 latency_us = (gint64) (self->latency / 1000);
+  if (self->wall < 0)
+    check_silent (self, now);
   while (self->have_next) {
     Frame *f = frame_find (self, self->next_id);
     gint64 first = G_MAXINT64;
@@ -689,6 +739,17 @@ frame_get (GstCstpSrc * self, guint32 fid, gint64 now)
   return NULL;
 }
 
+/* When each stream's first datagram of the frame came: how far apart the
+ * senders' streams arrive (a cluster's synchroniser should keep it small). */
+static void
+frame_note_arrival (Frame * f, guint s, gint64 now)
+{
+  if (f && !(f->arrived >> s & 1)) {
+    f->arrived |= 1ull << s;
+    f->stream_first[s] = now;
+  }
+}
+
 /* The frame's decoder for this geometry (one stream on a wall): 0, -1 out
  * of memory, -2 when the frame already has another length. */
 static int
@@ -770,6 +831,7 @@ handle_datagram (GstCstpSrc * self, guint s, const guint8 * data, gsize len,
   GST_OBJECT_LOCK (self);
   self->received[s]++;
   GST_OBJECT_UNLOCK (self);
+  self->last_rx[s] = now;
 
   FountainMeta m;
   int err = fountain_meta_parse (data, len, &m);
@@ -787,6 +849,7 @@ handle_datagram (GstCstpSrc * self, guint s, const guint8 * data, gsize len,
     mark_moved_on (self, s, m.frame_id);
     wall_saw (self, m.frame_id);
     Frame *f = frame_get (self, m.frame_id, now);
+    frame_note_arrival (f, s, now);
     if (f == NULL || f->have_meta)
       return;
     f->have_meta = TRUE;
@@ -826,6 +889,7 @@ handle_datagram (GstCstpSrc * self, guint s, const guint8 * data, gsize len,
   Frame *f = frame_get (self, h.frame_id, now);
   if (f == NULL)
     return;
+  frame_note_arrival (f, s, now);
   int prep = frame_prepare (self, f, h.n, h.symbol_size, h.frame_len);
   if (prep != 0) {
     count_bad (self, s, FOUNTAIN_ERR_GEOMETRY, prep == -1 ?
@@ -896,8 +960,8 @@ count_exchange_bad (GstCstpSrc * self, int err, const gchar * what)
 static void
 wall_send (GstCstpSrc * self, guint p, const guint8 * buf, gsize len)
 {
-  if (sendto (self->xfd, buf, len, 0,
-          (struct sockaddr *) &self->peer_addr[p], self->peer_addrlen[p]) < 0)
+  if (sendto (self->peers_net.fd, buf, len, 0,
+          (struct sockaddr *) &self->peers_net.addr[p], self->peers_net.addrlen[p]) < 0)
     GST_LOG_OBJECT (self, "peer %u: %s", p, g_strerror (errno));
 }
 
@@ -1058,24 +1122,6 @@ wall_reroute (GstCstpSrc * self, Frame * f)
       g_ptr_array_remove_index_fast (f->pipes, i - 1);
 }
 
-static gboolean
-same_address (const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-  if (a->ss_family != b->ss_family)
-    return FALSE;
-  if (a->ss_family == AF_INET) {
-    const struct sockaddr_in *x = (const void *) a, *y = (const void *) b;
-    return x->sin_port == y->sin_port
-        && x->sin_addr.s_addr == y->sin_addr.s_addr;
-  }
-  if (a->ss_family == AF_INET6) {
-    const struct sockaddr_in6 *x = (const void *) a, *y = (const void *) b;
-    return x->sin6_port == y->sin6_port
-        && memcmp (&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
-  }
-  return FALSE;
-}
-
 static void
 handle_exchange (GstCstpSrc * self, const guint8 * data, gsize len,
     const struct sockaddr_storage *from, gint64 now)
@@ -1091,7 +1137,7 @@ handle_exchange (GstCstpSrc * self, const guint8 * data, gsize len,
         "or this receiver's own index");
     return;
   }
-  if (!same_address (from, &self->peer_addr[pk.from])) {
+  if (!cstp_same_address (from, &self->peers_net.addr[pk.from])) {
     count_exchange_bad (self, FOUNTAIN_ERR_MAGIC, "sent from an address that "
         "is not the one peers gives for its index");
     return;
@@ -1285,7 +1331,7 @@ receive (GstCstpSrc * self, int timeout_ms)
     pfd[j].events = POLLIN;
   }
   if (self->wall >= 0) {
-    pfd[npfd].fd = self->xfd;
+    pfd[npfd].fd = self->peers_net.fd;
     pfd[npfd++].events = POLLIN;
   }
   pfd[npfd].fd = self->wake[0];
@@ -1308,7 +1354,7 @@ receive (GstCstpSrc * self, int timeout_ms)
       struct sockaddr_storage from;
       socklen_t fromlen = sizeof from;
       memset (&from, 0, sizeof from);
-      ssize_t got = recvfrom (self->xfd, self->rx, MAX_DATAGRAM,
+      ssize_t got = recvfrom (self->peers_net.fd, self->rx, MAX_DATAGRAM,
           MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *) &from, &fromlen);
       if (got < 0)
         break;
@@ -1471,14 +1517,9 @@ close_sockets (GstCstpSrc * self)
     if (self->fds[j] >= 0)
       close (self->fds[j]);
   g_clear_pointer (&self->fds, g_free);
-  if (self->xfd >= 0) {
-    close (self->xfd);
-    self->xfd = -1;
-  }
   /* stats read peer_seen under the lock */
   GST_OBJECT_LOCK (self);
-  g_clear_pointer (&self->peer_addr, g_free);
-  g_clear_pointer (&self->peer_addrlen, g_free);
+  cstp_peers_close (&self->peers_net);
   g_clear_pointer (&self->peer_seen, g_free);
   GST_OBJECT_UNLOCK (self);
   for (int i = 0; i < 2; i++)
@@ -1494,74 +1535,9 @@ close_sockets (GstCstpSrc * self)
 static gboolean
 open_peers (GstCstpSrc * self, GError ** err)
 {
-  guint S = self->n_streams;
-  gchar **list = g_strsplit (self->peers ? self->peers : "", ",", -1);
-  gboolean ok = g_strv_length (list) == S;
-  if (!ok)
-    g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
-        "peers has %u entries, streams is %u (one host:port per stream, the "
-        "receiver of stream i at entry i)", g_strv_length (list), S);
-  self->peer_addr = g_new0 (struct sockaddr_storage, S);
-  self->peer_addrlen = g_new0 (socklen_t, S);
-  self->peer_seen = g_new0 (gint64, S);
-  for (guint p = 0; ok && p < S; p++) {
-    gchar *entry = g_strstrip (list[p]);
-    gchar *colon = strrchr (entry, ':');
-    gchar *end = NULL;
-    gint64 port = colon ? g_ascii_strtoll (colon + 1, &end, 10) : -1;
-    if (colon == NULL || colon == entry || !end || *end || port < 1
-        || port > 65535) {
-      g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS,
-          "peers entry %u '%s' is not host:port", p, entry);
-      ok = FALSE;
-      break;
-    }
-    *colon = '\0';
-    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM,.ai_family = AF_INET
-    }, *ai = NULL;
-    int rc = getaddrinfo (entry, colon + 1, &hints, &ai);
-    if (rc != 0 || ai == NULL || ai->ai_addrlen > sizeof (struct
-            sockaddr_storage)) {
-      g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
-          "peers entry %u: cannot resolve '%s': %s", p, entry,
-          rc ? gai_strerror (rc) : "no address");
-      if (ai)
-        freeaddrinfo (ai);
-      ok = FALSE;
-      break;
-    }
-    memcpy (&self->peer_addr[p], ai->ai_addr, ai->ai_addrlen);
-    self->peer_addrlen[p] = ai->ai_addrlen;
-    freeaddrinfo (ai);
-    if ((gint) p == self->wall) {
-      struct addrinfo h2 = {.ai_socktype = SOCK_DGRAM,.ai_family =
-            AF_INET,.ai_flags = AI_PASSIVE
-      }, *local = NULL;
-      rc = getaddrinfo (self->address, colon + 1, &h2, &local);
-      int fd = rc == 0 && local ? socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC,
-          0) : -1;
-      if (fd < 0 || bind (fd, local->ai_addr, local->ai_addrlen) < 0) {
-        g_set_error (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ,
-            "cannot bind the peers' port %s:%s: %s", self->address,
-            colon + 1, rc ? gai_strerror (rc) : g_strerror (errno));
-        if (fd >= 0)
-          close (fd);
-        ok = FALSE;
-      } else {
-        /* the pipes of a frame come in bursts, like the streams' packets */
-        int size = self->buffer_size;
-        if (setsockopt (fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
-          setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-        if (setsockopt (fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0)
-          setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
-        self->xfd = fd;
-      }
-      if (local)
-        freeaddrinfo (local);
-    }
-  }
-  g_strfreev (list);
-  return ok;
+  self->peer_seen = g_new0 (gint64, self->n_streams);
+  return cstp_peers_open (&self->peers_net, self->peers, self->n_streams,
+      (guint) self->wall, self->address, self->buffer_size, "receiver", err);
 }
 
 static gboolean
@@ -1690,6 +1666,9 @@ streaming_state_init (GstCstpSrc * self)
   g_free (self->lost);
   g_free (self->stream_bad);
   g_free (self->simulated);
+  g_free (self->last_rx);
+  self->last_rx = g_new0 (gint64, self->n_streams);
+  self->silent = 0;
   self->received = g_new0 (guint64, self->n_streams);
   self->lost = g_new0 (guint64, self->n_streams);
   self->stream_bad = g_new0 (guint64, self->n_streams);
@@ -1697,6 +1676,7 @@ streaming_state_init (GstCstpSrc * self)
   self->frames_decoded = self->frames_local = self->frames_repaired = 0;
   self->frames_lost = self->decode_ns = self->decode_ns_max = 0;
   self->frames_beyond = 0;
+  self->skew_max = self->skew_sum = self->skew_count = 0;
   self->bad = self->duplicates = self->late = self->full = 0;
   g_free (self->peer_pipes_sent);
   g_free (self->peer_pipes_received);
@@ -1798,6 +1778,9 @@ gst_cstp_src_get_stats (GstCstpSrc * self)
       "frames-repaired", G_TYPE_UINT64, self->frames_repaired,
       "frames-lost", G_TYPE_UINT64, self->frames_lost,
       "frames-beyond-redundancy", G_TYPE_UINT64, self->frames_beyond,
+      "arrival-skew-max", G_TYPE_UINT64, self->skew_max,
+      "arrival-skew-mean", G_TYPE_UINT64, self->skew_count ?
+      self->skew_sum / self->skew_count : 0,
       "decode-time", G_TYPE_UINT64, self->decode_ns,
       "decode-time-max", G_TYPE_UINT64, self->decode_ns_max,
       "bad-datagrams", G_TYPE_UINT64, self->bad,
@@ -1983,6 +1966,7 @@ gst_cstp_src_finalize (GObject * object)
   g_free (self->lost);
   g_free (self->stream_bad);
   g_free (self->simulated);
+  g_free (self->last_rx);
   G_OBJECT_CLASS (gst_cstp_src_parent_class)->finalize (object);
 }
 
@@ -2064,7 +2048,9 @@ gst_cstp_src_class_init (GstCstpSrcClass * klass)
           "frames-repaired (through pipe packets), frames-lost, "
           "frames-beyond-redundancy (lost frames of which fewer code packets "
           "arrived than the frame has source symbols: beyond what any code "
-          "could recover; not judged on a display wall), decode-time "
+          "could recover; not judged on a display wall), arrival-skew-max "
+          "and arrival-skew-mean (ns between the first datagrams of a "
+          "decoded frame's first and last stream), decode-time "
           "and decode-time-max (ns), bad-datagrams, duplicates, late, "
           "overflow, received, lost, and per stream stream-<i>-received, "
           "stream-<i>-lost (source packets missing, from the index gaps), "
@@ -2105,7 +2091,7 @@ gst_cstp_src_init (GstCstpSrc * self)
   self->buffer_size = DEFAULT_BUFFER_SIZE;
   self->max_frame_size = DEFAULT_MAX_FRAME_SIZE;
   self->wake[0] = self->wake[1] = -1;
-  self->xfd = -1;
+  self->peers_net.fd = -1;
   self->index = -1;
   self->wall = -1;
   self->n_socks = self->pending_limit = 0;

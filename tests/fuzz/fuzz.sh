@@ -16,7 +16,7 @@ set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 fb=${GS_FUZZ_BUILD_DIR:-$src/build-fuzz}
-all_targets=(ncpacket ncframing srtp fountain cstpmeta cstpsrc cstpwall hap serverpath
+all_targets=(ncpacket ncframing srtp fountain cstpmeta cstpsrc cstpwall cstpcluster hap serverpath
   serverhttp)
 
 bounded=0

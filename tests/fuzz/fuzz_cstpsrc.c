@@ -4,8 +4,8 @@
  * frames opened, decoded, pushed out by later ones or given up, the sender's
  * restarts, and the frames that leave.
  *
- * The harness compiles plugins/cstp/cstpsrc.c (and the multicast helpers
- * it calls) itself, so that it drives the
+ * The harness compiles plugins/cstp/cstpsrc.c (and the multicast and peers
+ * helpers it calls) itself, so that it drives the
  * element's own static functions without its sockets: a run starts as
  * start () does (streaming_state_init) and ends as stop () does.
  *
@@ -26,6 +26,7 @@
  * allocated. */
 #include "../../plugins/cstp/cstpsrc.c"
 #include "../../plugins/cstp/cstpmulticast.c"
+#include "../../plugins/cstp/cstppeers.c"
 
 #include "fuzz.h"
 

@@ -19,7 +19,7 @@ from gi.repository import Gst  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "tools"))
-from udp_impair import Relay  # noqa: E402
+from udp_impair import Impairment, Relay  # noqa: E402
 
 Gst.init(None)
 
@@ -169,3 +169,36 @@ def check_frames(frames, out):
         delivered.append(i)
         last = i
     return delivered, wrong
+
+
+# Four paths of uneven loss: 1 % and 3 % independent, 8 % in bursts of mean
+# 4, 16 % in bursts of mean 8 (Gilbert-Elliott, all lost while bad)
+UNEVEN = ((0.01, None), (0.03, None), (0.08, 4), (0.16, 8))
+
+
+def uneven_paths(seed):
+    """One udp_impair.Impairment per path of UNEVEN, seeded seed + path."""
+    imps = []
+    for s, (rate, burst) in enumerate(UNEVEN):
+        if burst is None:
+            imps.append(Impairment(loss=rate, seed=seed + s))
+        else:
+            p_bg = 1.0 / burst
+            imps.append(Impairment(burst=(rate * p_bg / (1 - rate), p_bg, 1.0),
+                                   seed=seed + s))
+    return imps
+
+
+def beyond_redundancy(seed, frames, n, red):
+    """The frames of which the uneven paths (seed) drop more code packets
+    than the S x red redundancy sent, from the very draws the relays make:
+    a path carries each frame's frame packet, then its n + red code
+    packets, in order."""
+    per_path = 1 + n + red
+    lost = [[0] * frames for _ in UNEVEN]
+    for s, imp in enumerate(uneven_paths(seed)):
+        for i in range(frames * per_path):
+            if imp._lost(i) and i % per_path != 0:
+                lost[s][i // per_path] += 1
+    return {f for f in range(frames)
+            if sum(lost[s][f] for s in range(len(UNEVEN))) > len(UNEVEN) * red}

@@ -150,37 +150,12 @@ class CstpOverUdp(unittest.TestCase):
         self.assertTrue(any("not a valid CSTP packet" in w for w in warnings),
                         r["messages"])
 
-    # Four paths of uneven loss: 1 % and 3 % independent, 8 % in bursts of
-    # mean 4, 16 % in bursts of mean 8 (Gilbert-Elliott, all lost while bad)
-    UNEVEN = ((0.01, None), (0.03, None), (0.08, 4), (0.16, 8))
-
-    @classmethod
-    def uneven_paths(cls, seed):
-        imps = []
-        for s, (rate, burst) in enumerate(cls.UNEVEN):
-            if burst is None:
-                imps.append(Impairment(loss=rate, seed=seed + s))
-            else:
-                p_bg = 1.0 / burst
-                imps.append(Impairment(burst=(rate * p_bg / (1 - rate), p_bg,
-                                              1.0), seed=seed + s))
-        return imps
-
     def test_uneven_loss_within_redundancy_arrives(self):
         # 60 frames of 320x240 RGBA at 30 fps, cstpsink's defaults but for
         # overhead and rate: N = 57 symbols of 1368 bytes a stream, R = 9
         frames = self.frames(60, 320 * 240 * 4)
-        n, red, per_path = 57, 9, 1 + 57 + 9
-        # the frames beyond the redundancy, from the same draws the relays
-        # make: a path's datagrams are each frame's frame packet, then its
-        # N + R code packets, in order
-        lost = [[0] * 60 for _ in self.UNEVEN]
-        for s, imp in enumerate(self.uneven_paths(40)):
-            for i in range(60 * per_path):
-                if imp._lost(i) and i % per_path != 0:
-                    lost[s][i // per_path] += 1
-        beyond = {f for f in range(60)
-                  if sum(lost[s][f] for s in range(4)) > 4 * red}
+        # N = 57 symbols of 1368 bytes a stream, R = 9
+        beyond = cl.beyond_redundancy(40, 60, 57, 9)
         results = {}
         for name, props in (("default", {}),
                             ("mixed", {"pipe-width": 0.5,
@@ -188,7 +163,7 @@ class CstpOverUdp(unittest.TestCase):
             sink = {"overhead": 0.15, "rate": 100_000_000}
             sink.update(props)
             r = cl.run(frames, 4, sink, {"latency": 300 * Gst.MSECOND},
-                       relays=self.uneven_paths(40), push_interval=1.0 / FPS,
+                       relays=cl.uneven_paths(40), push_interval=1.0 / FPS,
                        timeout=30)
             delivered, wrong = cl.check_frames(frames, r["out"])
             src = r["src"]

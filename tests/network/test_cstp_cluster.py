@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""A sending cluster: 4 cstpsink processes with `index` and `peers`, each
+with its own tile of every frame, exchanging the parts of their pipe packets
+and released in step by sender 0; to one cstpsrc through our impairment
+relays (uneven bursty loss), or to a display wall of 4 cstpsrc. Frames are
+compared byte for byte with what the senders' tiles make together."""
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+import cstp_loopback as cl  # noqa: E402
+from udp_impair import Relay  # noqa: E402
+
+Gst = cl.Gst
+S = 4
+TILE = 320 * 60 * 4          # a 320x240 RGBA frame in four bands
+N, RED = 60, 9               # 1280-byte symbols (the largest divisor <= 1368)
+
+
+class Cluster:
+    """S sender processes; .stop() returns their JSON lines."""
+
+    def __init__(self, dests, frames, props=()):
+        peers = ",".join("127.0.0.1:%d" % p for p in cl.free_ports(S))
+        self.procs = [subprocess.Popen(
+            [sys.executable, os.path.join(here, "cstp_cluster_sender.py"),
+             str(i), str(S), peers, dests[i], str(frames), str(TILE)]
+            + list(props), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True) for i in range(S)]
+
+    def wait(self, timeout):
+        out = []
+        for p in self.procs:
+            try:
+                stdout, stderr = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                stdout, stderr = p.communicate()
+            lines = [json.loads(x) for x in stdout.splitlines()
+                     if x.startswith("{")]
+            out.append({"rc": p.returncode, "lines": lines,
+                        "stderr": stderr[-2000:],
+                        "stats": next((x["stats"] for x in lines
+                                       if "stats" in x), None),
+                        "warnings": [x["warning"] for x in lines
+                                     if "warning" in x]})
+        return out
+
+
+def receive(ports, frames, deadline_s, latency_ms=300):
+    """One cstpsrc for all streams: (buffers, stats, bus warnings)."""
+    recv = Gst.parse_launch(
+        "cstpsrc name=src streams=%d address=127.0.0.1 ports=%s latency=%d ! "
+        "appsink name=out sync=false" % (
+            S, ",".join(map(str, ports)), latency_ms * Gst.MSECOND))
+    recv.set_state(Gst.State.PLAYING)
+    return recv
+
+
+def collect(recv, frames, deadline_s):
+    src, out = recv.get_by_name("src"), recv.get_by_name("out")
+    got = []
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        sample = out.emit("try-pull-sample", 100 * Gst.MSECOND)
+        if sample is not None:
+            b = sample.get_buffer()
+            ok, m = b.map(Gst.MapFlags.READ)
+            got.append((bytes(m.data), b.pts, False, ""))
+            b.unmap(m)
+            continue
+        st = cl.stats_dict(src.get_property("stats"))
+        if st["frames-decoded"] + st["frames-lost"] >= frames \
+                and st["frames-decoded"] <= len(got):
+            break
+    st = cl.stats_dict(src.get_property("stats"))
+    warnings = []
+    bus = recv.get_bus()
+    while True:
+        m = bus.pop_filtered(Gst.MessageType.WARNING)
+        if m is None:
+            break
+        warnings.append(m.parse_warning()[0].message)
+    recv.set_state(Gst.State.NULL)
+    return got, st, warnings
+
+
+class CstpCluster(unittest.TestCase):
+    def frames(self, count):
+        return [cl.frame_bytes(f, S * TILE) for f in range(count)]
+
+    def test_cluster_uneven_loss_within_redundancy_arrives(self):
+        frames = self.frames(60)
+        ports, relay_ports = cl.free_ports(S), cl.free_ports(S)
+        imps = cl.uneven_paths(40)
+        relays = [Relay(("127.0.0.1", relay_ports[s]),
+                        ("127.0.0.1", ports[s]), imps[s], idle_exit=0).start()
+                  for s in range(S)]
+        beyond = cl.beyond_redundancy(40, 60, N, RED)
+        recv = receive(ports, 60, 0)
+        cluster = Cluster(["127.0.0.1:%d" % p for p in relay_ports], 60,
+                          ["overhead=0.15", "rate=100000000"])
+        got, st, rx_warnings = collect(recv, 60, 40)
+        senders = cluster.wait(30)
+        for r in relays:
+            r.stop()
+        delivered, wrong = cl.check_frames(frames, got)
+        master = senders[0]["stats"]
+        print("\ncluster: %d/60 frames, lost %d, beyond the redundancy %d "
+              "(expected %d); senders ready apart: max %.2f ms, mean %.2f "
+              "ms; streams arriving apart: max %.2f ms, mean %.2f ms; "
+              "release wait max %.1f ms" % (
+                  len(delivered), st["frames-lost"],
+                  st["frames-beyond-redundancy"], len(beyond),
+                  master["sync-skew-max"] / 1e6,
+                  master["sync-skew-mean"] / 1e6,
+                  st["arrival-skew-max"] / 1e6, st["arrival-skew-mean"] / 1e6,
+                  max(x["stats"]["release-wait-max"] for x in senders) / 1e6))
+        for i, x in enumerate(senders):
+            s = x["stats"]
+            print("sender %d: exchange %d bytes received (bound %d), %d sent; "
+                  "parts missing %d, bad %d, warnings %s" % (
+                      i, s["exchange-bytes-received"],
+                      s["exchange-bound-bytes"], s["exchange-bytes-sent"],
+                      s["parts-missing"], s["exchange-bad"], x["warnings"]))
+            self.assertEqual(x["rc"], 0, x["stderr"])
+            self.assertEqual(s["frames"], 60)
+            self.assertEqual(s["parts-missing"], 0)
+            self.assertEqual(s["exchange-bad"], 0)
+            self.assertEqual(s["frames-unsynchronised"], 0)
+            # with every pipe of all 4 streams, each of a sender's 9 pipes a
+            # frame takes 3 parts: exactly the (S - 1) p R bound
+            self.assertEqual(s["exchange-parts-received"], 60 * (S - 1) * RED)
+            self.assertEqual(s["exchange-bytes-received"],
+                             s["exchange-bound-bytes"])
+            self.assertEqual(x["warnings"], [])
+        self.assertEqual(master["frames-released-partial"], 0)
+        self.assertGreater(master["sync-skew-max"], 0)
+        # released together, the streams of a frame start within a few ms
+        # of each other, however far apart their sources had it
+        self.assertGreater(st["arrival-skew-max"], 0)
+        self.assertLess(st["arrival-skew-mean"], master["sync-skew-mean"])
+        self.assertEqual(wrong, 0)
+        self.assertEqual(st["frames-beyond-redundancy"], len(beyond))
+        self.assertEqual(delivered, [f for f in range(60) if f not in beyond])
+
+    def test_sender_killed_is_reported(self):
+        frames = self.frames(150)
+        ports = cl.free_ports(S)
+        recv = receive(ports, 150, 0)
+        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 150,
+                          ["overhead=0.15"])
+        # frame 30 or so: sender 2 dies mid-stream, the others go on
+        time.sleep(2.0)
+        cluster.procs[2].send_signal(signal.SIGKILL)
+        got, st, rx_warnings = collect(recv, 150, 30)
+        senders = cluster.wait(30)
+        delivered, wrong = cl.check_frames(frames, got)
+        print("\nkilled sender 2: %d/150 frames (first %s, last %s), lost %d; "
+              "receiver: %s" % (len(delivered), delivered[:1],
+                                delivered[-1:], st["frames-lost"],
+                                rx_warnings))
+        for i, x in enumerate(senders):
+            print("sender %d: rc %s, warnings %s" % (i, x["rc"],
+                                                     x["warnings"]))
+        self.assertEqual(wrong, 0)
+        self.assertEqual(senders[2]["rc"], -signal.SIGKILL)
+        # the frames before it arrive whole, those after it are lost (a
+        # whole stream is beyond 15 % of redundancy), and the rest still
+        # leave on time: the others finish
+        self.assertGreaterEqual(len(delivered), 20)
+        self.assertEqual(delivered, list(range(len(delivered))))
+        self.assertEqual(st["frames-decoded"] + st["frames-lost"], 150)
+        for i in (0, 1, 3):
+            x = senders[i]
+            self.assertEqual(x["rc"], 0, x["stderr"])
+            self.assertEqual(x["stats"]["frames"], 150)
+            self.assertFalse(x["stats"]["peer-2-alive"])
+            self.assertTrue(any("sender 2" in w for w in x["warnings"]),
+                            x["warnings"])
+        self.assertTrue(any("sent nothing for frame" in w
+                            for w in senders[0]["warnings"]))
+        self.assertGreater(senders[0]["stats"]["frames-released-partial"], 0)
+        self.assertTrue(any(w.startswith("stream 2: nothing arrived")
+                            for w in rx_warnings), rx_warnings)
+
+    def test_forged_exchange_changes_only_counters(self):
+        frames = self.frames(60)
+        ports = cl.free_ports(S)
+        recv = receive(ports, 60, 0)
+        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 60,
+                          ["overhead=0.15"])
+        # sender 1's exchange port, from the sender's own arguments
+        peers = cluster.procs[1].args[4].split(",")
+        target = ("127.0.0.1", int(peers[1].split(":")[1]))
+        part = bytearray(32 + 1280)
+        # a part of sender 1's pipe 0 of frame 5 from "sender 0": well
+        # formed, but from an address that is not sender 0's
+        part[0:8] = b"CSTX\x01\x01\x04\x00"
+        part[8:24] = (5).to_bytes(4, "big") + N.to_bytes(2, "big") + \
+            (1280).to_bytes(2, "big") + (S * TILE).to_bytes(4, "big") + \
+            b"\x01\x00\x00\x00"
+        forged = [bytes(part), bytes(part[:40]), b"CSTX" + bytes(20),
+                  b"not an exchange datagram", bytes(part[:4]) + b"\x02"
+                  + bytes(part[5:])]
+        time.sleep(1.0)
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for _ in range(3):
+            for d in forged:
+                s.sendto(d, target)
+            time.sleep(0.2)
+        s.close()
+        got, st, _ = collect(recv, 60, 30)
+        senders = cluster.wait(30)
+        delivered, wrong = cl.check_frames(frames, got)
+        bad = senders[1]["stats"]["exchange-bad"]
+        print("\nforged: %d/60 frames; sender 1 exchange-bad %d, warnings %s"
+              % (len(delivered), bad, senders[1]["warnings"]))
+        self.assertEqual(wrong, 0)
+        self.assertEqual(delivered, list(range(60)))
+        self.assertEqual(bad, 3 * len(forged))
+        self.assertEqual(senders[1]["stats"]["exchange-parts-received"],
+                         60 * (S - 1) * RED)
+        self.assertTrue(any("exchange port" in w
+                            for w in senders[1]["warnings"]))
+
+    def test_cluster_to_display_wall(self):
+        # 4 senders to 4 wall receivers (cstpsrc index/peers, one process
+        # each): receiver 2 loses 8 % in bursts of 4; its tile comes back
+        # through pipes its peers reduce, and every receiver shows the same
+        # frames, each tile the bytes its sender had
+        frames = self.frames(60)
+        ports, wall_peers = cl.free_ports(S), cl.free_ports(S)
+        peers = ",".join("127.0.0.1:%d" % p for p in wall_peers)
+        tmp = tempfile.mkdtemp(prefix="cstp-cluster-wall-")
+        receivers = []
+        for i in range(S):
+            props = "streams=%d index=%d ports=%s peers=%s latency=%d" % (
+                S, i, ",".join(map(str, ports)), peers, 800 * Gst.MSECOND)
+            if i == 2:
+                props += (' simulate-loss="loss, seed=(uint)7, burst=(double)4,'
+                          ' rates=(string)0.08"')
+            receivers.append(subprocess.Popen(
+                [sys.executable, os.path.join(here, "cstp_wall_receiver.py"),
+                 "--props", props, "--out", os.path.join(tmp, "%d.json" % i),
+                 "--timeout", "60"], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, text=True))
+        try:
+            for p in receivers:
+                self.assertEqual(p.stdout.readline().strip(), "ready")
+            time.sleep(0.5)
+            cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 60,
+                              ["overhead=0.15"])
+            senders = cluster.wait(40)
+            time.sleep(2.5)
+            results = []
+            for i, p in enumerate(receivers):
+                p.stdin.write("stop\n")
+                p.stdin.flush()
+            for i, p in enumerate(receivers):
+                self.assertEqual(p.wait(30), 0)
+                with open(os.path.join(tmp, "%d.json" % i)) as f:
+                    results.append(json.load(f))
+        finally:
+            for p in receivers:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                p.stdin.close()
+                p.stdout.close()
+            for name in os.listdir(tmp):
+                os.unlink(os.path.join(tmp, name))
+            os.rmdir(tmp)
+        for x in senders:
+            self.assertEqual(x["rc"], 0, x["stderr"])
+        shown = []
+        for i, r in enumerate(results):
+            tiles = {hashlib.sha256(f[i * TILE:(i + 1) * TILE]).hexdigest(): n
+                     for n, f in enumerate(frames)}
+            got = [tiles.get(b["sha256"]) for b in r["buffers"]]
+            st = r["stats"]
+            print("\nreceiver %d: %d tiles, lost %d, peer-repaired %d, "
+                  "barrier-dropped %d, simulated drops %d" % (
+                      i, len(got), st["frames-lost"],
+                      st["frames-peer-repaired"],
+                      st["frames-barrier-dropped"],
+                      st["stream-%d-simulated-drops" % i]))
+            self.assertNotIn(None, got)       # every tile its sender's bytes
+            shown.append(got)
+        # the barrier: every receiver shows the same frames
+        for got in shown[1:]:
+            self.assertEqual(got, shown[0])
+        self.assertEqual(shown[0], list(range(60)))
+        self.assertGreater(results[2]["stats"]["stream-2-simulated-drops"], 0)
+        self.assertGreater(results[2]["stats"]["frames-peer-repaired"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
