@@ -21,9 +21,12 @@ Areas:
             scheduler, rtgpuqueue and gpusrtpenc beside the SRTP kernel; and
             its overhead per packet vs GstQueue (bench/bench_rtgpu.{c,py})
   cstp      the cross-stream code (bench_fountain: ISA-L and scalar, N 512..4096)
-            beside PyPI's raptorq in a venv, and cstpsink -> cstpsrc goodput on
-            loopback for 2, 4, 8 streams at 5 % loss vs plain udpsink/udpsrc
-            (bench/bench_cstp.py)
+            beside PyPI's raptorq in a venv; recovery against overhead (the
+            paper's Fig. 7, and uneven loss over 4 paths beside one RaptorQ
+            code over the frame); a sending cluster of 2 and 4 processes
+            beside one host, its exchange beside the (S - 1) p R bound; and
+            cstpsink -> cstpsrc goodput on loopback for 2, 4, 8 streams at 5 %
+            loss vs plain udpsink/udpsrc (bench/bench_cstp.py)
   reliability  every fuzz target for a fixed time from the committed seeds
             (execs/s, coverage, corpus kept, seed files; --fuzz-seconds, 30)
             and a short soak whose memory and threads are plotted

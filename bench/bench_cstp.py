@@ -29,7 +29,10 @@
    it the same S plain udpsink -> udpsrc streams without coding and without
    loss (fakesrc, 8192-byte datagrams), whose rate times 0.95 is what plain
    UDP delivers at 5 % loss with every loss left as a hole; the ratio is cstp
-   over that. Both on the same 2 cores, sender and receiver sharing them."""
+   over that. Both on the same 2 cores, sender and receiver sharing them.
+5. A sending cluster of S = 2 and 4 processes (cstpsink index / peers)
+   beside the single-host sender in the same run, and the bytes each sender
+   received for its pipes beside the (S - 1) p R bound."""
 
 import json
 import os
@@ -379,6 +382,137 @@ def cstp_goodput(streams, frames=100, loss=0.05, rate=0, code=None):
             "decode_ms_max": r["src"]["decode-time-max"] / 1e6}
 
 
+# A sending cluster beside the single-host sender: 40 frames of 512
+# symbols of 8160 bytes (4,177,920 bytes, about 4 MiB), the frame cut into S
+# tiles, one cstp_cluster_sender.py process per tile (tests/network),
+# 8192-byte datagrams, 20 % overhead, half pipes of mixed degree, paced to 4
+# Gbit/s over all streams, 5 % loss in bursts of mean 4 at the receiver;
+# goodput = bytes of intact frames over the time from the first frame pushed
+# (the senders make their tiles before that; CLOCK_MONOTONIC is the same in
+# every process) to the last frame out.
+CLUSTER_FRAMES = 40
+CLUSTER_PACKET = 8192
+CLUSTER_FRAME = 512 * (CLUSTER_PACKET - 32)
+
+
+def single_host_goodput(streams, frames=CLUSTER_FRAMES, loss=0.05, code=()):
+    sys.path.insert(0, os.path.join(here, "..", "tests", "network"))
+    import cstp_loopback as cl
+    size = CLUSTER_FRAME
+    data = [cl.frame_bytes(i, size) for i in range(frames)]
+    sim = '"loss, seed=(uint)5, burst=(double)4, rates=(string)%g"' % loss
+    sink = {"packet-size": CLUSTER_PACKET, "overhead": 0.20,
+            "rate": 4_000_000_000 // streams}
+    sink.update(kv.split("=", 1) for kv in code)
+    r = cl.run(data, streams, sink,
+               {"simulate-loss": sim, "latency": cl.Gst.SECOND // 2},
+               timeout=120)
+    delivered, wrong = cl.check_frames(data, r["out"])
+    return {"bench": "cstp-sender-goodput", "sender": "one host",
+            "code": "default" if code == () else "mixed", "streams": streams, "frames": frames, "delivered": len(delivered),
+            "wrong": wrong, "goodput_mbps": len(delivered) * size * 8
+            / r["elapsed_to_last"] / 1e6}
+
+
+def cluster_goodput(streams, frames=CLUSTER_FRAMES, loss=0.05, code=None):
+    """code: the pipes' cstpsink properties (default: half pipes of mixed
+    degree, as the single-host rows; () for cstpsink's defaults)."""
+    sys.path.insert(0, os.path.join(here, "..", "tests", "network"))
+    import cstp_loopback as cl
+    Gst = cl.Gst
+    size = CLUSTER_FRAME
+    tile = size // streams
+    data = [cl.frame_bytes(i, size) for i in range(frames)]
+    ports, peer_ports = cl.free_ports(streams), cl.free_ports(streams)
+    sim = '"loss, seed=(uint)5, burst=(double)4, rates=(string)%g"' % loss
+    recv = Gst.parse_launch(
+        "cstpsrc name=src streams=%d address=127.0.0.1 ports=%s latency=%d "
+        "simulate-loss=%s ! appsink name=out sync=false" % (
+            streams, ",".join(map(str, ports)), Gst.SECOND // 2, sim))
+    src, out = recv.get_by_name("src"), recv.get_by_name("out")
+    recv.set_state(Gst.State.PLAYING)
+    peers = ",".join("127.0.0.1:%d" % p for p in peer_ports)
+    if code is None:
+        code = ("pipe-width=0.5", "stream-degree=mixed")
+    props = ["packet-size=%d" % CLUSTER_PACKET, "overhead=0.20",
+             "rate=%d" % (4_000_000_000 // streams), "--fps=0"] + list(code)
+    procs = [subprocess.Popen(
+        [sys.executable, os.path.join(here, "..", "tests", "network",
+                                      "cstp_cluster_sender.py"),
+         str(i), str(streams), peers, "127.0.0.1:%d" % ports[i], str(frames),
+         str(tile)] + props, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True) for i in range(streams)]
+    got, times = [], []
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        sample = out.emit("try-pull-sample", 100 * Gst.MSECOND)
+        if sample is not None:
+            times.append(time.monotonic())
+            b = sample.get_buffer()
+            ok, m = b.map(Gst.MapFlags.READ)
+            got.append((bytes(m.data), b.pts, False, ""))
+            b.unmap(m)
+            continue
+        st = cl.stats_dict(src.get_property("stats"))
+        if st["frames-decoded"] + st["frames-lost"] >= frames \
+                and st["frames-decoded"] <= len(got):
+            break
+    recv.set_state(Gst.State.NULL)
+    stats, started = [], []
+    for p in procs:
+        try:
+            stdout, _ = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            stdout, _ = p.communicate()
+        lines = [json.loads(x) for x in stdout.splitlines()
+                 if x.startswith("{")]
+        stats.append(next((x["stats"] for x in lines if "stats" in x), None))
+        started.append(next((x["started"] for x in lines if "started" in x),
+                            None))
+    delivered, wrong = cl.check_frames(data, got)
+    ok_stats = [x for x in stats if x]
+    per_frame = [x["exchange-bytes-received"] / max(1, x["frames"])
+                 for x in ok_stats]
+    bound = [x["exchange-bound-bytes"] / max(1, x["frames"]) for x in ok_stats]
+    return {"bench": "cstp-sender-goodput", "sender": "cluster",
+            "code": "default" if code == () else "mixed", "streams": streams, "frames": frames, "delivered": len(delivered),
+            "wrong": wrong, "goodput_mbps": len(delivered) * size * 8
+            / (times[-1] - min(t for t in started if t is not None)) / 1e6
+            if times and any(t is not None for t in started) else 0.0,
+            "exchange_bytes_per_frame": sum(per_frame) / max(1, len(per_frame)),
+            "exchange_bound_per_frame": sum(bound) / max(1, len(bound)),
+            "exchange_share_of_tile": (sum(per_frame) / max(1, len(per_frame)))
+            / tile,
+            "sync_skew_mean_ms": (stats[0] or {}).get("sync-skew-mean", 0) / 1e6,
+            "release_wait_mean_ms": sum(x["release-wait-mean"]
+                                        for x in ok_stats) / max(1, len(ok_stats))
+            / 1e6}
+
+
+def run_cluster(results):
+    mixed = ("pipe-width=0.5", "stream-degree=mixed")
+    for s, code in ((2, mixed), (4, mixed), (4, ())):
+        one = single_host_goodput(s, code=code)
+        many = cluster_goodput(s, code=code)
+        many["ratio_vs_one_host"] = (many["goodput_mbps"] / one["goodput_mbps"]
+                                     if one["goodput_mbps"] else 0.0)
+        results.add(one)
+        results.add(many)
+        log("S=%d, %s: cluster of %d sender processes %.0f Mbit/s of intact "
+            "frames (%d/%d), one host %.0f (%d/%d): ratio %.2f; exchange %.0f "
+            "bytes received a sender a frame (%.1f %% of its tile), bound "
+            "%.0f; senders ready apart %.2f ms on average, waiting %.2f ms" % (
+                s, "every pipe all S (the default)" if code == ()
+                else "half pipes of mixed degree", s, many["goodput_mbps"],
+                many["delivered"], many["frames"], one["goodput_mbps"],
+                one["delivered"], one["frames"], many["ratio_vs_one_host"],
+                many["exchange_bytes_per_frame"],
+                100 * many["exchange_share_of_tile"],
+                many["exchange_bound_per_frame"], many["sync_skew_mean_ms"],
+                many["release_wait_mean_ms"]))
+
+
 def plain_udp(streams, datagrams=20000, size=8192):
     sys.path.insert(0, os.path.join(here, "..", "tests", "network"))
     import cstp_loopback as cl
@@ -421,6 +555,7 @@ def bench(build, results, run_one, find_exe):
     run_raptorq(build, results)
     run_recovery(build, results, find_exe, os.path.join(build, "bench"))
     run_uneven(build, results, find_exe, os.path.join(build, "bench"))
+    run_cluster(results)
     for s in (2, 4, 8):
         # paced to 4 Gbit/s in all: unpaced, the sockets overflow (17 % of
         # the datagrams at S = 4) while the receiver decodes

@@ -16,7 +16,13 @@
  * round trip. By default every redundancy packet is a pipe of all S
  * streams: the frame's redundancy is one pool, and a frame decodes once S x
  * N of its packets arrive, however the loss falls on the streams (at S
- * times the coding work of per-stream repairs). cstpsrc decodes. The wire format is
+ * times the coding work of per-stream repairs). cstpsrc decodes.
+ *
+ * With `index` and `peers`, the element is one sender of a sending cluster:
+ * its buffers are its tiles of the frames (the frame is the S tiles back to
+ * back), it sends its own stream, sends its parts of the other streams'
+ * pipe packets to their senders and adds theirs into its own, and sender 0
+ * releases each frame once every sender has it (cstpcluster.c). The wire format is
  * docs/elements/cstp-code.md. The redundancy is coded on the process's
  * coder pool, as ncencoder's generations are: ISA-L on the CPU, the GPU
  * with backend=gpu (or hybrid, or auto where a CUDA device is found).

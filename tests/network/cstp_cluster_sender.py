@@ -4,11 +4,14 @@
 cstp_loopback.frame_bytes(f, streams * tile); this sender's tile is bytes
 index * tile .. of it, so the frames a receiver puts together are known.
 
-    cstp_cluster_sender.py INDEX STREAMS PEERS DEST FRAMES TILE [PROP=VALUE...]
+    cstp_cluster_sender.py INDEX STREAMS PEERS DEST FRAMES TILE [--fps=F]
+                           [PROP=VALUE...]
 
-DEST: host:port of this stream's receiver. Pushes FRAMES tiles at 30 per
-second, then EOS. Prints one JSON line per bus warning or error and, at
-the end, one with the sink's stats ({"stats": {...}})."""
+DEST: host:port of this stream's receiver. Makes its FRAMES tiles, then
+pushes them at F per second (30; 0: as fast as the sink takes them), then
+EOS. Prints {"started": T} (time.monotonic, CLOCK_MONOTONIC, at the first
+push), one JSON line per bus warning or error and, at the end, one with
+the sink's stats ({"stats": {...}})."""
 
 import json
 import os
@@ -24,7 +27,14 @@ Gst = cl.Gst
 def main(argv):
     index, streams, peers, dest = int(argv[0]), int(argv[1]), argv[2], argv[3]
     frames, tile = int(argv[4]), int(argv[5])
-    props = " ".join(argv[6:])
+    fps = 30.0
+    rest = []
+    for a in argv[6:]:
+        if a.startswith("--fps="):
+            fps = float(a[len("--fps="):])
+        else:
+            rest.append(a)
+    props = " ".join(rest)
     pipe = Gst.parse_launch(
         "appsrc name=in format=time caps=application/x-test-frames ! "
         "cstpsink name=sink streams=%d index=%d peers=%s destinations=%s "
@@ -49,16 +59,19 @@ def main(argv):
             if m.type == Gst.MessageType.ERROR:
                 sys.exit(1)
 
+    # made before the first frame, so that a sender is not slowed by it
+    tiles = [cl.frame_bytes(f, streams * tile)[index * tile:(index + 1) * tile]
+             for f in range(frames)]
     pipe.set_state(Gst.State.PLAYING)
     t0 = time.monotonic()
+    print(json.dumps({"started": t0}), flush=True)
     for f in range(frames):
-        data = cl.frame_bytes(f, streams * tile)[index * tile:(index + 1) * tile]
-        buf = Gst.Buffer.new_wrapped(data)
+        buf = Gst.Buffer.new_wrapped(tiles[f])
         buf.pts = f * Gst.SECOND // 30
         buf.duration = Gst.SECOND // 30
         appsrc.emit("push-buffer", buf)
         drain()
-        delay = t0 + (f + 1) / 30.0 - time.monotonic()
+        delay = t0 + (f + 1) / fps - time.monotonic() if fps else 0
         if delay > 0:
             time.sleep(delay)
     appsrc.emit("end-of-stream")

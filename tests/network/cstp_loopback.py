@@ -91,7 +91,7 @@ def run(frames, streams, sink_props=None, src_props=None, relays=None,
                                            _props(sink_props)))
     appsrc = send.get_by_name("in")
     sink = send.get_by_name("sink")
-    got = []
+    got, out_times = [], []
     try:
         # the sockets are bound once set_state returns (READY -> PAUSED); a
         # live pipeline only completes PLAYING with its first buffer
@@ -119,6 +119,7 @@ def run(frames, streams, sink_props=None, src_props=None, relays=None,
             sample = out.emit("try-pull-sample", 100 * Gst.MSECOND)
             if sample is not None:
                 last_out = time.monotonic()
+                out_times.append(last_out)
                 b = sample.get_buffer()
                 ok, m = b.map(Gst.MapFlags.READ)
                 got.append((bytes(m.data), b.pts,
@@ -150,7 +151,7 @@ def run(frames, streams, sink_props=None, src_props=None, relays=None,
     relay_stats = [r.stop() for r in relay_objs]
     return {"out": got, "src": src_stats, "sink": sink_stats,
             "relays": relay_stats, "elapsed": elapsed, "messages": msgs,
-            "ports": ports,
+            "ports": ports, "out_times": out_times,
             # until the last frame came out (a frame lost at the end is
             # only declared lost once its latency passed)
             "elapsed_to_last": (last_out - t0) if last_out else elapsed}

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """pipelines/cstp-4k.sh run as written (5 frames, a free base port): the file
 cstpsrc writes is byte for byte what videotestsrc made; pipelines/cstp-wall.sh
-the same way, each of its 4 tiles the rows of the frames it stands for; and the gst-launch
+the same way, each of its 4 tiles the rows of the frames it stands for;
+pipelines/cstp-cluster.sh, 4 senders each with its band, into one file of
+whole frames; and the gst-launch
 lines of docs/elements/cstpsink.md and cstpsrc.md, run as written but for
 the port, which is chosen free."""
 
@@ -106,6 +108,32 @@ class Pipelines(unittest.TestCase):
                         got[n * tile:(n + 1) * tile] ==
                         want[n * frame + i * tile:n * frame + (i + 1) * tile],
                         "tile %d of frame %d differs" % (i, n))
+
+    def test_cstp_cluster_script(self):
+        # 4 senders on loopback, each with its band of the frame; the one
+        # receiver's file is videotestsrc's whole frames
+        frames = 10
+        port = free_base_port(8)
+        frame = 1280 * 720 * 4
+        with tempfile.TemporaryDirectory(prefix="cstp-cluster-") as tmp:
+            out = os.path.join(tmp, "out.rgba")
+            ref = os.path.join(tmp, "ref.rgba")
+            t0 = time.monotonic()
+            p = subprocess.run([os.path.join(root, "pipelines",
+                                             "cstp-cluster.sh"),
+                                str(frames), str(port), out],
+                               capture_output=True, text=True, timeout=170)
+            print("\n%s%s(%.1f s)" % (p.stdout, p.stderr, time.monotonic() - t0))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.count("no warning"), 4, p.stdout)
+            subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "pattern=ball",
+                            "num-buffers=%d" % frames, "!",
+                            "video/x-raw,format=RGBA,width=1280,height=720,"
+                            "framerate=30/1", "!", "filesink",
+                            "location=" + ref], check=True, timeout=60)
+            self.assertEqual(os.path.getsize(out), frames * frame)
+            with open(out, "rb") as a, open(ref, "rb") as b:
+                self.assertTrue(a.read() == b.read(), "frames differ")
 
     def test_doc_lines(self):
         # each page shows a receiver and a sender on port 5100
