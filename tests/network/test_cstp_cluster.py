@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -28,15 +29,20 @@ N, RED = 60, 9               # 1280-byte symbols (the largest divisor <= 1368)
 
 
 class Cluster:
-    """S sender processes; .stop() returns their JSON lines."""
+    """A sender process per stream (tests/network/cstp_cluster_sender.py);
+    .wait() gives each one's exit status, stats and warnings. peers: each
+    process's peers string (default: one list of free ports for all)."""
 
-    def __init__(self, dests, frames, props=()):
-        peers = ",".join("127.0.0.1:%d" % p for p in cl.free_ports(S))
+    def __init__(self, dests, frames, props=(), streams=S, tile=TILE,
+                 peers=None):
+        if peers is None:
+            peers = [",".join("127.0.0.1:%d" % p
+                              for p in cl.free_ports(streams))] * streams
         self.procs = [subprocess.Popen(
             [sys.executable, os.path.join(here, "cstp_cluster_sender.py"),
-             str(i), str(S), peers, dests[i], str(frames), str(TILE)]
+             str(i), str(streams), peers[i], dests[i], str(frames), str(tile)]
             + list(props), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True) for i in range(S)]
+            text=True) for i in range(streams)]
 
     def wait(self, timeout):
         out = []
@@ -57,12 +63,55 @@ class Cluster:
         return out
 
 
-def receive(ports, latency_ms=300):
+class Middle:
+    """A man in the middle between two senders of a cluster: sender 0 sees
+    sender 1 at .ports[1] and sender 1 sees sender 0 at .ports[0]; what each
+    sends the other is forwarded from the port the other expects it from,
+    and what sender 0 sends goes through tamper(datagram, history), which
+    returns the datagrams to forward in its place."""
+
+    def __init__(self, real_ports, tamper):
+        self.real = real_ports
+        self.tamper = tamper
+        self.socks = []
+        for _ in range(2):
+            x = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            x.bind(("127.0.0.1", 0))
+            x.settimeout(0.05)
+            self.socks.append(x)
+        self.ports = [x.getsockname()[1] for x in self.socks]
+        self.history = []
+        self.stop_flag = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        import select
+        while not self.stop_flag:
+            r, _, _ = select.select(self.socks, [], [], 0.05)
+            for x in r:
+                data, _ = x.recvfrom(65535)
+                if x is self.socks[1]:      # sender 0 -> "sender 1"
+                    out = self.tamper(data, self.history)
+                    self.history.append(data)
+                    for d in out:
+                        self.socks[0].sendto(d, ("127.0.0.1", self.real[1]))
+                else:                       # sender 1 -> "sender 0"
+                    self.socks[1].sendto(data, ("127.0.0.1", self.real[0]))
+
+    def stop(self):
+        self.stop_flag = True
+        self.thread.join()
+        for x in self.socks:
+            x.close()
+
+
+def receive(ports, latency_ms=300, streams=S):
     """One cstpsrc for all streams, playing (collect takes its output)."""
     recv = Gst.parse_launch(
         "cstpsrc name=src streams=%d address=127.0.0.1 ports=%s latency=%d ! "
         "appsink name=out sync=false" % (
-            S, ",".join(map(str, ports)), latency_ms * Gst.MSECOND))
+            streams, ",".join(map(str, ports)), latency_ms * Gst.MSECOND))
     recv.set_state(Gst.State.PLAYING)
     return recv
 
@@ -239,6 +288,52 @@ class CstpCluster(unittest.TestCase):
                          60 * (S - 1) * RED)
         self.assertTrue(any("exchange port" in w
                             for w in senders[1]["warnings"]))
+
+    def test_replayed_and_duplicated_exchange_changes_only_counters(self):
+        # two senders, everything sender 0 sends sender 1 passing through a
+        # man in the middle that sends each datagram twice, every 7th one
+        # also cut short, and every 5th an old one again (its frame already
+        # sent: late); sender 1's frames stay whole, only counters move
+        tile = 320 * 120 * 4
+        frames = [cl.frame_bytes(f, 2 * tile) for f in range(60)]
+        ports, real = cl.free_ports(2), cl.free_ports(2)
+        count = [0]
+
+        def tamper(d, history):
+            count[0] += 1
+            out = [d, d]
+            if count[0] % 7 == 0:
+                out.append(d[:len(d) // 2])
+            if count[0] % 5 == 0 and len(history) > 120:
+                out.append(history[-120])
+            return out
+
+        mid = Middle(real, tamper)
+        peers = ["127.0.0.1:%d,127.0.0.1:%d" % (real[0], mid.ports[1]),
+                 "127.0.0.1:%d,127.0.0.1:%d" % (mid.ports[0], real[1])]
+        recv = receive(ports, streams=2)
+        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 60,
+                          ["overhead=0.15"], streams=2, tile=tile, peers=peers)
+        got, st, _ = collect(recv, 60, 40)
+        senders = cluster.wait(30)
+        mid.stop()
+        delivered, wrong = cl.check_frames(frames, got)
+        s1 = senders[1]["stats"]
+        print("\nman in the middle: %d/60 frames; sender 1: duplicates %d, "
+              "late %d, bad %d, parts received %d, missing %d" % (
+                  len(delivered), s1["exchange-duplicates"],
+                  s1["exchange-late"], s1["exchange-bad"],
+                  s1["exchange-parts-received"], s1["parts-missing"]))
+        for x in senders:
+            self.assertEqual(x["rc"], 0, x["stderr"])
+        self.assertEqual(wrong, 0)
+        self.assertEqual(delivered, list(range(60)))
+        red = 18                    # N = 120 symbols of 1280 bytes, 15 %
+        self.assertEqual(s1["exchange-parts-received"], 60 * red)
+        self.assertEqual(s1["parts-missing"], 0)
+        self.assertGreaterEqual(s1["exchange-duplicates"], 60 * red)
+        self.assertGreater(s1["exchange-late"], 0)
+        self.assertGreater(s1["exchange-bad"], 0)
 
     def test_cluster_to_display_wall(self):
         # 4 senders to 4 wall receivers (cstpsrc index/peers, one process
