@@ -268,7 +268,9 @@ class CstpCluster(unittest.TestCase):
         forged = [bytes(part), bytes(part[:40]), b"CSTX" + bytes(20),
                   b"not an exchange datagram", bytes(part[:4]) + b"\x02"
                   + bytes(part[5:])]
-        time.sleep(1.0)
+        # once frames come out, sender 1's exchange socket is open (a
+        # slower start, under ASan, took longer than a second)
+        first = collect(recv, 60, 60, until=5)
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         for _ in range(3):
             for d in forged:
@@ -276,6 +278,7 @@ class CstpCluster(unittest.TestCase):
             time.sleep(0.2)
         s.close()
         got, st, _ = collect(recv, 60, 30)
+        got = first + got
         senders = cluster.wait(30)
         delivered, wrong = cl.check_frames(frames, got)
         bad = senders[1]["stats"]["exchange-bad"]
