@@ -419,75 +419,41 @@ def cluster_goodput(streams, frames=CLUSTER_FRAMES, loss=0.05, code=None):
     degree, as the single-host rows; () for cstpsink's defaults)."""
     sys.path.insert(0, os.path.join(here, "..", "tests", "network"))
     import cstp_loopback as cl
-    Gst = cl.Gst
+    from cstp_cluster import Cluster, collect, receive
     size = CLUSTER_FRAME
     tile = size // streams
     data = [cl.frame_bytes(i, size) for i in range(frames)]
-    ports, peer_ports = cl.free_ports(streams), cl.free_ports(streams)
+    ports = cl.free_ports(streams)
     sim = '"loss, seed=(uint)5, burst=(double)4, rates=(string)%g"' % loss
-    recv = Gst.parse_launch(
-        "cstpsrc name=src streams=%d address=127.0.0.1 ports=%s latency=%d "
-        "simulate-loss=%s ! appsink name=out sync=false" % (
-            streams, ",".join(map(str, ports)), Gst.SECOND // 2, sim))
-    src, out = recv.get_by_name("src"), recv.get_by_name("out")
-    recv.set_state(Gst.State.PLAYING)
-    peers = ",".join("127.0.0.1:%d" % p for p in peer_ports)
+    recv = receive(ports, latency_ms=500, props="simulate-loss=%s" % sim)
     if code is None:
         code = ("pipe-width=0.5", "stream-degree=mixed")
-    props = ["packet-size=%d" % CLUSTER_PACKET, "overhead=0.20",
-             "rate=%d" % (4_000_000_000 // streams), "--fps=0"] + list(code)
-    procs = [subprocess.Popen(
-        [sys.executable, os.path.join(here, "..", "tests", "network",
-                                      "cstp_cluster_sender.py"),
-         str(i), str(streams), peers, "127.0.0.1:%d" % ports[i], str(frames),
-         str(tile)] + props, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True) for i in range(streams)]
-    got, times = [], []
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:
-        sample = out.emit("try-pull-sample", 100 * Gst.MSECOND)
-        if sample is not None:
-            times.append(time.monotonic())
-            b = sample.get_buffer()
-            ok, m = b.map(Gst.MapFlags.READ)
-            got.append((bytes(m.data), b.pts, False, ""))
-            b.unmap(m)
-            continue
-        st = cl.stats_dict(src.get_property("stats"))
-        if st["frames-decoded"] + st["frames-lost"] >= frames \
-                and st["frames-decoded"] <= len(got):
-            break
-    recv.set_state(Gst.State.NULL)
-    stats, started = [], []
-    for p in procs:
-        try:
-            stdout, _ = p.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            stdout, _ = p.communicate()
-        lines = [json.loads(x) for x in stdout.splitlines()
-                 if x.startswith("{")]
-        stats.append(next((x["stats"] for x in lines if "stats" in x), None))
-        started.append(next((x["started"] for x in lines if "started" in x),
-                            None))
+    cluster = Cluster(["127.0.0.1:%d" % p for p in ports], frames, tile,
+                      ["packet-size=%d" % CLUSTER_PACKET, "overhead=0.20",
+                       "rate=%d" % (4_000_000_000 // streams), "--fps=0"]
+                      + list(code))
+    times = []
+    got, _, _ = collect(recv, frames, 240, times=times)
+    senders = cluster.wait(60)
+    stats = [x["stats"] for x in senders if x["stats"]]
+    started = [x["started"] for x in senders if x["started"] is not None]
     delivered, wrong = cl.check_frames(data, got)
-    ok_stats = [x for x in stats if x]
     per_frame = [x["exchange-bytes-received"] / max(1, x["frames"])
-                 for x in ok_stats]
-    bound = [x["exchange-bound-bytes"] / max(1, x["frames"]) for x in ok_stats]
+                 for x in stats]
+    bound = [x["exchange-bound-bytes"] / max(1, x["frames"]) for x in stats]
     return {"bench": "cstp-sender-goodput", "sender": "cluster",
-            "code": "default" if code == () else "mixed", "streams": streams, "frames": frames, "delivered": len(delivered),
-            "wrong": wrong, "goodput_mbps": len(delivered) * size * 8
-            / (times[-1] - min(t for t in started if t is not None)) / 1e6
-            if times and any(t is not None for t in started) else 0.0,
+            "code": "default" if code == () else "mixed", "streams": streams,
+            "frames": frames, "delivered": len(delivered), "wrong": wrong,
+            "goodput_mbps": len(delivered) * size * 8
+            / (times[-1] - min(started)) / 1e6 if times and started else 0.0,
             "exchange_bytes_per_frame": sum(per_frame) / max(1, len(per_frame)),
             "exchange_bound_per_frame": sum(bound) / max(1, len(bound)),
             "exchange_share_of_tile": (sum(per_frame) / max(1, len(per_frame)))
             / tile,
-            "sync_skew_mean_ms": (stats[0] or {}).get("sync-skew-mean", 0) / 1e6,
-            "release_wait_mean_ms": sum(x["release-wait-mean"]
-                                        for x in ok_stats) / max(1, len(ok_stats))
-            / 1e6}
+            "sync_skew_mean_ms": (senders[0]["stats"] or {}).get(
+                "sync-skew-mean", 0) / 1e6,
+            "release_wait_mean_ms": sum(x["release-wait-mean"] for x in stats)
+            / max(1, len(stats)) / 1e6}
 
 
 def run_cluster(results):

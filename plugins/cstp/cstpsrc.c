@@ -586,14 +586,15 @@ advance_head (GstCstpSrc * self, Frame * f, gboolean force)
   if (f && (frame_try_decode (self, f) || f->decoded)) {
     frame_count_losses (self, f);
     guint64 all = f->dec_streams == 64 ? ~0ull : (1ull << f->dec_streams) - 1;
+    gboolean skewed = self->wall < 0 && f->dec_streams > 1
+        && (f->arrived & all) == all;
     gint64 lo = G_MAXINT64, hi = 0;
-    for (guint s = 0; s < f->dec_streams; s++)
-      if (f->arrived >> s & 1) {
-        lo = MIN (lo, f->stream_first[s]);
-        hi = MAX (hi, f->stream_first[s]);
-      }
+    for (guint s = 0; skewed && s < f->dec_streams; s++) {
+      lo = MIN (lo, f->stream_first[s]);
+      hi = MAX (hi, f->stream_first[s]);
+    }
     GST_OBJECT_LOCK (self);
-    if (self->wall < 0 && f->dec_streams > 1 && (f->arrived & all) == all) {
+    if (skewed) {
       guint64 skew = (guint64) (hi - lo) * 1000;
       self->skew_max = MAX (self->skew_max, skew);
       self->skew_sum += skew;

@@ -20,47 +20,13 @@ import unittest
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 import cstp_loopback as cl  # noqa: E402
+from cstp_cluster import Cluster, collect, receive  # noqa: E402
 from udp_impair import Relay  # noqa: E402
 
 Gst = cl.Gst
 S = 4
 TILE = 320 * 60 * 4          # a 320x240 RGBA frame in four bands
 N, RED = 60, 9               # 1280-byte symbols (the largest divisor <= 1368)
-
-
-class Cluster:
-    """A sender process per stream (tests/network/cstp_cluster_sender.py);
-    .wait() gives each one's exit status, stats and warnings. peers: each
-    process's peers string (default: one list of free ports for all)."""
-
-    def __init__(self, dests, frames, props=(), streams=S, tile=TILE,
-                 peers=None):
-        if peers is None:
-            peers = [",".join("127.0.0.1:%d" % p
-                              for p in cl.free_ports(streams))] * streams
-        self.procs = [subprocess.Popen(
-            [sys.executable, os.path.join(here, "cstp_cluster_sender.py"),
-             str(i), str(streams), peers[i], dests[i], str(frames), str(tile)]
-            + list(props), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True) for i in range(streams)]
-
-    def wait(self, timeout):
-        out = []
-        for p in self.procs:
-            try:
-                stdout, stderr = p.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                stdout, stderr = p.communicate()
-            lines = [json.loads(x) for x in stdout.splitlines()
-                     if x.startswith("{")]
-            out.append({"rc": p.returncode, "lines": lines,
-                        "stderr": stderr[-2000:],
-                        "stats": next((x["stats"] for x in lines
-                                       if "stats" in x), None),
-                        "warnings": [x["warning"] for x in lines
-                                     if "warning" in x]})
-        return out
 
 
 class Middle:
@@ -106,49 +72,6 @@ class Middle:
             x.close()
 
 
-def receive(ports, latency_ms=300, streams=S):
-    """One cstpsrc for all streams, playing (collect takes its output)."""
-    recv = Gst.parse_launch(
-        "cstpsrc name=src streams=%d address=127.0.0.1 ports=%s latency=%d ! "
-        "appsink name=out sync=false" % (
-            streams, ",".join(map(str, ports)), latency_ms * Gst.MSECOND))
-    recv.set_state(Gst.State.PLAYING)
-    return recv
-
-
-def collect(recv, frames, deadline_s, until=None):
-    """Pulls what cstpsrc gives until every frame is decided: (buffers,
-    stats, bus warnings), and stops the receiver; with until, returns the
-    buffers once that many came out, the receiver still playing."""
-    src, out = recv.get_by_name("src"), recv.get_by_name("out")
-    got = []
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if until is not None and len(got) >= until:
-            return got
-        sample = out.emit("try-pull-sample", 100 * Gst.MSECOND)
-        if sample is not None:
-            b = sample.get_buffer()
-            ok, m = b.map(Gst.MapFlags.READ)
-            got.append((bytes(m.data), b.pts, False, ""))
-            b.unmap(m)
-            continue
-        st = cl.stats_dict(src.get_property("stats"))
-        if st["frames-decoded"] + st["frames-lost"] >= frames \
-                and st["frames-decoded"] <= len(got):
-            break
-    st = cl.stats_dict(src.get_property("stats"))
-    warnings = []
-    bus = recv.get_bus()
-    while True:
-        m = bus.pop_filtered(Gst.MessageType.WARNING)
-        if m is None:
-            break
-        warnings.append(m.parse_warning()[0].message)
-    recv.set_state(Gst.State.NULL)
-    return got, st, warnings
-
-
 class CstpCluster(unittest.TestCase):
     def frames(self, count):
         return [cl.frame_bytes(f, S * TILE) for f in range(count)]
@@ -163,7 +86,7 @@ class CstpCluster(unittest.TestCase):
         beyond = cl.beyond_redundancy(40, 60, N, RED)
         recv = receive(ports)
         cluster = Cluster(["127.0.0.1:%d" % p for p in relay_ports], 60,
-                          ["overhead=0.15", "rate=100000000"])
+                          TILE, ["overhead=0.15", "rate=100000000"])
         got, st, rx_warnings = collect(recv, 60, 40)
         senders = cluster.wait(30)
         for r in relays:
@@ -212,7 +135,7 @@ class CstpCluster(unittest.TestCase):
         frames = self.frames(150)
         ports = cl.free_ports(S)
         recv = receive(ports)
-        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 150,
+        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 150, TILE,
                           ["overhead=0.15"])
         # once 30 frames came out, sender 2 dies mid-stream; the others go on
         first = collect(recv, 150, 60, until=30)
@@ -253,7 +176,7 @@ class CstpCluster(unittest.TestCase):
         frames = self.frames(60)
         ports = cl.free_ports(S)
         recv = receive(ports)
-        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 60,
+        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 60, TILE,
                           ["overhead=0.15"])
         # sender 1's exchange port, from the sender's own arguments
         peers = cluster.procs[1].args[4].split(",")
@@ -314,9 +237,9 @@ class CstpCluster(unittest.TestCase):
         mid = Middle(real, tamper)
         peers = ["127.0.0.1:%d,127.0.0.1:%d" % (real[0], mid.ports[1]),
                  "127.0.0.1:%d,127.0.0.1:%d" % (mid.ports[0], real[1])]
-        recv = receive(ports, streams=2)
-        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 60,
-                          ["overhead=0.15"], streams=2, tile=tile, peers=peers)
+        recv = receive(ports)
+        cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 60, tile,
+                          ["overhead=0.15"], peers=peers)
         got, st, _ = collect(recv, 60, 40)
         senders = cluster.wait(30)
         mid.stop()
@@ -365,7 +288,7 @@ class CstpCluster(unittest.TestCase):
                 self.assertEqual(p.stdout.readline().strip(), "ready")
             time.sleep(0.5)
             cluster = Cluster(["127.0.0.1:%d" % p for p in ports], 60,
-                              ["overhead=0.15"])
+                              TILE, ["overhead=0.15"])
             senders = cluster.wait(40)
             time.sleep(2.5)
             results = []
